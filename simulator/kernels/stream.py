@@ -1,0 +1,120 @@
+"""Per-wavefront instruction streams: the hand-off from kernel execution to timing.
+
+The SIMT executor (``simt.py``) runs a kernel on real data and records, for every
+wavefront, the instructions it issued in program order. The timing model
+(``simulator/gpu``) replays these streams against contended hardware. Nothing else
+crosses this boundary, so streams can also be built by hand in tests.
+
+A stream is a numpy structured array of ``INST_DTYPE`` records plus one flat int64
+array of addresses that the memory records point into:
+
+* ``unit``: one of the ``Unit`` codes;
+* ``active``: number of active lanes in the EXEC mask (0..64);
+* ``exec_lo``/``exec_hi``: the EXEC mask, lanes 0-31 and 32-63;
+* ``passes``: LDS only, the bank-conflict degree: the largest number of distinct dword
+  addresses that map to one of the 32 banks, maximised over the two half-wavefronts
+  (1 means conflict free);
+* ``write``: 1 for a store (VMEM or LDS), 0 for a load;
+* ``line``: source line of the statement that issued it (0 if none);
+* ``addr_off``/``addr_cnt``: VMEM only, the slice of ``addresses`` holding the distinct
+  64 B line addresses the active lanes touch (coalesced, in ascending order).
+
+``WAITCNT`` makes the wavefront wait until all of its outstanding VMEM loads are back
+(GCN ``s_waitcnt vmcnt(0)``), and the executor emits it before the first use of a load.
+``END`` is the last record of every stream.
+"""
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+
+class Unit(IntEnum):
+    """The execution unit an instruction issues to."""
+
+    VALU = 0
+    SALU = 1
+    LDS = 2
+    VMEM = 3
+    BRANCH = 4
+    BARRIER = 5
+    WAITCNT = 6
+    END = 7
+
+
+INST_DTYPE = np.dtype([
+    ("unit", np.uint8),
+    ("active", np.uint8),
+    ("passes", np.uint8),
+    ("write", np.uint8),
+    ("line", np.uint32),
+    ("exec_lo", np.uint32),
+    ("exec_hi", np.uint32),
+    ("addr_off", np.int64),
+    ("addr_cnt", np.int32),
+])
+
+LINE_BYTES = 64
+LDS_BANKS = 32
+WAVEFRONT_SIZE = 64
+
+
+@dataclass
+class WavefrontStream:
+    """The instructions one wavefront issued, in order, ending with ``Unit.END``."""
+
+    insts: np.ndarray                      # INST_DTYPE records
+    addresses: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+
+@dataclass
+class WorkGroupStream:
+    """One work-group: its wavefronts and the resources it needs on a CU."""
+
+    group_id: tuple                        # (x, y, z) work-group index
+    wavefronts: list                       # WavefrontStream per wavefront
+    lds_bytes: int = 0
+    vgprs_per_wavefront: int = 32
+    sgprs_per_wavefront: int = 16
+
+
+@dataclass
+class KernelLaunch:
+    """One kernel launch as the Command Processor sees it."""
+
+    name: str
+    global_size: tuple
+    local_size: tuple
+    work_groups: list                      # WorkGroupStream, in dispatch order
+    launch_id: int = 0
+
+
+def coalesce_lines(byte_addresses):
+    """Distinct 64 B line addresses touched by the given lane byte addresses."""
+    return np.unique(np.asarray(byte_addresses, dtype=np.int64) // LINE_BYTES) * LINE_BYTES
+
+
+def lds_conflict_passes(byte_addresses, active_mask):
+    """Bank-conflict degree of one LDS access (1 = no conflict).
+
+    Checked per half-wavefront, as GCN's LDS serves 32 lanes per pass: lanes reading the
+    same dword broadcast, distinct dwords in the same bank serialise.
+    """
+    addresses = np.asarray(byte_addresses, dtype=np.int64)
+    active = np.asarray(active_mask, dtype=bool)
+    worst = 0
+    for half in (slice(0, 32), slice(32, 64)):
+        dwords = np.unique(addresses[half][active[half]] // 4)
+        if len(dwords):
+            worst = max(worst, int(np.bincount(dwords % LDS_BANKS).max()))
+    return max(worst, 1)
+
+
+def make_stream(records, addresses=()):
+    """Build a stream from dicts of fields (handy for hand-built tests)."""
+    insts = np.zeros(len(records) + 1, dtype=INST_DTYPE)
+    for i, rec in enumerate(records):
+        for key, value in rec.items():
+            insts[i][key] = value
+    insts[-1]["unit"] = Unit.END
+    return WavefrontStream(insts, np.asarray(addresses, dtype=np.int64))

@@ -1,0 +1,190 @@
+"""The data-collection API, as a readable pure-Python reference.
+
+It mirrors akita's tracing package (what Daisen reads):
+
+* ``start_task`` / ``end_task`` / ``tag_task`` (Daisen's task *step*, akita v5's *tag*);
+* the four request helpers: ``trace_req_initiate`` opens the ``req_out`` task at the
+  sender, ``trace_req_receive`` opens its ``req_in`` child at the receiver,
+  ``trace_req_complete`` ends the ``req_in`` and ``trace_req_finalize`` ends the
+  ``req_out`` when the response is back.
+
+Tasks are identified by dense integer keys handed out at start. Strings are interned
+once, up front (``location``, ``kind``, ``tag_name``), so the hot path passes small
+integers only. A task row is buffered when the task ends and handed to the sink in
+large batches. Times are given in simulator ticks and stored as integer picoseconds
+(``ps_per_tick``), never as floats.
+
+Recording can be restricted to a time window (akita's ``SetTimeRange``: tasks starting
+at or after the window end, or ending before its start, are dropped) and to a set of
+categories (``start_task`` then returns ``NO_TASK``, which every other call accepts
+and ignores). When tracing is off the simulator holds no tracer at all, so the cost
+is one ``is None`` test per would-be task.
+
+``_api.pyx`` is the Cython build of this same class and must behave identically.
+"""
+import json
+
+import numpy as np
+
+NO_TASK = -1
+"""Key returned for a task that is not recorded; safe to pass anywhere a key goes."""
+
+OPEN_AT_STOP = 1
+"""``task.flags`` bit: the task was still open when the run stopped."""
+
+TASK_COLUMNS = 7  # id, parent, kind, location, start_ps, end_ps, flags
+TAG_COLUMNS = 3  # task, time_ps, tag
+
+
+class Tracer:
+    """Collects tasks and hands them to ``sink`` in batches.
+
+    ``sink`` needs ``write_batch(tasks, details, tags, locations, kinds, tag_names)``:
+    an ``(n, 7)`` int64 array of task rows, a list of ``(key, json_text)``, an
+    ``(m, 3)`` int64 array of tag rows, and the names interned since the last batch.
+    """
+
+    def __init__(self, sink, *, ps_per_tick=1, window=(None, None), categories=None,
+                 batch_size=1 << 16):
+        self.sink = sink
+        self.ps_per_tick = int(ps_per_tick)
+        start, end = window
+        self.window_start_ps = -1 if start is None else int(start) * self.ps_per_tick
+        self.window_end_ps = -1 if end is None else int(end) * self.ps_per_tick
+        self.categories = None if categories is None else frozenset(categories)
+        self.batch_size = int(batch_size)
+        self.next_key = 0
+        self.dropped = 0
+        self.closed = False
+        self._locations = {}
+        self._kinds = {}
+        self._kind_enabled = []
+        self._tag_names = {}
+        self._new_locations = []
+        self._new_kinds = []
+        self._new_tag_names = []
+        self._open = {}
+        self._details = {}
+        self._rows = []
+        self._row_details = []
+        self._tags = []
+
+    # -- interning -----------------------------------------------------------------
+    def location(self, name):
+        """Key of a component name such as ``GPU.L2[5]``, interned on first use."""
+        key = self._locations.get(name)
+        if key is None:
+            key = self._locations[name] = len(self._locations)
+            self._new_locations.append((key, name))
+        return key
+
+    def kind(self, category, action):
+        """Key of a (category, action) pair, Daisen's (kind, what)."""
+        pair = (category, action)
+        key = self._kinds.get(pair)
+        if key is None:
+            key = self._kinds[pair] = len(self._kinds)
+            self._new_kinds.append((key, category, action))
+            self._kind_enabled.append(self.categories is None or category in self.categories)
+        return key
+
+    def tag_name(self, name):
+        """Key of a task step name such as ``read-hit``."""
+        key = self._tag_names.get(name)
+        if key is None:
+            key = self._tag_names[name] = len(self._tag_names)
+            self._new_tag_names.append((key, name))
+        return key
+
+    # -- tasks ---------------------------------------------------------------------
+    def start_task(self, parent, kind, location, time, details=None):
+        """Open a task at ``location`` at tick ``time``; returns its key or ``NO_TASK``."""
+        start = time * self.ps_per_tick
+        if not self._kind_enabled[kind] or (0 <= self.window_end_ps <= start):
+            return NO_TASK
+        key = self.next_key
+        self.next_key = key + 1
+        self._open[key] = (parent, kind, location, start)
+        if details is not None:
+            self._details[key] = details if isinstance(details, str) else json.dumps(details)
+        return key
+
+    def end_task(self, key, time):
+        """Close task ``key`` at tick ``time``."""
+        if key < 0:
+            return
+        parent, kind, location, start = self._open.pop(key)
+        self._finish(key, parent, kind, location, start, time * self.ps_per_tick, 0)
+
+    def tag_task(self, key, time, tag):
+        """Record step ``tag`` (a ``tag_name`` key) of task ``key`` at tick ``time``."""
+        if key < 0:
+            return
+        self._tags.append((key, time * self.ps_per_tick, tag))
+        if len(self._tags) >= self.batch_size:
+            self.flush()
+
+    # -- the request helpers --------------------------------------------------------
+    def trace_req_initiate(self, parent, kind, location, time):
+        """The sender issues a request: open its ``req_out`` task."""
+        return self.start_task(parent, kind, location, time)
+
+    def trace_req_receive(self, req_out, kind, location, time):
+        """The receiver starts serving it: open the ``req_in`` child of ``req_out``."""
+        return self.start_task(req_out, kind, location, time)
+
+    def trace_req_complete(self, req_in, time):
+        """The receiver sends the response: end the ``req_in`` task."""
+        self.end_task(req_in, time)
+
+    def trace_req_finalize(self, req_out, time):
+        """The response reaches the sender: end the ``req_out`` task."""
+        self.end_task(req_out, time)
+
+    # -- batching ------------------------------------------------------------------
+    def _finish(self, key, parent, kind, location, start, end, flags):
+        if end < start:
+            raise ValueError(f"task {key} ends at {end} ps, before its start at {start} ps")
+        if 0 <= end < self.window_start_ps:
+            self._details.pop(key, None)
+            self.dropped += 1
+            return
+        self._rows.append((key, parent, kind, location, start, end, flags))
+        if self._details:
+            text = self._details.pop(key, None)
+            if text is not None:
+                self._row_details.append((key, text))
+        if len(self._rows) >= self.batch_size:
+            self.flush()
+
+    @property
+    def open_count(self):
+        """Tasks started and not yet ended."""
+        return len(self._open)
+
+    def flush(self):
+        """Hand every buffered row and newly interned name to the sink."""
+        tasks = np.array(self._rows, dtype=np.int64).reshape(-1, TASK_COLUMNS)
+        tags = np.array(self._tags, dtype=np.int64).reshape(-1, TAG_COLUMNS)
+        self.sink.write_batch(tasks, self._row_details, tags, self._new_locations,
+                              self._new_kinds, self._new_tag_names)
+        self._rows = []
+        self._row_details = []
+        self._tags = []
+        self._new_locations = []
+        self._new_kinds = []
+        self._new_tag_names = []
+
+    def close(self, time):
+        """End every open task at tick ``time`` (flagged ``OPEN_AT_STOP``) and flush.
+
+        Returns how many tasks were still open. Open tasks are written, never dropped.
+        """
+        stop = time * self.ps_per_tick
+        still_open = sorted(self._open.items())
+        self._open = {}
+        for key, (parent, kind, location, start) in still_open:
+            self._finish(key, parent, kind, location, start, max(stop, start), OPEN_AT_STOP)
+        self.flush()
+        self.closed = True
+        return len(still_open)

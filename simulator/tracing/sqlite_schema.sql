@@ -1,0 +1,1 @@
+../../sqlite_schema.sql

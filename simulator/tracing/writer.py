@@ -1,0 +1,170 @@
+"""The trace file: batched SQLite writing, then finalize.
+
+A ``TraceWriter`` creates a fresh file from ``sqlite_schema.sql`` (tables only), in WAL
+mode so a viewer can read it while the simulator writes. Task rows arrive in large
+batches, one transaction each, with integer keys and interned strings. The run row is
+written first with ``completed = 0``; a crash therefore leaves a readable file that
+says it is incomplete.
+
+``finalize`` runs once after the load: it nulls parents that were never recorded
+(counting them), builds the indexes, fills the per-location statistics and the metric
+pyramid (``pyramid.py``), and records the end of the run.
+"""
+import datetime as _dt
+import json
+import os
+import sqlite3
+import time
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+
+INDEX_MARKER = "-- INDEXES"
+
+
+class TraceError(Exception):
+    """A trace file cannot be read or written; the message says where and why."""
+
+
+def schema_text():
+    """The full text of ``sqlite_schema.sql``, the contract shared with the app."""
+    packaged = resources.files("simulator.tracing").joinpath("sqlite_schema.sql")
+    if packaged.is_file():
+        return packaged.read_text()
+    return (Path(__file__).resolve().parents[2] / "sqlite_schema.sql").read_text()
+
+
+def schema_parts():
+    """(tables, indexes): the schema split at the marker, so indexes come after the load."""
+    tables, _, rest = schema_text().partition(INDEX_MARKER)
+    return tables, rest.partition("\n")[2]
+
+
+def _utc_now():
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class TraceWriter:
+    """Writes one run into a new SQLite trace file at ``path``.
+
+    An existing file at ``path`` is replaced. ``config`` is stored as JSON.
+    """
+
+    def __init__(self, path, *, command, config=None, workload=None, seed=None,
+                 source="simulator"):
+        self.path = Path(path)
+        self._wall_start = time.perf_counter()
+        for suffix in ("", "-wal", "-shm"):
+            extra = Path(str(self.path) + suffix)
+            if extra.exists():
+                extra.unlink()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.path), isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # A crash can lose the last batch but never corrupts committed ones in WAL mode.
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute("PRAGMA cache_size=-262144")
+        self.db.execute("PRAGMA temp_store=MEMORY")
+        tables, _ = schema_parts()
+        self.db.executescript(tables)
+        self.db.execute(
+            "INSERT INTO run (id, simulator_version, command, workload, config, seed, source,"
+            " wall_start) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+            (__version__, command, workload, json.dumps(config or {}, sort_keys=True), seed,
+             source, _utc_now()),
+        )
+        self.tasks_written = 0
+
+    # -- loading -------------------------------------------------------------------
+    def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
+        """Insert one batch in one transaction (the ``Tracer`` sink interface)."""
+        db = self.db
+        db.execute("BEGIN")
+        if locations:
+            db.executemany("INSERT INTO location (id, name) VALUES (?, ?)", locations)
+        if kinds:
+            db.executemany("INSERT INTO kind (id, category, action) VALUES (?, ?, ?)", kinds)
+        if tag_names:
+            db.executemany("INSERT INTO tag_name (id, name) VALUES (?, ?)", tag_names)
+        if len(tasks):
+            db.executemany(
+                "INSERT INTO task (id, parent, kind, location, start_ps, end_ps, flags)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                _task_tuples(tasks),
+            )
+            self.tasks_written += len(tasks)
+        if details:
+            db.executemany("UPDATE task SET details = ? WHERE id = ?",
+                           [(text, key) for key, text in details])
+        if len(tags):
+            db.executemany("INSERT INTO task_tag (task, time_ps, tag) VALUES (?, ?, ?)",
+                           tags.tolist())
+        db.execute("COMMIT")
+
+    def execute(self, sql, params=()):
+        """Run one statement of the writer's own (kernel-record inserts and such)."""
+        return self.db.execute(sql, params)
+
+    def executemany(self, sql, rows):
+        """Insert many rows in one transaction."""
+        self.db.execute("BEGIN")
+        self.db.executemany(sql, rows)
+        self.db.execute("COMMIT")
+
+    # -- finishing -----------------------------------------------------------------
+    def finalize(self, *, completed, virtual_end_ps=None, open_tasks=0, progress=None):
+        """Build indexes, statistics and the metric pyramid; record how the run ended."""
+        from .pyramid import build_pyramid
+
+        db = self.db
+        _, indexes = schema_parts()
+        orphans = db.execute(
+            "SELECT count(*) FROM task t WHERE t.parent IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM task p WHERE p.id = t.parent)").fetchone()[0]
+        db.execute("BEGIN")
+        if orphans:
+            db.execute("UPDATE task SET parent = NULL WHERE parent IS NOT NULL"
+                       " AND parent NOT IN (SELECT id FROM task)")
+        for statement in indexes.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("COMMIT")
+        start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
+        if virtual_end_ps is not None:
+            end_ps = max(end_ps or 0, virtual_end_ps)
+        base = build_pyramid(db, progress=progress)
+        db.execute(
+            "UPDATE run SET completed = ?, finalized = 1, open_tasks = ?, orphan_tasks = ?,"
+            " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = ?, pyramid_base_ps = ?"
+            " WHERE id = 1",
+            (int(bool(completed)), int(open_tasks), orphans, start_ps or 0, end_ps or 0,
+             time.perf_counter() - self._wall_start, base),
+        )
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self):
+        """Close the connection; the file stays in WAL mode for concurrent readers."""
+        self.db.close()
+
+
+def _task_tuples(tasks):
+    """Rows for executemany, with a negative parent key stored as NULL."""
+    cols = [tasks[:, i].tolist() for i in range(tasks.shape[1])]
+    parents = cols[1]
+    if (tasks[:, 1] < 0).any():
+        parents = [p if p >= 0 else None for p in parents]
+    return zip(cols[0], parents, cols[2], cols[3], cols[4], cols[5], cols[6])
+
+
+def replace_atomically(tmp_path, final_path):
+    """Move a fully written temporary file into place (never a half-written output)."""
+    os.replace(tmp_path, final_path)
+
+
+def temporary_path(final_path):
+    """A sibling path to write into before ``replace_atomically``."""
+    final_path = Path(final_path)
+    return final_path.with_name(f".{final_path.name}.partial-{os.getpid()}")

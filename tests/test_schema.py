@@ -1,0 +1,48 @@
+"""The trace contract: every table and column in sqlite_schema.sql is documented."""
+import re
+import sqlite3
+
+from simulator.tracing.writer import schema_parts, schema_text
+
+CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\n\)", re.S)
+
+
+def _tables():
+    return CREATE_TABLE.findall(schema_text())
+
+
+def test_schema_defines_the_core_tables():
+    names = {name for name, _ in _tables()}
+    assert {"task", "location", "kind", "run", "metric_bin", "metric_kind_bin"} <= names
+
+
+def test_every_table_has_a_comment_line_above_it():
+    text = schema_text()
+    for name, _ in _tables():
+        before = text[: text.index(f"CREATE TABLE IF NOT EXISTS {name} (")].rstrip().splitlines()
+        assert before and before[-1].startswith("--"), f"table {name} has no comment above it"
+
+
+def test_every_column_has_a_comment():
+    for name, body in _tables():
+        for line in body.strip().splitlines():
+            line = line.strip()
+            if not line or line.startswith(("--", "PRIMARY KEY", "UNIQUE", "FOREIGN KEY")):
+                continue
+            assert "--" in line, f"{name}: column line without a comment: {line!r}"
+            assert len(line.split("--", 1)[1].strip()) > 5, f"{name}: empty comment: {line!r}"
+
+
+def test_schema_comments_name_the_time_unit():
+    for name, body in _tables():
+        for line in body.splitlines():
+            if "_ps " in line.split("--")[0] + " ":
+                assert "ps" in line.split("--", 1)[1], f"{name}: time column without unit: {line}"
+
+
+def test_schema_and_indexes_apply_to_an_empty_database():
+    db = sqlite3.connect(":memory:")
+    tables, indexes = schema_parts()
+    db.executescript(tables)
+    db.executescript(indexes)
+    assert db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index'").fetchone()[0] >= 3
