@@ -2,8 +2,10 @@
 
 Every ``_name.pyx`` under ``simulator/`` becomes the extension ``package._name``.
 Each sits beside a pure-Python module of the same API, so a failed or skipped
-build still leaves a working (slower) simulator.
+build still leaves a working (slower) simulator. ``GPUSCOPE_BUILD_ONLY=engine``
+builds only the extensions whose path contains that text (handy while developing one).
 """
+import os
 from pathlib import Path
 
 import numpy
@@ -15,7 +17,10 @@ ROOT = Path(__file__).parent
 
 def _extensions():
     exts = []
+    only = os.environ.get("GPUSCOPE_BUILD_ONLY", "")
     for pyx in sorted(ROOT.glob("simulator/**/_*.pyx")):
+        if only not in str(pyx):
+            continue
         rel = pyx.relative_to(ROOT).with_suffix("")
         exts.append(
             Extension(
