@@ -9,7 +9,9 @@ import sys
 from . import __version__
 
 COMMAND_MODULES = [
-    "simulator.tracing.cli",
+    "simulator.tracing.cli",   # import, export, info, synth, finalize
+    "simulator.gpu.cli",       # run WORKLOAD
+    "simulator.kernels.cli",   # run-kernel FILE.cl
 ]
 
 
