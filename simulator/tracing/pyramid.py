@@ -1,6 +1,6 @@
 """The metric pyramid: exact per-location Overview metrics at power-of-two resolutions.
 
-For each location the finest level is chosen so that it has about one bin per four
+For each location the finest level is chosen so that it has about one bin per eight
 tasks; each coarser level halves the bin count until one bin spans the location's
 whole activity. A bin at level L is ``base << L`` picoseconds wide, aligned to t = 0,
 and half-open, so an event on an edge falls in exactly one bin.
@@ -22,7 +22,10 @@ import math
 
 import numpy as np
 
-TARGET_TASKS_PER_BIN = 4
+TARGET_TASKS_PER_BIN = 8
+# The per-kind breakdown feeds stacked overviews, not exact zooms: it starts this many
+# levels above a location's finest level, which keeps it a small fraction of the file.
+KIND_LEVEL_OFFSET = 2
 MAX_GLOBAL_BINS = 1 << 24
 
 
@@ -178,7 +181,8 @@ def build_pyramid(db, progress=None):
         for level, lo, columns, k_started, k_ps in location_levels(
                 start, end, kind, parent_start, req_in, req_out, base, level0):
             metric_rows.extend(_rows(loc, level, lo, columns))
-            kind_rows.extend(_kind_rows(loc, level, lo, k_started, k_ps))
+            if level >= level0 + KIND_LEVEL_OFFSET:
+                kind_rows.extend(_kind_rows(loc, level, lo, k_started, k_ps))
             busy = int(columns[6].sum())
         db.executemany("INSERT INTO metric_bin VALUES (?,?,?,?,?,?,?,?,?,?)", metric_rows)
         db.executemany("INSERT INTO metric_kind_bin VALUES (?,?,?,?,?,?)", kind_rows)
