@@ -1,0 +1,207 @@
+# cython: language_level=3
+"""Cython build of the data-collection API; ``api.py`` is its readable reference.
+
+Same class, same methods, same rows in the same order. Open tasks live in a C++ hash
+map and finished rows in preallocated int64 buffers, so a task costs no Python
+objects unless it carries details; the sink (the SQLite writer) is called once per
+batch.
+"""
+cimport cython
+from cython.operator cimport dereference as deref
+from libc.stdint cimport int64_t
+from libcpp.algorithm cimport sort as cpp_sort
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+import json
+
+import numpy as np
+
+from .api import NO_TASK, OPEN_AT_STOP, TAG_COLUMNS, TASK_COLUMNS
+
+
+@cython.final
+cdef class Tracer:
+    """Collects tasks and hands them to ``sink`` in batches (see ``api.Tracer``)."""
+
+    def __init__(self, sink, *, ps_per_tick=1, window=(None, None), categories=None,
+                 batch_size=1 << 16):
+        self.sink = sink
+        self.ps_per_tick = int(ps_per_tick)
+        start, end = window
+        self.window_start_ps = -1 if start is None else int(start) * self.ps_per_tick
+        self.window_end_ps = -1 if end is None else int(end) * self.ps_per_tick
+        self.categories = None if categories is None else frozenset(categories)
+        self.batch_size = int(batch_size)
+        self.next_key = 0
+        self.dropped = 0
+        self.closed = False
+        self._locations = {}
+        self._kinds = {}
+        self._tag_names = {}
+        self._details = {}
+        self._new_locations = []
+        self._new_kinds = []
+        self._new_tag_names = []
+        self._row_details = []
+        self._rows_arr = np.zeros((self.batch_size, TASK_COLUMNS), dtype=np.int64)
+        self._tags_arr = np.zeros((self.batch_size, TAG_COLUMNS), dtype=np.int64)
+        self._rows = self._rows_arr
+        self._tags = self._tags_arr
+        self._nrows = 0
+        self._ntags = 0
+
+    # -- interning -----------------------------------------------------------------
+    def location(self, name):
+        """Key of a component name such as ``GPU.L2[5]``, interned on first use."""
+        key = self._locations.get(name)
+        if key is None:
+            key = self._locations[name] = len(self._locations)
+            self._new_locations.append((key, name))
+        return key
+
+    def kind(self, category, action):
+        """Key of a (category, action) pair, Daisen's (kind, what)."""
+        pair = (category, action)
+        key = self._kinds.get(pair)
+        if key is None:
+            key = self._kinds[pair] = len(self._kinds)
+            self._new_kinds.append((key, category, action))
+            enabled = self.categories is None or category in self.categories
+            self._kind_enabled.push_back(1 if enabled else 0)
+        return key
+
+    def tag_name(self, name):
+        """Key of a task step name such as ``read-hit``."""
+        key = self._tag_names.get(name)
+        if key is None:
+            key = self._tag_names[name] = len(self._tag_names)
+            self._new_tag_names.append((key, name))
+        return key
+
+    # -- tasks ---------------------------------------------------------------------
+    cpdef int64_t start_task(self, int64_t parent, int kind, int location, int64_t time,
+                             object details=None) except? -2:
+        """Open a task at ``location`` at tick ``time``; returns its key or ``NO_TASK``."""
+        cdef int64_t start = time * self.ps_per_tick
+        cdef OpenTask task
+        if kind < 0 or <size_t>kind >= self._kind_enabled.size():
+            raise IndexError(f"kind {kind} was never interned")
+        if not self._kind_enabled[kind] or (0 <= self.window_end_ps <= start):
+            return NO_TASK
+        cdef int64_t key = self.next_key
+        self.next_key = key + 1
+        task.parent = parent
+        task.kind = kind
+        task.location = location
+        task.start = start
+        self._open[key] = task
+        if details is not None:
+            self._details[key] = details if isinstance(details, str) else json.dumps(details)
+        return key
+
+    cpdef int end_task(self, int64_t key, int64_t time) except -1:
+        """Close task ``key`` at tick ``time``."""
+        if key < 0:
+            return 0
+        cdef unordered_map[int64_t, OpenTask].iterator it = self._open.find(key)
+        if it == self._open.end():
+            raise KeyError(key)
+        cdef OpenTask task = deref(it).second
+        self._open.erase(it)
+        return self._finish(key, task, time * self.ps_per_tick, 0)
+
+    cpdef int tag_task(self, int64_t key, int64_t time, int tag) except -1:
+        """Record step ``tag`` (a ``tag_name`` key) of task ``key`` at tick ``time``."""
+        if key < 0:
+            return 0
+        cdef int64_t n = self._ntags
+        self._tags[n, 0] = key
+        self._tags[n, 1] = time * self.ps_per_tick
+        self._tags[n, 2] = tag
+        self._ntags = n + 1
+        if self._ntags >= self.batch_size:
+            self.flush()
+        return 0
+
+    # -- the request helpers --------------------------------------------------------
+    cpdef int64_t trace_req_initiate(self, int64_t parent, int kind, int location,
+                                     int64_t time) except? -2:
+        """The sender issues a request: open its ``req_out`` task."""
+        return self.start_task(parent, kind, location, time)
+
+    cpdef int64_t trace_req_receive(self, int64_t req_out, int kind, int location,
+                                    int64_t time) except? -2:
+        """The receiver starts serving it: open the ``req_in`` child of ``req_out``."""
+        return self.start_task(req_out, kind, location, time)
+
+    cpdef int trace_req_complete(self, int64_t req_in, int64_t time) except -1:
+        """The receiver sends the response: end the ``req_in`` task."""
+        return self.end_task(req_in, time)
+
+    cpdef int trace_req_finalize(self, int64_t req_out, int64_t time) except -1:
+        """The response reaches the sender: end the ``req_out`` task."""
+        return self.end_task(req_out, time)
+
+    # -- batching ------------------------------------------------------------------
+    cdef int _finish(self, int64_t key, OpenTask task, int64_t end, int64_t flags) except -1:
+        if end < task.start:
+            raise ValueError(f"task {key} ends at {end} ps, before its start at {task.start} ps")
+        if 0 <= end < self.window_start_ps:
+            if self._details:
+                self._details.pop(key, None)
+            self.dropped += 1
+            return 0
+        cdef int64_t n = self._nrows
+        self._rows[n, 0] = key
+        self._rows[n, 1] = task.parent
+        self._rows[n, 2] = task.kind
+        self._rows[n, 3] = task.location
+        self._rows[n, 4] = task.start
+        self._rows[n, 5] = end
+        self._rows[n, 6] = flags
+        self._nrows = n + 1
+        if self._details:
+            text = self._details.pop(key, None)
+            if text is not None:
+                self._row_details.append((key, text))
+        if self._nrows >= self.batch_size:
+            self.flush()
+        return 0
+
+    @property
+    def open_count(self):
+        """Tasks started and not yet ended."""
+        return self._open.size()
+
+    def flush(self):
+        """Hand every buffered row and newly interned name to the sink."""
+        tasks = self._rows_arr[:self._nrows].copy()
+        tags = self._tags_arr[:self._ntags].copy()
+        self.sink.write_batch(tasks, self._row_details, tags, self._new_locations,
+                              self._new_kinds, self._new_tag_names)
+        self._nrows = 0
+        self._ntags = 0
+        self._row_details = []
+        self._new_locations = []
+        self._new_kinds = []
+        self._new_tag_names = []
+
+    def close(self, time):
+        """End every open task at tick ``time`` (flagged ``OPEN_AT_STOP``) and flush.
+
+        Returns how many tasks were still open. Open tasks are written, never dropped.
+        """
+        cdef int64_t stop = time * self.ps_per_tick
+        cdef vector[int64_t] keys
+        for item in self._open:
+            keys.push_back(item.first)
+        cpp_sort(keys.begin(), keys.end())
+        cdef OpenTask task
+        for key in keys:
+            task = self._open[key]
+            self._finish(key, task, max(stop, task.start), OPEN_AT_STOP)
+        self._open.clear()
+        self.flush()
+        self.closed = True
+        return keys.size()
