@@ -1,0 +1,195 @@
+"""The event engine, as a readable pure-Python reference.
+
+Time is an integer number of cycles. Events are ordered by ``(time, priority,
+sequence)``: ``priority`` lets work that must see everything else at the same time run
+last (``SECONDARY``, akita's secondary events), and the sequence number (the order in
+which events were scheduled) breaks every remaining tie, so a run is deterministic.
+
+On top of the event heap sits akita's "smart ticking". A ``TickingComponent`` is written
+like a cycle-stepped model (a ``tick`` per cycle), but it only ticks while it makes
+progress: ``tick`` returns the next time it wants to run, or ``-1`` to sleep until
+something wakes it: a message pushed into one of its ``Buffer``\\ s, a slot freed in a
+full ``Buffer`` it feeds, or an explicit ``wake_at``. When every component sleeps the
+clock jumps straight to the next scheduled event.
+
+``Buffer`` is a bounded FIFO between two components. A full buffer refuses a push, and
+the producer retries when the consumer frees a slot: that is back-pressure.
+
+``_engine.pyx`` is the Cython build of this module, with the same API and behaviour.
+"""
+import heapq
+from collections import deque
+
+PRIMARY = 0
+"""Priority of ordinary events."""
+
+SECONDARY = 1
+"""Priority of events that run after every primary event at the same time."""
+
+TICK = -1
+"""Event kind reserved for a ``TickingComponent``'s tick."""
+
+
+class Handler:
+    """Anything an event can be delivered to."""
+
+    def handle(self, kind, arg):
+        """Run the event ``kind`` with its argument ``arg`` at ``engine.now``."""
+        raise NotImplementedError
+
+
+class Engine:
+    """A serial discrete-event engine over integer time."""
+
+    def __init__(self):
+        self.now = 0
+        self.events = 0
+        self._queue = []
+        self._seq = 0
+        self._stopped = False
+
+    def schedule(self, time, handler, kind=0, arg=None, priority=PRIMARY):
+        """Deliver ``handler.handle(kind, arg)`` at absolute time ``time``."""
+        if time < self.now:
+            raise ValueError(f"cannot schedule at {time}, before the current time {self.now}")
+        # The unique sequence number means handlers are never compared.
+        heapq.heappush(self._queue, (time, priority, self._seq, handler, kind, arg))
+        self._seq += 1
+
+    @property
+    def pending(self):
+        """Number of events scheduled and not yet run."""
+        return len(self._queue)
+
+    def peek_time(self):
+        """Time of the next event, or -1 when none is scheduled."""
+        return self._queue[0][0] if self._queue else -1
+
+    def run(self, until=-1):
+        """Run events in order until none is left, the next one is later than ``until``
+        (when ``until >= 0``) or ``stop()`` was called. Returns the number of events run."""
+        queue = self._queue
+        self._stopped = False
+        count = 0
+        while queue and not self._stopped:
+            if 0 <= until < queue[0][0]:
+                break
+            time, _, _, handler, kind, arg = heapq.heappop(queue)
+            self.now = time
+            count += 1
+            handler.handle(kind, arg)
+        self.events += count
+        return count
+
+    def stop(self):
+        """Make ``run`` return after the event being handled."""
+        self._stopped = True
+
+
+class TickingComponent(Handler):
+    """A component that ticks once per cycle while it makes progress (smart ticking)."""
+
+    def __init__(self, engine, name):
+        self.engine = engine
+        self.name = name
+        self.next_tick = -1
+        self.ticks = 0
+
+    def wake_at(self, time):
+        """Make sure the component ticks at ``time`` or earlier."""
+        if 0 <= self.next_tick <= time:
+            return
+        self.next_tick = time
+        self.engine.schedule(time, self, TICK)
+
+    def wake(self):
+        """Tick in the next cycle (akita's ``TickLater``)."""
+        self.wake_at(self.engine.now + 1)
+
+    def handle(self, kind, arg):
+        if kind != TICK:
+            self.receive(kind, arg)
+            return
+        now = self.engine.now
+        if now != self.next_tick:
+            return  # superseded by an earlier tick that already ran
+        self.next_tick = -1
+        self.ticks += 1
+        following = self.tick(now)
+        if following >= 0:
+            self.wake_at(following)
+
+    def tick(self, now):
+        """One cycle of work; return the next time to tick (> now) or -1 to sleep."""
+        return -1
+
+    def receive(self, kind, arg):
+        """A timed event other than a tick (for example a response arriving)."""
+        raise NotImplementedError(f"{self.name} got an unexpected event of kind {kind}")
+
+
+class Buffer:
+    """A bounded FIFO from producers to one consumer, with back-pressure."""
+
+    def __init__(self, capacity, name=""):
+        if capacity < 1:
+            raise ValueError(f"buffer {name!r} needs a capacity of at least 1, got {capacity}")
+        self.capacity = capacity
+        self.name = name
+        self.items = deque()
+        self.consumer = None
+        self.producers = []
+        self.pushed = 0
+        self.refused = 0
+
+    def __len__(self):
+        return len(self.items)
+
+    def can_push(self):
+        """True when a push would be accepted."""
+        return len(self.items) < self.capacity
+
+    def push(self, item):
+        """Append ``item`` and wake the consumer; False (and nothing done) when full."""
+        if len(self.items) >= self.capacity:
+            self.refused += 1
+            return False
+        self.items.append(item)
+        self.pushed += 1
+        if self.consumer is not None:
+            self.consumer.wake()
+        return True
+
+    def peek(self):
+        """The oldest item, or None."""
+        return self.items[0] if self.items else None
+
+    def pop(self):
+        """Remove and return the oldest item; wake the producers if it was full."""
+        was_full = len(self.items) >= self.capacity
+        item = self.items.popleft()
+        if was_full:
+            for producer in self.producers:
+                producer.wake()
+        return item
+
+
+class TimeoutProcess(Handler):
+    """A process that waits ``count`` timeouts of ``delay`` cycles, one after another.
+
+    The engine's equivalent of a SimPy process running
+    ``for _ in range(count): yield env.timeout(delay)``; benchmarks and tests use it.
+    """
+
+    def __init__(self, engine, delay, count):
+        self.engine = engine
+        self.delay = delay
+        self.count = count
+        self.done = 0
+        if count > 0:
+            engine.schedule(engine.now + delay, self)
+
+    def handle(self, kind, arg):
+        self.done += 1
+        if self.done < self.count:
+            self.engine.schedule(self.engine.now + self.delay, self)
