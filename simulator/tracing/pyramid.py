@@ -98,11 +98,13 @@ def location_levels(start, end, kind, parent_start, req_in, req_out, base, level
     ``columns`` the eight metric_bin arrays and the per-kind arrays keyed by kind.
     """
     width = base << level0
-    lo = int(start.min() // width)
+    has_parent = req_in & (parent_start >= 0) & (parent_start <= start)
+    # A request waits in the buffer from its parent's start, which may precede every task here.
+    first = min(int(start.min()), int(parent_start[has_parent].min(initial=start.min())))
+    lo = first // width
     hi = int(end.max() // width)
     nbins = hi - lo + 1
     one = np.ones(len(start), dtype=np.int64)
-    has_parent = req_in & (parent_start >= 0) & (parent_start <= start)
     busy_s, busy_e = merge_intervals(start, end)
     columns = [
         event_sum(start[req_in], one[req_in], width, lo, nbins),
