@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from .progress import track
+
 TARGET_TASKS_PER_BIN = 8
 # The per-kind breakdown feeds stacked overviews, not exact zooms: it starts this many
 # levels above a location's finest level, which keeps it a small fraction of the file.
@@ -153,7 +155,7 @@ def _kind_rows(location, level, lo, kind_started, kind_ps):
     return rows
 
 
-def build_pyramid(db, progress=None):
+def build_pyramid(db, show_progress=None):
     """Fill ``metric_bin``, ``metric_kind_bin`` and the location statistics.
 
     Reads one location at a time (bounded memory). Returns the level-0 width in ps.
@@ -167,8 +169,7 @@ def build_pyramid(db, progress=None):
     req_in_kinds = np.array([k for k, c in kinds.items() if c == "req_in"], dtype=np.int64)
     req_out_kinds = np.array([k for k, c in kinds.items() if c == "req_out"], dtype=np.int64)
     locations = [r[0] for r in db.execute("SELECT id FROM location ORDER BY id")]
-    iterator = progress(locations, desc="metric pyramid", unit="loc") if progress else locations
-    for loc in iterator:
+    for loc in track(locations, show_progress, desc="metric pyramid", unit="loc"):
         rows = db.execute(
             "SELECT t.start_ps, t.end_ps, t.kind, coalesce(p.start_ps, -1) FROM task t"
             " LEFT JOIN task p ON p.id = t.parent WHERE t.location = ?", (loc,)).fetchall()

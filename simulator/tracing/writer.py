@@ -78,6 +78,22 @@ class TraceWriter:
         )
         self.tasks_written = 0
 
+    @classmethod
+    def reopen(cls, path):
+        """Open an existing trace to finalize it again (after a crash, say)."""
+        path = Path(path)
+        if not path.is_file():
+            raise TraceError(f"{path}: no such file")
+        self = cls.__new__(cls)
+        self.path = path
+        self._wall_start = time.perf_counter()
+        self.db = sqlite3.connect(str(path), isolation_level=None)
+        if self.db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'run'").fetchone()[0] != 1:
+            self.db.close()
+            raise TraceError(f"{path}: not a GPUscope trace (no run table)")
+        self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
+        return self
+
     # -- loading -------------------------------------------------------------------
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
         """Insert one batch in one transaction (the ``Tracer`` sink interface)."""
@@ -115,8 +131,12 @@ class TraceWriter:
         self.db.execute("COMMIT")
 
     # -- finishing -----------------------------------------------------------------
-    def finalize(self, *, completed, virtual_end_ps=None, open_tasks=0, progress=None):
-        """Build indexes, statistics and the metric pyramid; record how the run ended."""
+    def finalize(self, *, completed, virtual_end_ps=None, open_tasks=0, extra_orphans=0,
+                 show_progress=None):
+        """Build indexes, statistics and the metric pyramid; record how the run ended.
+
+        ``extra_orphans`` counts parents an importer could not resolve before loading.
+        """
         from .pyramid import build_pyramid
 
         db = self.db
@@ -135,12 +155,12 @@ class TraceWriter:
         start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
         if virtual_end_ps is not None:
             end_ps = max(end_ps or 0, virtual_end_ps)
-        base = build_pyramid(db, progress=progress)
+        base = build_pyramid(db, show_progress=show_progress)
         db.execute(
             "UPDATE run SET completed = ?, finalized = 1, open_tasks = ?, orphan_tasks = ?,"
-            " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = ?, pyramid_base_ps = ?"
-            " WHERE id = 1",
-            (int(bool(completed)), int(open_tasks), orphans, start_ps or 0, end_ps or 0,
+            " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = coalesce(wall_seconds, ?),"
+            " pyramid_base_ps = ? WHERE id = 1",
+            (int(bool(completed)), int(open_tasks), orphans + extra_orphans, start_ps or 0, end_ps or 0,
              time.perf_counter() - self._wall_start, base),
         )
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

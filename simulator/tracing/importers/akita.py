@@ -1,0 +1,77 @@
+"""Readers for akita's SQLite traces (what MGPUSim writes for Daisen).
+
+* v3 ``SQLiteTraceWriter``: ``trace(task_id, parent_id, kind, what, location,
+  start_time, end_time)``, times in seconds.
+* v4/v5 DataRecorder: ``trace(ID, ParentID, Kind, What, Location, StartTime, EndTime)``.
+  Location is text (v4) or an integer into ``location(ID, Locale)`` (v5). v4 times are
+  seconds; v5 times are picoseconds.
+
+The input is opened read-only and streamed in rowid order.
+"""
+import sqlite3
+
+from .loader import ForeignTask, TraceFormatError, scaled_to_ps, seconds_to_ps
+
+V3_COLUMNS = ("task_id", "parent_id", "kind", "what", "location", "start_time", "end_time")
+V4_COLUMNS = ("ID", "ParentID", "Kind", "What", "Location", "StartTime", "EndTime")
+
+
+def open_readonly(path):
+    """A read-only connection, or a clear error if the file is not SQLite."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise TraceFormatError(f"{path}: not a readable SQLite file ({exc})") from None
+    return db
+
+
+def detect(db):
+    """'akita-v3', 'akita-v4' or 'akita-v5' from the ``trace`` table's columns."""
+    columns = [r[1] for r in db.execute("PRAGMA table_info(trace)")]
+    if not columns:
+        raise TraceFormatError("no table named 'trace': not an akita trace")
+    if all(c in columns for c in V3_COLUMNS):
+        return "akita-v3"
+    if all(c in columns for c in V4_COLUMNS):
+        has_locations = db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'location'").fetchone()
+        sample = db.execute("SELECT typeof(Location) FROM trace LIMIT 1").fetchone()
+        if has_locations and sample and sample[0] == "integer":
+            return "akita-v5"
+        return "akita-v4"
+    missing = [c for c in V4_COLUMNS if c not in columns]
+    raise TraceFormatError(f"table 'trace' lacks the akita columns {missing}: found {columns}")
+
+
+def row_count(db):
+    return db.execute("SELECT count(*) FROM trace").fetchone()[0]
+
+
+def read(db, path, version):
+    """Yield ``ForeignTask`` for every row of an akita trace."""
+    if version == "akita-v3":
+        sql = ("SELECT rowid, task_id, parent_id, kind, what, location, start_time, end_time"
+               " FROM trace ORDER BY rowid")
+    elif version == "akita-v4":
+        sql = ("SELECT rowid, ID, ParentID, Kind, What, Location, StartTime, EndTime"
+               " FROM trace ORDER BY rowid")
+    else:
+        sql = ("SELECT t.rowid, t.ID, t.ParentID, t.Kind, t.What, coalesce(l.Locale, t.Location),"
+               " t.StartTime, t.EndTime FROM trace t LEFT JOIN location l ON l.ID = t.Location"
+               " ORDER BY t.rowid")
+    for rowid, tid, parent, kind, what, location, start, end in db.execute(sql):
+        where = f"{path}: trace row {rowid}"
+        if tid is None or kind is None or what is None or location is None:
+            raise TraceFormatError(f"{where}: ID, Kind, What and Location must not be NULL")
+        if version == "akita-v5":
+            parent = None if parent in (0, "0", "") else parent  # v5 roots have ParentID 0
+            start_ps = scaled_to_ps(start, 1, where, "StartTime")
+            end_ps = scaled_to_ps(end, 1, where, "EndTime")
+        else:
+            start_ps = seconds_to_ps(start, where, "start time")
+            end_ps = seconds_to_ps(end, where, "end time")
+        yield ForeignTask(
+            ext_id=str(tid), parent_ext=None if parent is None else str(parent),
+            category=str(kind), action=str(what), location=str(location),
+            start_ps=start_ps, end_ps=end_ps, where=where)
