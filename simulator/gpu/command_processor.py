@@ -1,0 +1,184 @@
+"""The Command Processor: launches kernels and dispatches their work-groups to CUs.
+
+It keeps a resource model of every CU, as MGPUSim's dispatcher does: wavefront slots
+and VGPRs per SIMD, SGPRs and LDS per CU, each allocation rounded up to its granularity.
+A work-group is mapped only where all of it fits; its wavefronts go to the SIMDs with
+the most free slots. Dispatch is in order, round robin over the CUs, at most
+``wg_dispatch_per_cycle`` work-groups per cycle (the Daisen PageRank case study knob),
+after a ``launch_overhead``. It sleeps while nothing fits and wakes when a CU reports a
+finished work-group or frees a slot in its input buffer.
+
+``_command_processor.pyx`` is the Cython build of this module, with the same API and
+behaviour.
+"""
+from collections import deque
+
+from ..engine.engine import TickingComponent
+from .compute_unit import MapWG
+
+NO_TASK = -1
+
+
+def round_up(value, granularity):
+    return -(-value // granularity) * granularity
+
+
+class CommandProcessor(TickingComponent):
+    """Dispatches the work-groups of one kernel launch at a time."""
+
+    def __init__(self, engine, name, cfg, tracer, keys, cus):
+        super().__init__(engine, name)
+        c = cfg["cu"]
+        self.rate = cfg["cp"]["wg_dispatch_per_cycle"]
+        self.launch_overhead = cfg["cp"]["launch_overhead"]
+        self.cus = cus
+        self.simds = c["simds"]
+        self.vgpr_granularity = c["vgpr_granularity"]
+        self.sgpr_granularity = c["sgpr_granularity"]
+        self.lds_granularity = c["lds_granularity"]
+        self.wf_slots = c["wf_slots_per_simd"]
+        self.vgprs_per_simd = c["vgprs_per_simd"]
+        self.sgprs = c["sgprs"]
+        self.lds_bytes = c["lds_bytes"]
+        n = len(cus)
+        self.free_slots = [[c["wf_slots_per_simd"]] * self.simds for _ in range(n)]
+        self.free_vgprs = [[c["vgprs_per_simd"]] * self.simds for _ in range(n)]
+        self.free_sgprs = [c["sgprs"]] * n
+        self.free_lds = [c["lds_bytes"]] * n
+        for cu in cus:
+            cu.cp = self
+            cu.inbox.producers.append(self)
+        self.queue = deque()
+        self.next_cu = 0
+        self.dispatch_from = 0
+        self.in_flight = 0
+        self.dispatched = 0
+        self.completed = 0
+        self.kernel_task = NO_TASK
+        self.kernel_done = True
+        self.kernel_end = -1
+        self.tracer = tracer
+        self.trace_kernel = keys.kernel
+        self.trace_wg = keys.wg
+        self.loc = keys.loc_cp
+        self.kind_map_out = keys.kind_map_out
+
+    def launch(self, work_groups, kernel_task):
+        """Start dispatching ``work_groups`` (WorkGroupStream list) after the launch overhead."""
+        if not self.kernel_done:
+            raise RuntimeError("a kernel is still running on the Command Processor")
+        now = self.engine.now
+        self.queue = deque(work_groups)
+        self.kernel_task = kernel_task
+        self.kernel_done = False
+        self.kernel_end = -1
+        self.dispatched = 0
+        self.completed = 0
+        self.dispatch_from = now + self.launch_overhead
+        for stream in work_groups:
+            if self._place(0, stream, check_only=True, empty=True) is None:
+                raise ValueError(
+                    f"work-group {stream.group_id} cannot fit on an empty CU: "
+                    f"{len(stream.wavefronts)} wavefronts, {stream.lds_bytes} B of LDS, "
+                    f"{stream.vgprs_per_wavefront} VGPRs and {stream.sgprs_per_wavefront} "
+                    "SGPRs per wavefront")
+        if not work_groups:
+            self._end_kernel(now)
+        else:
+            self.wake_at(self.dispatch_from)
+
+    def _place(self, cu, stream, check_only, empty=False):
+        """SIMD of each wavefront if the work-group fits on ``cu`` (reserving it unless
+        ``check_only``), else None. ``empty`` checks against an idle CU."""
+        n = len(stream.wavefronts)
+        lds = round_up(stream.lds_bytes, self.lds_granularity)
+        sgprs = n * round_up(stream.sgprs_per_wavefront, self.sgpr_granularity)
+        vgprs = round_up(stream.vgprs_per_wavefront, self.vgpr_granularity)
+        if empty:
+            slots = [self.wf_slots] * self.simds
+            free_vgprs = [self.vgprs_per_simd] * self.simds
+            free_lds, free_sgprs = self.lds_bytes, self.sgprs
+        else:
+            slots = list(self.free_slots[cu])
+            free_vgprs = list(self.free_vgprs[cu])
+            free_lds, free_sgprs = self.free_lds[cu], self.free_sgprs[cu]
+        if lds > free_lds or sgprs > free_sgprs:
+            return None
+        simds = []
+        for _ in range(n):
+            best = -1
+            for s in range(self.simds):
+                if slots[s] > 0 and free_vgprs[s] >= vgprs and (best < 0 or slots[s] > slots[best]):
+                    best = s
+            if best < 0:
+                return None
+            slots[best] -= 1
+            free_vgprs[best] -= vgprs
+            simds.append(best)
+        if not check_only:
+            self.free_slots[cu] = slots
+            self.free_vgprs[cu] = free_vgprs
+            self.free_lds[cu] -= lds
+            self.free_sgprs[cu] -= sgprs
+        return simds
+
+    def _release(self, cu, stream, simds):
+        vgprs = round_up(stream.vgprs_per_wavefront, self.vgpr_granularity)
+        for s in simds:
+            self.free_slots[cu][s] += 1
+            self.free_vgprs[cu][s] += vgprs
+        self.free_lds[cu] += round_up(stream.lds_bytes, self.lds_granularity)
+        self.free_sgprs[cu] += len(simds) * round_up(stream.sgprs_per_wavefront,
+                                                     self.sgpr_granularity)
+
+    def tick(self, now):
+        if now < self.dispatch_from:
+            return self.dispatch_from
+        sent = 0
+        n = len(self.cus)
+        while self.queue and sent < self.rate:
+            stream = self.queue[0]
+            target = -1
+            simds = None
+            for k in range(n):
+                cu = (self.next_cu + k) % n
+                if self.cus[cu].inbox.can_push():
+                    simds = self._place(cu, stream, check_only=False)
+                    if simds is not None:
+                        target = cu
+                        break
+            if target < 0:
+                break  # nothing fits: sleep until a work-group finishes
+            self.queue.popleft()
+            req_out = NO_TASK
+            if self.trace_wg:
+                req_out = self.tracer.trace_req_initiate(self.kernel_task, self.kind_map_out,
+                                                         self.loc, now)
+            self.cus[target].inbox.push(MapWG(stream, simds, req_out, target))
+            self.next_cu = (target + 1) % n
+            self.in_flight += 1
+            self.dispatched += 1
+            sent += 1
+        if self.queue and sent == self.rate:
+            return now + 1
+        return -1
+
+    def receive(self, kind, msg):
+        now = self.engine.now
+        self._release(msg.cu, msg.stream, msg.simds)
+        if self.trace_wg:
+            self.tracer.trace_req_finalize(msg.req_out, now)
+        self.in_flight -= 1
+        self.completed += 1
+        if self.queue:
+            self.wake()
+        elif self.in_flight == 0:
+            self._end_kernel(now)
+
+    def _end_kernel(self, now):
+        self.kernel_done = True
+        self.kernel_end = now
+        if self.trace_kernel:
+            self.tracer.end_task(self.kernel_task, now)
+        # hand control back at the exact end of the kernel, whatever ``run``'s horizon
+        self.engine.stop()

@@ -1,0 +1,371 @@
+"""A GCN compute unit, as a readable pure-Python reference.
+
+It replays the instruction streams of the wavefronts mapped onto it:
+
+* a wavefront pool per SIMD, oldest wavefront first;
+* issue arbitration: each cycle one SIMD pool (round robin) may issue, at most one
+  instruction per unit type (VALU, SALU, LDS, VMEM, branch, special), from different
+  wavefronts; a wavefront has one instruction in flight;
+* SIMD units take ``64 / lanes_per_simd`` (4) cycles per VALU instruction; the scalar and
+  branch units are shared by the four SIMDs;
+* the LDS unit is busy one cycle per bank-conflict pass per active half-wavefront, and its
+  latency grows by the same amount;
+* the vector-memory unit sends the coalesced 64 B lines of each instruction to the L1V,
+  ``vmem_lines_per_cycle`` at a time, stalling when the L1V input buffer is full; the
+  wavefront may go on once its lines are sent and the instruction ends at the last response;
+* ``WAITCNT`` blocks until the wavefront's loads are back, ``BARRIER`` until every live
+  wavefront of the work-group arrived, and ``END`` until its stores and loads completed;
+  the last wavefront of a work-group reports to the Command Processor.
+
+``_compute_unit.pyx`` is the Cython build of this module, with the same API and behaviour.
+"""
+from collections import deque
+
+from ..engine.engine import Buffer, TickingComponent
+from ..kernels.stream import Unit
+from .memory import RESPONSE, MemRequest
+
+NO_TASK = -1
+WG_DONE = 2
+"""Event kind: a work-group finished, sent to the Command Processor."""
+
+READY, WAIT_LOADS, AT_BARRIER, SENDING, ENDING, DONE = range(6)
+SPECIAL = 6
+"""Issue-slot index shared by WAITCNT, BARRIER and END."""
+
+VALU, SALU, LDS, VMEM, BRANCH, BARRIER, WAITCNT, END = (int(u) for u in Unit)
+UNIT_NAMES = {VALU: "VALU", SALU: "SALU", LDS: "LDS", VMEM: "VMEM", BRANCH: "Branch",
+              BARRIER: "Barrier"}
+
+
+class MapWG:
+    """A work-group mapped by the Command Processor onto a CU (``MapWGReq``)."""
+
+    __slots__ = ("stream", "simds", "req_out", "cu")
+
+    def __init__(self, stream, simds, req_out, cu):
+        self.stream = stream
+        self.simds = simds
+        self.req_out = req_out
+        self.cu = cu
+
+
+class WorkGroup:
+    """A resident work-group: its wavefronts and barrier state."""
+
+    __slots__ = ("msg", "wavefronts", "live", "at_barrier", "task")
+
+    def __init__(self, msg, task):
+        self.msg = msg
+        self.wavefronts = []
+        self.live = 0
+        self.at_barrier = 0
+        self.task = task
+
+
+class Wavefront:
+    """A resident wavefront: its stream (as lists) and where it is in it."""
+
+    __slots__ = ("wg", "simd", "units", "passes", "writes", "halves", "addr_off", "addr_cnt",
+                 "addresses", "pc", "ready_at", "state", "loads", "stores", "task",
+                 "barrier_task")
+
+    def __init__(self, wg, simd, stream, task, ready_at):
+        insts = stream.insts
+        self.wg = wg
+        self.simd = simd
+        self.units = insts["unit"].tolist()
+        self.passes = insts["passes"].tolist()
+        self.writes = insts["write"].tolist()
+        self.halves = ((insts["exec_lo"] != 0).astype(int)
+                       + (insts["exec_hi"] != 0).astype(int)).tolist()
+        self.addr_off = insts["addr_off"].tolist()
+        self.addr_cnt = insts["addr_cnt"].tolist()
+        self.addresses = stream.addresses.tolist()
+        self.pc = 0
+        self.ready_at = ready_at
+        self.state = READY
+        self.loads = 0
+        self.stores = 0
+        self.task = task
+        self.barrier_task = NO_TASK
+
+
+class VmemInst:
+    """A vector-memory instruction: its lines, how many are sent and answered."""
+
+    __slots__ = ("wf", "lines", "sent", "pending", "write", "start_at", "task")
+
+    def __init__(self, wf, lines, write, start_at, task):
+        self.wf = wf
+        self.lines = lines
+        self.sent = 0
+        self.pending = len(lines)
+        self.write = write
+        self.start_at = start_at
+        self.task = task
+
+
+class ComputeUnit(TickingComponent):
+    """One CU: wavefront pools, issue arbitration and the execution units."""
+
+    def __init__(self, engine, name, cfg, tracer, keys, index, l1v):
+        super().__init__(engine, name)
+        c = cfg["cu"]
+        self.simds = c["simds"]
+        self.valu_cycles = 64 // c["lanes_per_simd"]
+        self.salu_latency = c["salu_latency"]
+        self.branch_latency = c["branch_latency"]
+        self.lds_latency = c["lds_latency"]
+        self.vmem_issue_latency = c["vmem_issue_latency"]
+        self.vmem_lines_per_cycle = c["vmem_lines_per_cycle"]
+        self.vmem_queue_size = c["vmem_queue"]
+        self.inbox = Buffer(cfg["cp"]["map_buffer"], name + ".in")
+        self.inbox.consumer = self
+        self.l1v = l1v
+        l1v.inbox.producers.append(self)
+        self.cp = None
+        self.pools = [[] for _ in range(self.simds)]
+        self.simd_busy = [0] * self.simds
+        self.salu_busy = 0
+        self.branch_busy = 0
+        self.lds_busy = 0
+        self.vmem_queue = deque()
+        self.last_pool = self.simds - 1
+        self.finished = False
+        self.instructions = 0
+        self.tracer = tracer
+        self.trace_wg = keys.wg
+        self.trace_wf = keys.wf
+        self.trace_inst = keys.inst
+        self.trace_mem = keys.mem
+        self.loc = keys.loc_cu[index]
+        self.loc_simd = keys.loc_simd[index]
+        self.loc_unit = {u: keys.loc_unit[UNIT_NAMES[u]][index]
+                         for u in (SALU, BRANCH, LDS, VMEM, BARRIER)}
+        self.kind_inst = {u: keys.kind_inst[name] for u, name in UNIT_NAMES.items()}
+        self.kind_map_in = keys.kind_map_in
+        self.kind_wg = keys.kind_wg
+        self.kind_wf = keys.kind_wf
+        self.kind_read_out = keys.kind_read_out
+        self.kind_write_out = keys.kind_write_out
+
+    # -- work-groups arrive and leave ------------------------------------------------
+    def _map(self, msg, now):
+        tracer = self.tracer
+        wg_task = NO_TASK
+        if self.trace_wg:
+            req_in = tracer.trace_req_receive(msg.req_out, self.kind_map_in, self.loc, now)
+            tracer.trace_req_complete(req_in, now + 1)
+            wg_task = tracer.start_task(req_in, self.kind_wg, self.loc, now)
+        wg = WorkGroup(msg, wg_task)
+        for stream, simd in zip(msg.stream.wavefronts, msg.simds):
+            task = NO_TASK
+            if self.trace_wf:
+                task = tracer.start_task(wg_task, self.kind_wf, self.loc_unit[BARRIER], now)
+            wf = Wavefront(wg, simd, stream, task, now + 1)
+            wg.wavefronts.append(wf)
+            self.pools[simd].append(wf)
+        wg.live = len(wg.wavefronts)
+
+    def _finish(self, wf, now):
+        wf.state = DONE
+        if self.trace_wf:
+            self.tracer.end_task(wf.task, now)
+        self.finished = True  # leaves its pool at the end of the cycle, not mid-iteration
+        wg = wf.wg
+        wg.live -= 1
+        if wg.live == 0:
+            if self.trace_wg:
+                self.tracer.end_task(wg.task, now)
+            self.engine.schedule(now, self.cp, WG_DONE, wg.msg)
+        elif wg.at_barrier == wg.live:
+            self._release(wg, now)
+
+    def _release(self, wg, now):
+        for wf in wg.wavefronts:
+            if wf.state == AT_BARRIER:
+                wf.state = READY
+                wf.ready_at = now + 1
+                if self.trace_inst:
+                    self.tracer.end_task(wf.barrier_task, now + 1)
+        wg.at_barrier = 0
+
+    # -- the cycle ------------------------------------------------------------------
+    def tick(self, now):
+        progress = False
+        while len(self.inbox):
+            self._map(self.inbox.pop(), now)
+            progress = True
+        if self._send_lines(now):
+            progress = True
+        for k in range(1, self.simds + 1):
+            pool = (self.last_pool + k) % self.simds
+            if self._issue_pool(pool, now):
+                self.last_pool = pool
+                progress = True
+                break
+        if self.finished:
+            self.pools = [[wf for wf in pool if wf.state != DONE] for pool in self.pools]
+            self.finished = False
+        if progress:
+            return now + 1
+        return self._next_wake(now)
+
+    def _send_lines(self, now):
+        """The coalescer: send up to ``vmem_lines_per_cycle`` lines of the oldest instruction."""
+        sent = 0
+        queue = self.vmem_queue
+        inbox = self.l1v.inbox
+        while queue and sent < self.vmem_lines_per_cycle:
+            inst = queue[0]
+            if inst.start_at > now or not inbox.can_push():
+                break
+            req_out = NO_TASK
+            if self.trace_mem:
+                req_out = self.tracer.trace_req_initiate(
+                    inst.task, self.kind_write_out if inst.write else self.kind_read_out,
+                    self.loc, now)
+            inbox.push(MemRequest(inst.lines[inst.sent], inst.write, self, inst, req_out))
+            inst.sent += 1
+            sent += 1
+            if inst.sent == len(inst.lines):
+                queue.popleft()
+                inst.wf.state = READY
+                inst.wf.ready_at = now + 1
+        return sent > 0
+
+    def _unit_free_at(self, unit, simd):
+        """When the unit an instruction needs can take it (-1: waits for a wake-up)."""
+        if unit == VALU:
+            return self.simd_busy[simd]
+        if unit == SALU:
+            return self.salu_busy
+        if unit == BRANCH:
+            return self.branch_busy
+        if unit == LDS:
+            return self.lds_busy
+        if unit == VMEM:
+            return 0 if len(self.vmem_queue) < self.vmem_queue_size else -1
+        return 0
+
+    def _issue_pool(self, simd, now):
+        used = 0
+        for wf in self.pools[simd]:
+            if wf.state != READY or wf.ready_at > now:
+                continue
+            unit = wf.units[wf.pc]
+            slot = unit if unit < BARRIER else SPECIAL
+            if used & (1 << slot):
+                continue
+            free_at = self._unit_free_at(unit, simd)
+            if free_at < 0 or free_at > now:
+                continue
+            used |= 1 << slot
+            self._execute(wf, unit, simd, now)
+        return used != 0
+
+    def _inst_task(self, wf, unit, location, start, end):
+        if self.trace_inst:
+            task = self.tracer.start_task(wf.task, self.kind_inst[unit], location, start)
+            if end >= 0:
+                self.tracer.end_task(task, end)
+            return task
+        return NO_TASK
+
+    def _execute(self, wf, unit, simd, now):
+        pc = wf.pc
+        self.instructions += 1
+        if unit == VALU:
+            done = now + self.valu_cycles
+            self.simd_busy[simd] = done
+            wf.ready_at = done
+            self._inst_task(wf, unit, self.loc_simd[simd], now, done)
+        elif unit == SALU:
+            self.salu_busy = now + 1
+            wf.ready_at = now + self.salu_latency
+            self._inst_task(wf, unit, self.loc_unit[SALU], now, wf.ready_at)
+        elif unit == BRANCH:
+            self.branch_busy = now + 1
+            wf.ready_at = now + self.branch_latency
+            self._inst_task(wf, unit, self.loc_unit[BRANCH], now, wf.ready_at)
+        elif unit == LDS:
+            occupancy = max(wf.passes[pc], 1) * max(wf.halves[pc], 1)
+            self.lds_busy = now + occupancy
+            wf.ready_at = now + self.lds_latency + occupancy
+            self._inst_task(wf, unit, self.loc_unit[LDS], now, wf.ready_at)
+        elif unit == VMEM:
+            off = wf.addr_off[pc]
+            lines = wf.addresses[off:off + wf.addr_cnt[pc]]
+            start = now + self.vmem_issue_latency
+            if not lines:  # no active lane: nothing leaves the CU
+                wf.ready_at = start
+                self._inst_task(wf, unit, self.loc_unit[VMEM], now, start)
+            else:
+                write = wf.writes[pc] != 0
+                task = self._inst_task(wf, unit, self.loc_unit[VMEM], now, -1)
+                if write:
+                    wf.stores += 1
+                else:
+                    wf.loads += 1
+                wf.state = SENDING
+                self.vmem_queue.append(VmemInst(wf, lines, write, start, task))
+        elif unit == WAITCNT:
+            if wf.loads:
+                wf.state = WAIT_LOADS
+            else:
+                wf.ready_at = now + 1
+        elif unit == BARRIER:
+            wf.state = AT_BARRIER
+            wf.barrier_task = self._inst_task(wf, unit, self.loc_unit[BARRIER], now, -1)
+            wg = wf.wg
+            wg.at_barrier += 1
+            if wg.at_barrier == wg.live:
+                self._release(wg, now)
+        else:  # END
+            wf.state = ENDING
+            if wf.loads == 0 and wf.stores == 0:
+                self._finish(wf, now)
+            return
+        wf.pc = pc + 1
+
+    def _next_wake(self, now):
+        """Earliest time an instruction could issue, or -1 to sleep until woken."""
+        best = -1
+        if self.vmem_queue and self.vmem_queue[0].start_at > now:
+            best = self.vmem_queue[0].start_at
+        for simd in range(self.simds):
+            for wf in self.pools[simd]:
+                if wf.state != READY:
+                    continue
+                free_at = self._unit_free_at(wf.units[wf.pc], simd)
+                if free_at < 0:
+                    continue
+                at = max(wf.ready_at, free_at, now + 1)
+                if best < 0 or at < best:
+                    best = at
+        return best
+
+    # -- memory responses -------------------------------------------------------------
+    def receive(self, kind, req):
+        now = self.engine.now
+        if self.trace_mem:
+            self.tracer.trace_req_finalize(req.req_out, now)
+        inst = req.payload
+        inst.pending -= 1
+        if inst.pending:
+            return
+        if self.trace_inst:
+            self.tracer.end_task(inst.task, now)
+        wf = inst.wf
+        if inst.write:
+            wf.stores -= 1
+        else:
+            wf.loads -= 1
+        if wf.state == WAIT_LOADS and wf.loads == 0:
+            wf.state = READY
+            wf.ready_at = now + 1
+            self.wake()
+        elif wf.state == ENDING and wf.loads == 0 and wf.stores == 0:
+            self._finish(wf, now)
+            self.wake()

@@ -1,0 +1,367 @@
+"""The memory hierarchy below the compute units, as a readable pure-Python reference.
+
+* ``L1VCache``: one per CU. Set-associative with LRU, write-around (stores go to the L2
+  and never allocate), and MSHRs that merge reads of a line already being fetched.
+* ``L2Bank``: ``l2.banks`` of them, the address interleaved every ``interleave_bytes``.
+  Write-back and write-allocate: a dirty victim goes to a write buffer that drains into
+  DRAM. A store is taken to overwrite its whole 64 B line, so a store miss allocates
+  without fetching.
+* ``DRAMChannel``: one per L2 bank. It starts one line transfer at a time, each
+  occupying the channel for ``64 / bytes_per_cycle`` cycles (the bandwidth limit), and
+  answers ``latency`` cycles after the transfer starts.
+
+Requests flow down through bounded ``Buffer``\\ s: a full buffer refuses the push and
+the sender stalls (head of line) until a slot frees, so queues, MSHR limits and
+bank/channel conflicts all produce real contention. Responses travel back as timed
+events (``RESPONSE``) and are always accepted: the requester reserved room for them.
+
+``_memory.pyx`` is the Cython build of this module, with the same API and behaviour.
+"""
+from collections import deque
+
+from ..engine.engine import Buffer, TickingComponent
+
+RESPONSE = 1
+"""Event kind: a response to a ``MemRequest`` delivered to its requester."""
+
+NO_TASK = -1
+
+
+class MemRequest:
+    """One 64 B line request (``ReadReq``/``WriteReq``) and where its response goes."""
+
+    __slots__ = ("addr", "write", "requester", "payload", "req_out", "req_in")
+
+    def __init__(self, addr, write, requester, payload, req_out):
+        self.addr = addr
+        self.write = write
+        self.requester = requester
+        self.payload = payload
+        self.req_out = req_out
+        self.req_in = NO_TASK
+
+
+class TagArray:
+    """Tags of a set-associative cache: LRU replacement and dirty bits.
+
+    ``index`` is the line number within this cache (a bank strips its interleave bits).
+    """
+
+    def __init__(self, size_bytes, ways, line_bytes):
+        self.ways = ways
+        self.sets = size_bytes // (ways * line_bytes)
+        self.tags = [-1] * (self.sets * ways)
+        self.dirty = [False] * (self.sets * ways)
+        self.last_use = [0] * (self.sets * ways)
+        self.clock = 0
+
+    def lookup(self, index):
+        """Slot holding line ``index`` (touching its LRU age), or -1."""
+        base = (index % self.sets) * self.ways
+        for slot in range(base, base + self.ways):
+            if self.tags[slot] == index:
+                self.clock += 1
+                self.last_use[slot] = self.clock
+                return slot
+        return -1
+
+    def fill(self, index, dirty):
+        """Place line ``index``; returns the evicted dirty line's index, or -1."""
+        slot = self.lookup(index)
+        if slot >= 0:
+            self.dirty[slot] = self.dirty[slot] or dirty
+            return -1
+        base = (index % self.sets) * self.ways
+        victim = base
+        for slot in range(base, base + self.ways):
+            if self.tags[slot] < 0:
+                victim = slot
+                break
+            if self.last_use[slot] < self.last_use[victim]:
+                victim = slot
+        evicted = self.tags[victim] if self.dirty[victim] else -1
+        self.clock += 1
+        self.tags[victim] = index
+        self.dirty[victim] = dirty
+        self.last_use[victim] = self.clock
+        return evicted
+
+
+class DRAMChannel(TickingComponent):
+    """One memory channel: a latency and a bandwidth limit, served in arrival order."""
+
+    def __init__(self, engine, name, cfg, tracer, keys, index):
+        super().__init__(engine, name)
+        d = cfg["dram"]
+        self.latency = d["latency"]
+        self.transfer = -(-cfg["l2"]["line_bytes"] // d["bytes_per_cycle"])
+        self.inbox = Buffer(d["buffer"], name + ".in")
+        self.inbox.consumer = self
+        self.busy_until = 0
+        self.served = 0
+        self.tracer = tracer if keys.mem else None
+        self.loc = keys.loc_dram[index]
+        self.kind_read_in = keys.kind_read_in
+        self.kind_write_in = keys.kind_write_in
+
+    def tick(self, now):
+        if len(self.inbox) == 0:
+            return -1
+        if self.busy_until > now:
+            return self.busy_until
+        req = self.inbox.pop()
+        self.busy_until = now + self.transfer
+        done = now + self.latency
+        self.served += 1
+        if self.tracer is not None:
+            req.req_in = self.tracer.trace_req_receive(
+                req.req_out, self.kind_write_in if req.write else self.kind_read_in,
+                self.loc, now)
+            self.tracer.trace_req_complete(req.req_in, done)
+        self.engine.schedule(done, req.requester, RESPONSE, req)
+        return self.busy_until if len(self.inbox) else -1
+
+
+class L2Bank(TickingComponent):
+    """One L2 bank: write-back, write-allocate, MSHRs, a write buffer to its channel."""
+
+    def __init__(self, engine, name, cfg, tracer, keys, index, dram):
+        super().__init__(engine, name)
+        c = cfg["l2"]
+        self.latency = c["latency"]
+        self.requests_per_cycle = c["requests_per_cycle"]
+        self.mshrs = c["mshrs"]
+        self.write_buffer = c["write_buffer"]
+        self.lines_per_block = c["interleave_bytes"] // c["line_bytes"]
+        self.stride = c["interleave_bytes"] * c["banks"]
+        self.interleave = c["interleave_bytes"]
+        self.line_bytes = c["line_bytes"]
+        self.bank_offset = index * c["interleave_bytes"]
+        self.tags = TagArray(c["bank_bytes"], c["ways"], c["line_bytes"])
+        self.inbox = Buffer(c["buffer"], name + ".in")
+        self.inbox.consumer = self
+        self.dram = dram
+        dram.inbox.producers.append(self)
+        self.mshr = {}
+        self.writebacks = deque()
+        self.hits = 0
+        self.misses = 0
+        self.tracer = tracer if keys.mem else None
+        self.loc = keys.loc_l2[index]
+        self.kind_read_in = keys.kind_read_in
+        self.kind_write_in = keys.kind_write_in
+        self.kind_read_out = keys.kind_read_out
+        self.kind_write_out = keys.kind_write_out
+        self.tag_read_hit = keys.tag_read_hit
+        self.tag_read_miss = keys.tag_read_miss
+        self.tag_read_mshr_hit = keys.tag_read_mshr_hit
+        self.tag_write_hit = keys.tag_write_hit
+        self.tag_write_miss = keys.tag_write_miss
+
+    def index_of(self, addr):
+        """Line number within this bank: the address with the bank-select bits removed."""
+        return (addr // self.stride) * self.lines_per_block + (addr % self.interleave) // self.line_bytes
+
+    def address_of(self, index):
+        """Inverse of ``index_of`` for this bank's lines (used for write-backs)."""
+        block, line = divmod(index, self.lines_per_block)
+        return block * self.stride + self.bank_offset + line * self.line_bytes
+
+    def _receive(self, req, kind, now):
+        if self.tracer is not None:
+            req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
+
+    def _respond(self, req, time):
+        if self.tracer is not None:
+            self.tracer.trace_req_complete(req.req_in, time)
+        self.engine.schedule(time, req.requester, RESPONSE, req)
+
+    def _evict(self, index, parent, now):
+        req_out = NO_TASK
+        if self.tracer is not None:
+            req_out = self.tracer.trace_req_initiate(parent, self.kind_write_out, self.loc, now)
+        self.writebacks.append(MemRequest(self.address_of(index), True, self, None, req_out))
+
+    def tick(self, now):
+        tracer = self.tracer
+        drain = self.dram.inbox
+        while self.writebacks and drain.can_push():
+            drain.push(self.writebacks.popleft())
+        served = 0
+        while served < self.requests_per_cycle and len(self.inbox):
+            req = self.inbox.peek()
+            index = self.index_of(req.addr)
+            if not req.write:
+                if self.tags.lookup(index) >= 0:
+                    self.inbox.pop()
+                    self.hits += 1
+                    self._receive(req, self.kind_read_in, now)
+                    if tracer is not None:
+                        tracer.tag_task(req.req_in, now, self.tag_read_hit)
+                    self._respond(req, now + self.latency)
+                elif index in self.mshr:
+                    self.inbox.pop()
+                    self._receive(req, self.kind_read_in, now)
+                    if tracer is not None:
+                        tracer.tag_task(req.req_in, now, self.tag_read_mshr_hit)
+                    self.mshr[index].append(req)
+                elif len(self.mshr) < self.mshrs and drain.can_push():
+                    self.inbox.pop()
+                    self.misses += 1
+                    self._receive(req, self.kind_read_in, now)
+                    req_out = NO_TASK
+                    if tracer is not None:
+                        tracer.tag_task(req.req_in, now, self.tag_read_miss)
+                        req_out = tracer.trace_req_initiate(req.req_in, self.kind_read_out,
+                                                            self.loc, now)
+                    self.mshr[index] = [req]
+                    drain.push(MemRequest(req.addr, False, self, index, req_out))
+                else:
+                    break  # no MSHR or no room downstream: stall until a response or a slot
+            else:
+                if len(self.writebacks) >= self.write_buffer:
+                    break  # a store may evict a dirty line: wait for the write buffer
+                self.inbox.pop()
+                self._receive(req, self.kind_write_in, now)
+                if self.tags.lookup(index) >= 0:
+                    self.hits += 1
+                    if tracer is not None:
+                        tracer.tag_task(req.req_in, now, self.tag_write_hit)
+                else:
+                    self.misses += 1
+                    if tracer is not None:
+                        tracer.tag_task(req.req_in, now, self.tag_write_miss)
+                evicted = self.tags.fill(index, True)
+                if evicted >= 0:
+                    self._evict(evicted, req.req_in, now)
+                self._respond(req, now + self.latency)
+            served += 1
+        if self.writebacks and drain.can_push():
+            return now + 1
+        if served == self.requests_per_cycle and len(self.inbox):
+            return now + 1
+        return -1  # idle, or stalled until a response or a DRAM slot wakes us
+
+    def receive(self, kind, req):
+        now = self.engine.now
+        if self.tracer is not None:
+            self.tracer.trace_req_finalize(req.req_out, now)
+        if req.write:
+            return  # a write-back reached DRAM
+        index = req.payload
+        waiting = self.mshr.pop(index)
+        evicted = self.tags.fill(index, False)
+        if evicted >= 0:
+            self._evict(evicted, waiting[0].req_in, now)
+        for original in waiting:
+            self._respond(original, now + 1)
+        self.wake()
+
+
+class L1VCache(TickingComponent):
+    """A CU's vector L1: write-around, LRU, MSHRs, in-order service of its input buffer."""
+
+    def __init__(self, engine, name, cfg, tracer, keys, index, banks):
+        super().__init__(engine, name)
+        c = cfg["l1v"]
+        self.latency = c["latency"]
+        self.requests_per_cycle = c["requests_per_cycle"]
+        self.mshrs = c["mshrs"]
+        self.line_bytes = c["line_bytes"]
+        self.tags = TagArray(c["size_bytes"], c["ways"], c["line_bytes"])
+        self.inbox = Buffer(c["buffer"], name + ".in")
+        self.inbox.consumer = self
+        self.banks = banks
+        self.interleave = cfg["l2"]["interleave_bytes"]
+        for bank in banks:
+            bank.inbox.producers.append(self)
+        self.mshr = {}
+        self.hits = 0
+        self.misses = 0
+        self.tracer = tracer if keys.mem else None
+        self.loc = keys.loc_l1v[index]
+        self.kind_read_in = keys.kind_read_in
+        self.kind_write_in = keys.kind_write_in
+        self.kind_read_out = keys.kind_read_out
+        self.kind_write_out = keys.kind_write_out
+        self.tag_read_hit = keys.tag_read_hit
+        self.tag_read_miss = keys.tag_read_miss
+        self.tag_read_mshr_hit = keys.tag_read_mshr_hit
+        self.tag_write_hit = keys.tag_write_hit
+        self.tag_write_miss = keys.tag_write_miss
+
+    def bank_of(self, addr):
+        """The L2 bank serving byte address ``addr``."""
+        return self.banks[(addr // self.interleave) % len(self.banks)]
+
+    def _receive(self, req, kind, tag, now):
+        if self.tracer is not None:
+            req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
+            self.tracer.tag_task(req.req_in, now, tag)
+
+    def _respond(self, req, time):
+        if self.tracer is not None:
+            self.tracer.trace_req_complete(req.req_in, time)
+        self.engine.schedule(time, req.requester, RESPONSE, req)
+
+    def _forward(self, req, write, payload, bank, now):
+        req_out = NO_TASK
+        if self.tracer is not None:
+            req_out = self.tracer.trace_req_initiate(
+                req.req_in, self.kind_write_out if write else self.kind_read_out, self.loc, now)
+        bank.inbox.push(MemRequest(req.addr, write, self, payload, req_out))
+
+    def tick(self, now):
+        served = 0
+        while served < self.requests_per_cycle and len(self.inbox):
+            req = self.inbox.peek()
+            index = req.addr // self.line_bytes
+            bank = self.bank_of(req.addr)
+            if not req.write:
+                if self.tags.lookup(index) >= 0:
+                    self.inbox.pop()
+                    self.hits += 1
+                    self._receive(req, self.kind_read_in, self.tag_read_hit, now)
+                    self._respond(req, now + self.latency)
+                elif index in self.mshr:
+                    self.inbox.pop()
+                    self._receive(req, self.kind_read_in, self.tag_read_mshr_hit, now)
+                    self.mshr[index].append(req)
+                elif len(self.mshr) < self.mshrs and bank.inbox.can_push():
+                    self.inbox.pop()
+                    self.misses += 1
+                    self._receive(req, self.kind_read_in, self.tag_read_miss, now)
+                    self.mshr[index] = [req]
+                    self._forward(req, False, index, bank, now)
+                else:
+                    break  # no MSHR or the bank is full: stall until a response or a slot
+            else:
+                if not bank.inbox.can_push():
+                    break
+                self.inbox.pop()
+                # write-around: a present line is updated in place, a missing one is not
+                # allocated; either way the store continues to the L2
+                if self.tags.lookup(index) >= 0:
+                    self.hits += 1
+                    self._receive(req, self.kind_write_in, self.tag_write_hit, now)
+                else:
+                    self.misses += 1
+                    self._receive(req, self.kind_write_in, self.tag_write_miss, now)
+                self._forward(req, True, req, bank, now)
+            served += 1
+        if served == self.requests_per_cycle and len(self.inbox):
+            return now + 1
+        return -1
+
+    def receive(self, kind, down):
+        now = self.engine.now
+        if self.tracer is not None:
+            self.tracer.trace_req_finalize(down.req_out, now)
+        if down.write:
+            self._respond(down.payload, now + 1)
+        else:
+            waiting = self.mshr.pop(down.payload)
+            self.tags.fill(down.payload, False)
+            for original in waiting:
+                self._respond(original, now + 1)
+        self.wake()

@@ -1,0 +1,150 @@
+"""The GPU platform: builds and wires the components, then runs kernels on them.
+
+``GPU(config, tracer, trace_level)`` builds, as MGPUSim's R9 Nano platform builder does,
+a Command Processor, ``shader_arrays x cus_per_shader_array`` compute units each with an
+L1V, ``l2.banks`` L2 banks and one DRAM channel per bank, all on one event engine.
+``run_kernel`` simulates one ``KernelLaunch`` to completion; launches run one after the
+other on the same timeline, so caches stay warm between them.
+
+Two builds of the components exist: the Cython classes (``_*.pyx``) and the readable
+pure-Python reference (``*.py``). ``implementation=None`` picks Cython when it is
+compiled and ``SIMULATOR_PUREPYTHON`` is not ``1``. Both give identical traces.
+"""
+import copy
+import os
+from types import SimpleNamespace
+
+from ..tracing import NO_TASK
+from .config import default_config, validate
+from .trace_vocabulary import TraceKeys, parse_trace_level
+
+
+def _python_build():
+    from ..engine import engine
+    from . import command_processor, compute_unit, memory
+    return SimpleNamespace(name="python", Engine=engine.Engine, DRAMChannel=memory.DRAMChannel,
+                           L2Bank=memory.L2Bank, L1VCache=memory.L1VCache,
+                           ComputeUnit=compute_unit.ComputeUnit,
+                           CommandProcessor=command_processor.CommandProcessor)
+
+
+def _cython_build():
+    from ..engine import _engine
+    from . import _command_processor, _compute_unit, _memory
+    return SimpleNamespace(name="cython", Engine=_engine.Engine, DRAMChannel=_memory.DRAMChannel,
+                           L2Bank=_memory.L2Bank, L1VCache=_memory.L1VCache,
+                           ComputeUnit=_compute_unit.ComputeUnit,
+                           CommandProcessor=_command_processor.CommandProcessor)
+
+
+def cython_available():
+    """True when the Cython components (and the Cython tracer they call) are compiled."""
+    try:
+        _cython_build()
+        from ..tracing import _api  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def default_implementation():
+    """'cython' when compiled and not disabled by ``SIMULATOR_PUREPYTHON=1``, else 'python'."""
+    if os.environ.get("SIMULATOR_PUREPYTHON") == "1" or not cython_available():
+        return "python"
+    return "cython"
+
+
+class SimulationStalled(RuntimeError):
+    """Work is left but no event is scheduled: a modelling bug, never a normal outcome."""
+
+
+class GPU:
+    """A whole GPU on one event engine."""
+
+    def __init__(self, config=None, tracer=None, trace_level="inst", implementation=None):
+        self.config = validate(copy.deepcopy(config if config is not None else default_config()))
+        self.implementation = implementation or default_implementation()
+        build = _cython_build() if self.implementation == "cython" else _python_build()
+        self.tracer = tracer
+        self.levels = parse_trace_level(trace_level)
+        cfg = self.config
+        keys = self.keys = TraceKeys(tracer, self.levels, cfg)
+        engine = self.engine = build.Engine()
+        n_cus = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
+        banks = cfg["l2"]["banks"]
+        per_sa = cfg["gpu"]["cus_per_shader_array"]
+        self.dram = [build.DRAMChannel(engine, f"GPU.DRAM[{b}]", cfg, tracer, keys, b)
+                     for b in range(banks)]
+        self.l2 = [build.L2Bank(engine, f"GPU.L2[{b}]", cfg, tracer, keys, b, self.dram[b])
+                   for b in range(banks)]
+        self.l1v = [build.L1VCache(engine, f"GPU.SA[{c // per_sa}].L1V[{c}]", cfg, tracer, keys,
+                                   c, self.l2) for c in range(n_cus)]
+        self.cus = [build.ComputeUnit(engine, f"GPU.SA[{c // per_sa}].CU[{c}]", cfg, tracer,
+                                      keys, c, self.l1v[c]) for c in range(n_cus)]
+        self.cp = build.CommandProcessor(engine, "GPU.CommandProcessor", cfg, tracer, keys,
+                                         self.cus)
+        self.root_task = NO_TASK
+        self.kernels = 0
+
+    @property
+    def now(self):
+        """The current cycle."""
+        return self.engine.now
+
+    @property
+    def events(self):
+        """Events processed so far."""
+        return self.engine.events
+
+    def start_simulation(self, details=None):
+        """Open the ``Simulation`` root task (once, before the first kernel)."""
+        if self.keys.kernel and self.root_task == NO_TASK:
+            self.root_task = self.tracer.start_task(NO_TASK, self.keys.kind_sim, self.keys.loc_gpu,
+                                                    self.now, details)
+        return self.root_task
+
+    def run_kernel(self, launch, progress=None, horizon=20000):
+        """Simulate ``launch`` to completion; returns its duration in cycles.
+
+        ``progress(completed_work_groups)`` is called every ``horizon`` simulated cycles.
+        """
+        start = self.now
+        kernel_task = NO_TASK
+        if self.keys.kernel:
+            kernel_task = self.tracer.start_task(
+                self.root_task, self.keys.kernel_kind(launch.name), self.keys.loc_cp, start,
+                {"launch": launch.launch_id, "global_size": list(launch.global_size),
+                 "local_size": list(launch.local_size), "work_groups": len(launch.work_groups)})
+        cp = self.cp
+        cp.launch(launch.work_groups, kernel_task)
+        engine = self.engine
+        while not cp.kernel_done:
+            if engine.pending == 0:
+                raise SimulationStalled(
+                    f"kernel {launch.name!r} stalled at cycle {self.now}: {cp.completed} of "
+                    f"{len(launch.work_groups)} work-groups done and nothing scheduled")
+            engine.run(max(engine.now, engine.peek_time()) + horizon)
+            if progress is not None:
+                progress(cp.completed)
+        self.kernels += 1
+        return cp.kernel_end - start
+
+    def finish(self):
+        """Let in-flight write-backs drain and close the root task; returns the end cycle."""
+        self.engine.run()
+        if self.keys.kernel:
+            self.tracer.end_task(self.root_task, self.now)
+        return self.now
+
+    def stats(self):
+        """Counters a user wants after a run (hits, misses, instructions, events)."""
+        return {
+            "cycles": self.now,
+            "events": self.engine.events,
+            "instructions": sum(cu.instructions for cu in self.cus),
+            "l1v_hits": sum(c.hits for c in self.l1v),
+            "l1v_misses": sum(c.misses for c in self.l1v),
+            "l2_hits": sum(c.hits for c in self.l2),
+            "l2_misses": sum(c.misses for c in self.l2),
+            "dram_requests": sum(d.served for d in self.dram),
+        }

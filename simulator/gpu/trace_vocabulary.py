@@ -1,0 +1,115 @@
+"""What the timing model writes into a trace: detail levels, names and task kinds.
+
+The names follow MGPUSim so a trace reads like one Daisen users know: a ``Simulation``
+root task, kernel tasks at ``GPU.CommandProcessor``, ``MapWGReq`` request pairs from the
+Command Processor to ``GPU.SA[s].CU[c]``, ``work-group`` and ``wavefront`` tasks,
+``inst`` tasks per execution unit (``GPU.SA[s].CU[c].SIMD[i]``, ``.Scalar``, ``.Branch``,
+``.LDS``, ``.VMem``; barriers at ``.WFPool``) and ``ReadReq``/``WriteReq`` pairs along
+CU → ``GPU.SA[s].L1V[c]`` → ``GPU.L2[b]`` → ``GPU.DRAM[b]``, where the caches tag their
+``req_in`` with ``read-hit``, ``read-miss``, ``read-mshr-hit``, ``write-hit`` or
+``write-miss``.
+
+Everything is interned once, when the GPU is built, in a fixed order; components then
+pass small integers only, and the same configuration gives the same keys.
+"""
+from ..tracing import NO_TASK
+
+LEVELS = {"kernel": 1, "wg": 2, "wf": 4, "inst": 8, "mem": 16}
+"""Trace detail levels, coarse to fine, as bits of a mask."""
+
+ALL_LEVELS = 31
+
+
+class TraceLevelError(ValueError):
+    """A ``--trace-level`` value that names no level."""
+
+
+def parse_trace_level(text):
+    """Mask of the levels in ``text``.
+
+    A single level is cumulative (``inst`` = kernel + wg + wf + inst); a comma-separated
+    list is exactly that set (``kernel,mem``); ``all`` is everything and ``off`` nothing.
+    """
+    if isinstance(text, int):
+        return text
+    text = text.strip().lower()
+    if text in ("off", "none", ""):
+        return 0
+    if text in ("all", "full"):
+        return ALL_LEVELS
+    names = [name.strip() for name in text.split(",")]
+    unknown = [name for name in names if name not in LEVELS]
+    if unknown:
+        raise TraceLevelError(f"unknown trace level {unknown[0]!r}; choose from "
+                              f"{', '.join(LEVELS)}, all or off (or a comma-separated set)")
+    if len(names) == 1:
+        return (LEVELS[names[0]] << 1) - 1
+    mask = 0
+    for name in names:
+        mask |= LEVELS[name]
+    return mask
+
+
+def cu_name(cu, cus_per_sa):
+    """Hierarchical name of compute unit ``cu`` (numbered across the whole GPU)."""
+    return f"GPU.SA[{cu // cus_per_sa}].CU[{cu}]"
+
+
+class TraceKeys:
+    """Interned location, kind and tag keys of one GPU, and which levels are recorded.
+
+    With no tracer every key is ``NO_TASK`` and every level is off.
+    """
+
+    UNITS = ("VALU", "SALU", "LDS", "VMEM", "Branch", "Barrier")
+
+    def __init__(self, tracer, levels, config):
+        self.tracer = tracer
+        mask = levels if tracer is not None else 0
+        self.kernel = bool(mask & LEVELS["kernel"])
+        self.wg = bool(mask & LEVELS["wg"])
+        self.wf = bool(mask & LEVELS["wf"])
+        self.inst = bool(mask & LEVELS["inst"])
+        self.mem = bool(mask & LEVELS["mem"])
+        g = config["gpu"]
+        n_cus = g["shader_arrays"] * g["cus_per_shader_array"]
+        per_sa = g["cus_per_shader_array"]
+        banks = config["l2"]["banks"]
+        simds = config["cu"]["simds"]
+        loc = tracer.location if tracer is not None else (lambda name: NO_TASK)
+        kind = tracer.kind if tracer is not None else (lambda category, action: NO_TASK)
+        tag = tracer.tag_name if tracer is not None else (lambda name: NO_TASK)
+        self._kind = kind
+
+        self.loc_gpu = loc("GPU")
+        self.loc_cp = loc("GPU.CommandProcessor")
+        self.loc_cu = [loc(cu_name(c, per_sa)) for c in range(n_cus)]
+        self.loc_simd = [[loc(f"{cu_name(c, per_sa)}.SIMD[{s}]") for s in range(simds)]
+                         for c in range(n_cus)]
+        self.loc_unit = {unit: [loc(f"{cu_name(c, per_sa)}.{name}") for c in range(n_cus)]
+                         for unit, name in (("SALU", "Scalar"), ("Branch", "Branch"),
+                                            ("LDS", "LDS"), ("VMEM", "VMem"),
+                                            ("Barrier", "WFPool"))}
+        self.loc_l1v = [loc(f"GPU.SA[{c // per_sa}].L1V[{c}]") for c in range(n_cus)]
+        self.loc_l2 = [loc(f"GPU.L2[{b}]") for b in range(banks)]
+        self.loc_dram = [loc(f"GPU.DRAM[{b}]") for b in range(banks)]
+
+        self.kind_sim = kind("Simulation", "Simulation")
+        self.kind_map_out = kind("req_out", "MapWGReq")
+        self.kind_map_in = kind("req_in", "MapWGReq")
+        self.kind_wg = kind("work-group", "work-group")
+        self.kind_wf = kind("wavefront", "wavefront")
+        self.kind_inst = {unit: kind("inst", unit) for unit in self.UNITS}
+        self.kind_read_out = kind("req_out", "ReadReq")
+        self.kind_write_out = kind("req_out", "WriteReq")
+        self.kind_read_in = kind("req_in", "ReadReq")
+        self.kind_write_in = kind("req_in", "WriteReq")
+        self.tag_read_hit = tag("read-hit")
+        self.tag_read_miss = tag("read-miss")
+        self.tag_read_mshr_hit = tag("read-mshr-hit")
+        self.tag_write_hit = tag("write-hit")
+        self.tag_write_miss = tag("write-miss")
+
+    def kernel_kind(self, name):
+        """Kind key of a kernel launch task, by kernel name."""
+        return self._kind("kernel", name)

@@ -1,0 +1,121 @@
+"""The memory hierarchy: hit/miss against a reference model, MSHRs, bandwidth, back-pressure."""
+import random
+from collections import OrderedDict
+
+import pytest
+from test_gpu_units import IMPLEMENTATIONS, inst, launch, run, wavefront
+
+from simulator.kernels.stream import Unit
+
+SMALL_CACHES = ["l1v.size_bytes=512", "l1v.ways=4", "l2.bank_bytes=1024", "l2.ways=4"]
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def impl(request):
+    return request.param
+
+
+class ReferenceCache:
+    """The textbook model: sets of LRU-ordered lines."""
+
+    def __init__(self, sets, ways, allocate_on_write):
+        self.sets = [OrderedDict() for _ in range(sets)]
+        self.ways = ways
+        self.allocate_on_write = allocate_on_write
+
+    def access(self, index, write):
+        lines = self.sets[index % len(self.sets)]
+        kind = "write" if write else "read"
+        if index in lines:
+            lines.move_to_end(index)
+            return f"{kind}-hit"
+        if not write or self.allocate_on_write:
+            if len(lines) == self.ways:
+                lines.popitem(last=False)
+            lines[index] = True
+        return f"{kind}-miss"
+
+
+def tag_sequence(trace, where):
+    """Cache outcomes at locations containing ``where``, in the order they happened."""
+    rows = [(time, task, trace.tag_names[tag]) for task, time, tag in trace.tags
+            if where in trace.locations[trace.tasks[task][3]]]
+    return [name for _, _, name in sorted(rows)]
+
+
+def test_hit_and_miss_match_a_reference_model(impl):
+    rng = random.Random(3)
+    accesses = [(rng.randrange(48) * 64, rng.random() < 0.3) for _ in range(300)]
+    records = []
+    for addr, write in accesses:
+        records.append(inst(Unit.VMEM, lines=[addr], write=int(write)))
+        records.append(inst(Unit.WAITCNT))  # serialise: each access sees the previous fill
+    _, trace, _ = run([launch([[wavefront(*records)]])], SMALL_CACHES, implementation=impl)
+
+    l1 = ReferenceCache(sets=2, ways=4, allocate_on_write=False)
+    banks = [ReferenceCache(sets=4, ways=4, allocate_on_write=True) for _ in range(2)]
+    expect_l1, expect_l2 = [], [[], []]
+    for addr, write in accesses:
+        outcome = l1.access(addr // 64, write)
+        expect_l1.append(outcome)
+        if outcome != "read-hit":  # misses and every store reach the L2
+            bank = (addr // 128) % 2
+            index = (addr // 256) * 2 + (addr % 128) // 64
+            expect_l2[bank].append(banks[bank].access(index, write))
+    assert tag_sequence(trace, "L1V") == expect_l1
+    for bank in (0, 1):
+        assert tag_sequence(trace, f"L2[{bank}]") == expect_l2[bank]
+    assert set(expect_l1) == {"read-hit", "read-miss", "write-hit", "write-miss"}
+    assert {"read-hit", "read-miss", "write-hit"} <= set(expect_l2[0] + expect_l2[1])
+
+
+def test_mshr_merges_reads_of_a_line_in_flight(impl):
+    same = [wavefront(inst(Unit.VMEM, lines=[4096]), inst(Unit.WAITCNT)) for _ in range(2)]
+    gpu, trace, _ = run([launch([same])], implementation=impl)
+    assert sorted(tag_sequence(trace, "L1V")) == ["read-miss", "read-mshr-hit"]
+    assert tag_sequence(trace, "L2") == ["read-miss"]
+    assert len(trace.rows("req_in", "ReadReq", "DRAM")) == 1
+    assert gpu.stats()["dram_requests"] == 1
+
+
+def test_dram_channel_bandwidth_serialises_transfers(impl):
+    lines = [i * 256 for i in range(24)]  # 128 B interleave over 2 banks: all on bank 0
+    stream = wavefront(inst(Unit.VMEM, lines=lines), inst(Unit.WAITCNT))
+    _, trace, _ = run([launch([[stream]])], ["l1v.mshrs=64", "l1v.requests_per_cycle=8"],
+                      implementation=impl)
+    dram = trace.rows("req_in", "ReadReq", "DRAM")
+    assert {trace.locations[r[3]] for r in dram} == {"GPU.DRAM[0]"}
+    starts = [r[4] for r in dram]
+    assert len(starts) == 24
+    transfer = 64 // 32
+    assert all(b - a >= transfer for a, b in zip(starts, starts[1:]))
+    assert {r[5] - r[4] for r in dram} == {100}
+
+
+def test_full_buffers_and_mshrs_push_back_on_the_cu(impl):
+    lines = [i * 64 for i in range(16)]
+    stream = wavefront(inst(Unit.VMEM, lines=lines), inst(Unit.WAITCNT))
+    overrides = ["l1v.mshrs=1", "l1v.buffer=1"]
+    _, trace, (cycles,) = run([launch([[stream]])], overrides, implementation=impl)
+    _, _, (free_cycles,) = run([launch([[stream]])], implementation=impl)
+    l1_in = trace.rows("req_in", "ReadReq", "L1V")
+    assert len(l1_in) == 16
+    # one MSHR: each miss is accepted only after the previous line came back
+    for a, b in zip(l1_in, l1_in[1:]):
+        assert b[4] >= a[5]
+    waits = [r[4] - trace.tasks[r[1]][4] for r in l1_in]  # buffer time: req_out to req_in
+    assert max(waits) > 100
+    assert cycles > 10 * free_cycles / 2
+
+
+def test_l2_writes_back_dirty_victims(impl):
+    # five stores to one L2 set of a 4-way bank: the first line is evicted dirty
+    lines = [i * 2048 for i in range(5)]  # bank 0, set 0 (4 sets x 2 lines per 128 B block)
+    stream = wavefront(*[inst(Unit.VMEM, lines=[a], write=1) for a in lines])
+    gpu, trace, _ = run([launch([[stream]])], SMALL_CACHES, implementation=impl)
+    writebacks = trace.rows("req_in", "WriteReq", "DRAM")
+    assert len(writebacks) == 1
+    l2_out = trace.tasks[writebacks[0][1]]
+    assert trace.locations[l2_out[3]] == "GPU.L2[0]"
+    assert tag_sequence(trace, "L2") == ["write-miss"] * 5
+    assert gpu.stats()["l2_misses"] == 5
