@@ -1,0 +1,127 @@
+"""The ``run`` command: ``python -m simulator run WORKLOAD [options] -o TRACE.sqlite``."""
+import argparse
+import shlex
+import sys
+
+from .config import ConfigError, apply_overrides, default_config, load_config_file
+from .trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
+
+
+def _workloads():
+    try:
+        from ..workloads import WORKLOADS
+    except ModuleNotFoundError as exc:
+        if exc.name != "simulator.workloads":
+            raise
+        return {}
+    return WORKLOADS
+
+
+def parse_window(text):
+    """``START:END`` in cycles, either side may be empty: ``1000:``, ``:5000``."""
+    start, sep, end = text.partition(":")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected START:END in cycles, got {text!r}")
+    try:
+        bounds = tuple(int(v) if v.strip() else None for v in (start, end))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"window bounds must be integers (cycles): {text!r}") from None
+    if None not in bounds and bounds[1] <= bounds[0]:
+        raise argparse.ArgumentTypeError(f"the window ends before it starts: {text!r}")
+    return bounds
+
+
+def register(subparsers):
+    workloads = _workloads()
+    p = subparsers.add_parser(
+        "run", help="simulate a workload on the GPU model into a trace",
+        description="Simulate a workload's kernels on the GPU timing model (an R9 Nano unless "
+                    "configured otherwise) and write every task into an SQLite trace. Each "
+                    "workload adds its own options; see `run WORKLOAD --help`.")
+    sub = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
+    for name, cls in workloads.items():
+        w = sub.add_parser(name, help=(cls.__doc__ or name).strip().splitlines()[0])
+        add_common_arguments(w)
+        cls.add_arguments(w)
+        w.set_defaults(func=_run, workload_class=cls)
+    if not workloads:
+        p.epilog = "No workloads are installed (simulator.workloads is missing)."
+
+
+def add_common_arguments(p):
+    p.add_argument("-o", "--output", help="trace file to write (.sqlite); omit to run untraced")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a configuration parameter, such as l2.banks=8 (repeatable)")
+    p.add_argument("--config", help="JSON file of configuration overrides, applied before --set")
+    p.add_argument("--dispatch-rate", type=int, metavar="N",
+                   help="work-groups dispatched per cycle (same as --set cp.wg_dispatch_per_cycle=N)")
+    p.add_argument("--trace-level", default="all",
+                   help=f"detail to record: one of {', '.join(LEVELS)} (cumulative), a "
+                        "comma-separated set such as kernel,mem, all (default) or off")
+    p.add_argument("--window", type=parse_window, metavar="START:END",
+                   help="record only tasks overlapping this range of cycles")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the workload's data (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def build_config(args):
+    cfg = default_config()
+    if args.config:
+        cfg = load_config_file(args.config, cfg)
+    overrides = list(args.overrides)
+    if args.dispatch_rate is not None:
+        overrides.append(f"cp.wg_dispatch_per_cycle={args.dispatch_rate}")
+    return apply_overrides(cfg, overrides)
+
+
+def _workload_options(args, cls):
+    probe = argparse.ArgumentParser(add_help=False)
+    cls.add_arguments(probe)
+    return {a.dest: getattr(args, a.dest) for a in probe._actions if a.dest != "help"}
+
+
+def _run(args):
+    from .run import SimulationInterrupted, simulate
+
+    try:
+        cfg = build_config(args)
+        parse_trace_level(args.trace_level)
+    except (ConfigError, TraceLevelError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    workload = args.workload_class(seed=args.seed, **_workload_options(args, args.workload_class))
+    command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    try:
+        result = simulate(workload, cfg, out_path=args.output, trace_level=args.trace_level,
+                          window=args.window, progress=not args.no_progress, command=command,
+                          seed=args.seed)
+    except SimulationInterrupted as stop:
+        _report(stop.result)
+        if stop.result.trace_path:
+            print(f"interrupted: {stop.result.trace_path} is a valid trace marked incomplete",
+                  file=sys.stderr)
+        return 130
+    _report(result)
+    try:
+        workload.check()
+    except AssertionError as exc:
+        print(f"error: the kernels computed a wrong result: {exc}", file=sys.stderr)
+        return 1
+    print("results match the numpy reference")
+    return 0
+
+
+def _report(result):
+    ns = result.simulated_ps / 1000
+    print(f"simulated time  {ns / 1000:,.3f} us ({result.cycles:,} cycles)")
+    for name, cycles in result.kernels:
+        print(f"  kernel {name}: {cycles:,} cycles")
+    stats = result.stats
+    if stats:
+        print(f"instructions    {stats['instructions']:,}   L1V hits/misses "
+              f"{stats['l1v_hits']:,}/{stats['l1v_misses']:,}   L2 hits/misses "
+              f"{stats['l2_hits']:,}/{stats['l2_misses']:,}   DRAM requests {stats['dram_requests']:,}")
+    print(f"wall time       {result.wall_seconds:.2f} s: {result.events_per_second:,.0f} events/s, "
+          f"{result.tasks_per_second:,.0f} tasks/s ({result.events:,} events, {result.tasks:,} tasks)")
+    if result.trace_path:
+        print(f"trace           {result.trace_path}")

@@ -1,0 +1,132 @@
+"""Running a whole workload: trace file, ``Simulation`` root task, kernels, finalize.
+
+``simulate`` is the one entry point used by ``python -m simulator run`` and the
+benchmarks. The trace is written to a temporary file beside the output and moved into
+place when it is complete and valid, so an error never leaves a half-written trace.
+Ctrl-C is different: the open tasks are closed and flagged, the file is finalized with
+``run.completed = 0`` and kept, and the ``KeyboardInterrupt`` is raised again.
+"""
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..tracing import PyTracer, Tracer, TraceWriter
+from ..tracing.writer import replace_atomically, temporary_path
+from .config import ps_per_cycle, validate
+from .platform import GPU, default_implementation
+from .trace_vocabulary import parse_trace_level
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``simulate``; ``result`` describes the partial run and its trace."""
+
+    def __init__(self, result):
+        super().__init__("simulation interrupted")
+        self.result = result
+
+
+@dataclass
+class SimulationResult:
+    """What a run achieved; rates are per wall-clock second of simulation."""
+
+    cycles: int = 0
+    simulated_ps: int = 0
+    events: int = 0
+    tasks: int = 0
+    wall_seconds: float = 0.0
+    kernels: list = field(default_factory=list)   # (name, cycles) per launch
+    stats: dict = field(default_factory=dict)
+    completed: bool = False
+    trace_path: str = None
+
+    @property
+    def events_per_second(self):
+        return self.events / self.wall_seconds if self.wall_seconds else 0.0
+
+    @property
+    def tasks_per_second(self):
+        return self.tasks / self.wall_seconds if self.wall_seconds else 0.0
+
+
+def _progress_bar(enabled):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(unit=" wg", desc="simulating", file=sys.stderr, dynamic_ncols=True)
+
+
+def simulate(workload, config, out_path=None, trace_level="all", window=None, progress=True,
+             implementation=None, command=None, seed=None):
+    """Simulate every launch of ``workload`` on a GPU built from ``config``.
+
+    ``out_path`` None (or ``trace_level`` "off") runs untraced. ``window`` is a
+    ``(start, end)`` pair of cycles (either may be None) limiting what is recorded.
+    """
+    config = validate(config)
+    levels = parse_trace_level(trace_level)
+    implementation = implementation or default_implementation()
+    result = SimulationResult(trace_path=str(out_path) if out_path else None)
+    writer = tracer = None
+    tmp_path = None
+    if out_path is not None and levels:
+        tmp_path = temporary_path(out_path)
+        writer = TraceWriter(tmp_path, command=command or "simulate", config=config,
+                             workload=getattr(workload, "name", None),
+                             seed=getattr(workload, "seed", seed))
+        tracer_class = Tracer if implementation == "cython" else PyTracer
+        tracer = tracer_class(writer, ps_per_tick=ps_per_cycle(config),
+                              window=window or (None, None))
+    bar = _progress_bar(progress)
+    wall_start = time.perf_counter()
+    gpu = None
+    interrupted = False
+    try:
+        gpu = GPU(config, tracer, levels if tracer is not None else 0, implementation)
+        gpu.start_simulation({"workload": getattr(workload, "name", None)})
+        done_before = 0
+        for launch in workload.launches(recorder=None):
+            if bar is not None:
+                bar.set_description(launch.name)
+
+            def report(completed, base=done_before):
+                bar.n = base + completed
+                bar.refresh()
+
+            cycles = gpu.run_kernel(launch, report if bar is not None else None)
+            done_before += len(launch.work_groups)
+            result.kernels.append((launch.name, cycles))
+        gpu.finish()
+        result.completed = True
+    except KeyboardInterrupt:
+        interrupted = True
+    except BaseException:
+        if writer is not None:
+            writer.close()
+            _remove(tmp_path)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    result.wall_seconds = time.perf_counter() - wall_start
+    if gpu is not None:
+        result.cycles = gpu.now
+        result.events = gpu.events
+        result.stats = gpu.stats()
+    result.simulated_ps = result.cycles * ps_per_cycle(config)
+    if tracer is not None:
+        open_tasks = tracer.close(result.cycles)
+        result.tasks = tracer.next_key
+        writer.finalize(completed=result.completed, virtual_end_ps=result.simulated_ps,
+                        open_tasks=open_tasks)
+        writer.close()
+        _remove(out_path, main=False)  # a stale WAL beside the old file would corrupt the new one
+        replace_atomically(tmp_path, out_path)
+    if interrupted:
+        raise SimulationInterrupted(result)
+    return result
+
+
+def _remove(path, main=True):
+    for suffix in ("", "-wal", "-shm") if main else ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)

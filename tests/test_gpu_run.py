@@ -1,0 +1,141 @@
+"""Whole runs: the trace file, determinism, Ctrl-C, the tracing window, the CLI helpers."""
+import argparse
+import json
+import sqlite3
+
+import pytest
+from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, wavefront
+
+from simulator.gpu import apply_overrides, default_config
+from simulator.gpu.platform import cython_available
+from simulator.gpu.cli import build_config, parse_window
+from simulator.gpu.run import SimulationInterrupted, simulate
+from simulator.kernels.stream import Unit
+
+
+class HandMade:
+    """A workload of hand-built launches (until the kernel engineer's exist)."""
+
+    name = "handmade"
+
+    def __init__(self, seed=0, kernels=2, interrupt_after=None):
+        self.seed = seed
+        self.kernels = kernels
+        self.interrupt_after = interrupt_after
+
+    def launches(self, recorder=None):
+        for k in range(self.kernels):
+            if k == self.interrupt_after:
+                raise KeyboardInterrupt
+            groups = []
+            for g in range(6):
+                base = (k * 97 + g * 13 + self.seed) * 64
+                wf = wavefront(inst(Unit.VALU), inst(Unit.VMEM, lines=[base, base + 64]),
+                               inst(Unit.WAITCNT), inst(Unit.LDS, passes=2), inst(Unit.BARRIER),
+                               inst(Unit.VMEM, lines=[base + 4096], write=1), inst(Unit.SALU))
+                groups.append([wf, wf])
+            yield launch(groups, name=f"kernel{k}", launch_id=k)
+
+    def check(self):
+        pass
+
+
+def tiny_config(*extra):
+    return apply_overrides(default_config(), TINY + list(extra))
+
+
+def dump(path):
+    """Everything a run decided (not when or how fast it ran)."""
+    db = sqlite3.connect(path)
+    tables = {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall())
+              for t in ("task", "task_tag", "kind", "location", "tag_name", "metric_bin")}
+    run = db.execute("SELECT config, completed, open_tasks, virtual_end_ps FROM run").fetchone()
+    db.close()
+    return tables, run
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def impl(request):
+    return request.param
+
+
+def test_simulate_writes_a_complete_trace(tmp_path, impl):
+    out = tmp_path / "t.sqlite"
+    result = simulate(HandMade(), tiny_config(), out, progress=False, implementation=impl)
+    assert result.completed and result.cycles > 0 and result.events > 0
+    assert [name for name, _ in result.kernels] == ["kernel0", "kernel1"]
+    tables, (config, completed, open_tasks, end_ps) = dump(out)
+    assert completed == 1 and open_tasks == 0
+    assert json.loads(config) == tiny_config()
+    assert end_ps == result.simulated_ps == result.cycles * 1000
+    assert len(tables["task"]) == result.tasks
+    assert max(row[5] for row in tables["task"]) <= end_ps
+    names = {row[1] for row in tables["location"]}
+    assert {"GPU", "GPU.CommandProcessor", "GPU.SA[0].CU[1]", "GPU.SA[0].CU[0].SIMD[1]",
+            "GPU.SA[0].L1V[0]", "GPU.L2[1]", "GPU.DRAM[0]"} <= names
+    assert not list(tmp_path.glob(".*partial*"))
+
+
+def test_same_seed_same_trace_and_builds_agree(tmp_path):
+    first, second = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    simulate(HandMade(seed=1), tiny_config(), first, progress=False, implementation="python")
+    simulate(HandMade(seed=1), tiny_config(), second, progress=False, implementation="python")
+    assert dump(first) == dump(second)
+    other = tmp_path / "c.sqlite"
+    simulate(HandMade(seed=2), tiny_config(), other, progress=False, implementation="python")
+    assert dump(other)[0]["task"] != dump(first)[0]["task"]
+    if not cython_available():
+        pytest.skip("Cython GPU not built")
+    cy = tmp_path / "cy.sqlite"
+    simulate(HandMade(seed=1), tiny_config(), cy, progress=False, implementation="cython")
+    assert dump(cy) == dump(first)
+
+
+def test_ctrl_c_leaves_a_valid_trace_marked_incomplete(tmp_path, impl):
+    out = tmp_path / "stopped.sqlite"
+    with pytest.raises(SimulationInterrupted) as stop:
+        simulate(HandMade(interrupt_after=1), tiny_config(), out, progress=False,
+                 implementation=impl)
+    assert not stop.value.result.completed
+    tables, (_, completed, open_tasks, _) = dump(out)
+    assert completed == 0
+    assert open_tasks == 1  # the Simulation root
+    flagged = [row for row in tables["task"] if row[6] & 1]
+    assert len(flagged) == 1
+
+
+def test_untraced_run_and_window(tmp_path, impl):
+    full = simulate(HandMade(), tiny_config(), None, progress=False, implementation=impl)
+    assert full.tasks == 0 and full.cycles > 0
+    out = tmp_path / "w.sqlite"
+    traced = simulate(HandMade(), tiny_config(), out, progress=False, implementation=impl,
+                      window=(0, 200))
+    assert traced.cycles == full.cycles  # tracing never changes timing
+    tasks = dump(out)[0]["task"]
+    assert tasks and all(row[4] < 200_000 for row in tasks)
+
+
+def test_stall_or_bad_input_leaves_no_file(tmp_path):
+    class Broken(HandMade):
+        def launches(self, recorder=None):
+            yield launch([[wavefront(inst(Unit.VALU)) for _ in range(41)]])
+
+    out = tmp_path / "never.sqlite"
+    with pytest.raises(ValueError, match="cannot fit"):
+        simulate(Broken(), tiny_config(), out, progress=False, implementation="python")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_config_and_window_parsing(tmp_path):
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps({"l2": {"banks": 8}, "dram": {"latency": 50}}))
+    args = argparse.Namespace(config=str(path), overrides=["dram.latency=70"], dispatch_rate=2)
+    cfg = build_config(args)
+    assert (cfg["l2"]["banks"], cfg["dram"]["latency"], cfg["cp"]["wg_dispatch_per_cycle"]) == (8, 70, 2)
+    assert parse_window("100:200") == (100, 200)
+    assert parse_window(":200") == (None, 200)
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_window("200:100")
+    path.write_text('{"l2": {"banks": }')
+    with pytest.raises(Exception, match=r"cfg.json:1:\d+: invalid JSON"):
+        build_config(argparse.Namespace(config=str(path), overrides=[], dispatch_rate=None))
