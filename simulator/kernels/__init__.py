@@ -1,0 +1,22 @@
+"""Kernels from source: an OpenCL C subset with Klein's annotations, run SIMT on real data.
+
+``frontend.compile_source`` parses a ``.cl`` file into the IR, ``simt.launch`` runs one
+launch on numpy buffers and returns the per-wavefront instruction streams of
+``stream.py`` for the timing model; ``probes`` and ``records`` capture and store
+Klein's kernel-level records (watched accesses, branch bit-streams, emitted values).
+"""
+from importlib import resources
+
+from .diagnostics import KernelError, Unsupported
+from .frontend import compile_source
+from .memory import Buffer, LocalMem, Memory
+from .simt import launch
+
+
+def builtin_source(name):
+    """Text of a kernel shipped in ``simulator/kernels/builtin`` (``name`` without .cl)."""
+    return resources.files("simulator.kernels").joinpath("builtin", f"{name}.cl").read_text()
+
+
+__all__ = ["Buffer", "KernelError", "LocalMem", "Memory", "Unsupported", "builtin_source",
+           "compile_source", "launch"]

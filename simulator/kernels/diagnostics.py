@@ -1,0 +1,31 @@
+"""Kernel errors that point at the source: ``file:line:col: reason``.
+
+Every problem found while reading, checking or running a kernel is a ``KernelError``.
+Its text is one line in the format compilers use, so editors and users can jump to
+the spot; the CLI prints it instead of a traceback.
+"""
+
+
+class KernelError(Exception):
+    """A syntax, semantic or run-time error in a kernel, located in its source."""
+
+    def __init__(self, path, line, col, reason):
+        self.path = path
+        self.line = line or 0
+        self.col = col or 0
+        self.reason = reason
+        super().__init__(f"{path}:{self.line}:{self.col}: {reason}")
+
+
+class Unsupported(KernelError):
+    """A valid OpenCL C construct that this subset does not execute (named explicitly)."""
+
+    def __init__(self, path, line, col, construct):
+        super().__init__(path, line, col, f"unsupported: {construct}")
+
+
+def at(coord, path, reason, cls=KernelError):
+    """A ``KernelError`` located at a pycparser ``Coord`` (or at line 0 if there is none)."""
+    if coord is None:
+        return cls(path, 0, 0, reason)
+    return cls(path, coord.line, coord.column or 1, reason)

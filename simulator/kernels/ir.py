@@ -1,0 +1,245 @@
+"""The kernel IR: a small typed tree that the SIMT executor walks.
+
+The frontend lowers pycparser's C AST into these nodes. Every node knows its source
+line and column and its static type. Two flags drive execution and timing:
+
+* ``uniform``: the value is the same for every work-item of the launch (kernel
+  arguments, sizes, constants, loop counters built from them). Uniform values are
+  kept as numpy scalars, so they cost nothing per lane;
+* ``wave``: the value is the same for all lanes of a wavefront (uniform values plus
+  the work-group id). Operations on such values issue to the scalar unit (SALU),
+  the rest to the vector unit (VALU), as a GCN compiler would place them.
+
+Variables have unique names (shadowing is resolved by the frontend), so the executor
+can keep them in one flat dictionary.
+"""
+from dataclasses import dataclass, field
+
+
+class Node:
+    """Base of every IR node: carries ``line`` and ``col`` in the kernel source."""
+
+
+class Expr(Node):
+    """A typed value; see the module docstring for ``uniform`` and ``wave``."""
+
+
+def _expr(cls):
+    """Give an expression class an __init__ taking its fields, then position and type."""
+    names = cls.fields
+
+    def __init__(self, *values, line=0, col=0, type=None, uniform=False, wave=False):
+        for name, value in zip(names, values):
+            setattr(self, name, value)
+        self.line, self.col, self.type = line, col, type
+        self.uniform, self.wave = uniform, wave or uniform
+
+    cls.__init__ = __init__
+    cls.__repr__ = lambda self: f"{cls.__name__}({', '.join(repr(getattr(self, n)) for n in names)})"
+    return cls
+
+
+class Const(Expr):
+    fields = ("value",)
+
+
+class Var(Expr):
+    fields = ("name",)
+
+
+class WorkItem(Expr):
+    """get_global_id(d) and friends; ``fn`` is the builtin's name, ``dim`` 0..2."""
+
+    fields = ("fn", "dim")
+
+
+class Binary(Expr):
+    """Arithmetic, bitwise and comparison operators (operands already converted)."""
+
+    fields = ("op", "a", "b")
+
+
+class Logical(Expr):
+    """``&&`` and ``||``: the right side runs only on the lanes that need it."""
+
+    fields = ("op", "a", "b")
+
+
+class Unary(Expr):
+    fields = ("op", "a")
+
+
+class Cast(Expr):
+    fields = ("a",)
+
+
+class Select(Expr):
+    """``c ? a : b``: each side runs only on its own lanes."""
+
+    fields = ("cond", "a", "b")
+
+
+class Call(Expr):
+    """A math built-in such as ``sqrt`` or ``min``; ``fn`` names it."""
+
+    fields = ("fn", "args")
+
+
+class Load(Expr):
+    """Read ``array[index]`` from a global/constant buffer, local or private array."""
+
+    fields = ("array", "index")
+
+
+class Swizzle(Expr):
+    """Vector components: ``v.x``, ``v.xy``, ``v.s3``; ``comps`` are indices."""
+
+    fields = ("a", "comps")
+
+
+class VecLit(Expr):
+    """``(float4)(a, b, c, d)``: parts are scalars or vectors filling the width."""
+
+    fields = ("parts",)
+
+
+class Stmt(Node):
+    """A statement; the executor runs it for a set of active lanes."""
+
+
+def _stmt(cls):
+    names = cls.fields
+
+    def __init__(self, *values, line=0, col=0):
+        for name, value in zip(names, values):
+            setattr(self, name, value)
+        self.line, self.col = line, col
+
+    cls.__init__ = __init__
+    return cls
+
+
+class Block(Stmt):
+    fields = ("stmts",)
+
+
+class Assign(Stmt):
+    """``name = value`` or, with ``comps``, ``name.xy = value``."""
+
+    fields = ("name", "value", "comps")
+
+
+class Store(Stmt):
+    """``array[index] = value`` (``comps`` for a component store ``a[i].x = v``)."""
+
+    fields = ("array", "index", "value", "comps")
+
+
+class EmitStore(Stmt):
+    """Assignment to an ``@emit`` name: record a value per work-item."""
+
+    fields = ("name", "index", "value")
+
+
+class If(Stmt):
+    fields = ("cond", "then", "orelse", "node")
+
+
+class Loop(Stmt):
+    """``for``/``while``/``do``; the condition is checked before the body unless ``post``."""
+
+    fields = ("cond", "body", "step", "node", "post")
+
+
+class Break(Stmt):
+    fields = ()
+
+
+class Continue(Stmt):
+    fields = ()
+
+
+class Return(Stmt):
+    fields = ()
+
+
+class Barrier(Stmt):
+    fields = ("flags",)
+
+
+class Watch(Stmt):
+    """``@watch NAME;``: record every access to the array from here on."""
+
+    fields = ("array",)
+
+
+class Eval(Stmt):
+    """An expression evaluated for its effect (a call such as ``mem_fence``)."""
+
+    fields = ("expr",)
+
+
+for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, Load,
+             Swizzle, VecLit):
+    _expr(_cls)
+for _cls in (Block, Assign, Store, EmitStore, If, Loop, Break, Continue, Return, Barrier,
+             Watch, Eval):
+    _stmt(_cls)
+
+
+@dataclass
+class BranchNode:
+    """One node of Klein's semantic model: a conditional or an iteration.
+
+    Each evaluation of its condition appends one bit to a work-item's branch stream.
+    """
+
+    id: int
+    parent: int          # enclosing branch node id, -1 at top level
+    kind: str            # 'if' or 'loop'
+    line: int
+    col: int
+    end_line: int        # last source line of the statement (its whole extent)
+    branch: str = ""     # for nested nodes: 'then', 'else' or 'body' of the parent
+
+
+@dataclass
+class ArrayInfo:
+    """A memory object a kernel can index: a pointer argument or a declared array."""
+
+    name: str
+    space: str           # global, constant, local, private
+    elem: object         # Scalar or Vector
+    length: int = 0      # elements, for declared arrays (0 for pointer arguments)
+    is_param: bool = False
+    dims: tuple = ()     # declared extents of a multi-dimensional array, outermost first
+
+
+@dataclass
+class Kernel:
+    name: str
+    params: list                         # (name, type) in order
+    arrays: dict                         # name -> ArrayInfo (pointer params and declared arrays)
+    variables: dict                      # unique name -> Scalar/Vector
+    body: Block
+    line: int
+    branch_nodes: list = field(default_factory=list)
+    emits: dict = field(default_factory=dict)    # name -> Emit annotation
+
+
+@dataclass
+class Program:
+    path: str
+    source: str
+    kernels: dict                         # name -> Kernel, in source order
+    binds: list = field(default_factory=list)    # (line, spec)
+    emits: list = field(default_factory=list)
+
+    def kernel(self, name=None):
+        """The named kernel, or the only/first one when name is None."""
+        if name is None:
+            return next(iter(self.kernels.values()))
+        if name not in self.kernels:
+            raise KeyError(f"{self.path}: no kernel named {name!r} "
+                           f"(has: {', '.join(self.kernels)})")
+        return self.kernels[name]

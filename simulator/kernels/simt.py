@@ -1,0 +1,598 @@
+"""SIMT functional execution: run a kernel on real data, all lanes at once.
+
+The executor walks the IR once for the whole launch. A statement runs for a set of
+active lanes (``lanes.Lanes``), which plays the role of the EXEC mask, with numpy
+operating on the active lanes' values:
+
+* ``if``/``else``: both sides run, under complementary subsets of the lanes; a side
+  that no lane takes is skipped (per wavefront, by construction of the records);
+* loops run until no lane is active; ``break``/``continue``/``return`` retire lanes
+  for the rest of the loop iteration, the loop or the kernel;
+* ``barrier`` needs no waiting: every lane finishes a statement before any lane
+  starts the next, which is a stronger order than a barrier guarantees;
+* local memory is one array per work-group, private arrays one row per lane;
+  global buffers are the host's numpy arrays, written in place.
+
+While running, the executor issues instructions to an ``InstructionLog`` the way a
+GCN compiler would lay them out: VALU (SALU for wave-uniform values) per operator,
+VMEM per global access followed by ``WAITCNT`` before the first use of a loaded
+value, LDS per local access, ``s_and_saveexec``/``s_cbranch_execz`` (SALU + BRANCH)
+per conditional and per loop test, ``BARRIER``. Observations for Klein's views go to
+an optional ``probes.Probes``.
+
+``launch()`` is the entry point: it returns the ``stream.KernelLaunch`` the timing
+model consumes.
+"""
+import numpy as np
+
+from . import ir
+from . import types as T
+from .builtins import apply_math, math_cost
+from .diagnostics import KernelError
+from .lanes import Geometry, Lanes, all_lanes
+from .memory import Buffer, LocalMem
+from .probes import READ, WRITE
+from .stream import KernelLaunch, Unit, WorkGroupStream
+from .wavefronts import InstructionLog
+
+MAX_LOOP_TRIPS = 1_000_000
+INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
+
+
+class _Region:
+    """A memory object during a launch: its storage, element type and addresses."""
+
+    __slots__ = ("name", "space", "elem", "data", "length", "base", "group_stride")
+
+    def __init__(self, name, space, elem, data, length, base, group_stride=0):
+        self.name, self.space, self.elem, self.data = name, space, elem, data
+        self.length, self.base, self.group_stride = length, base, group_stride
+
+
+def _c_div(a, b):
+    """C integer division: the quotient truncates toward zero (numpy floors)."""
+    q = np.floor_divide(a, b)
+    r = a - q * b
+    fix = (r != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
+    return q + fix.astype(q.dtype) if np.ndim(q) else q + int(fix)
+
+
+def _shift_mask(ty):
+    return ty.base.size * 8 - 1
+
+
+class Executor:
+    """Runs one launch of one kernel (see the module docstring)."""
+
+    def __init__(self, program, kernel, geometry, args, log, probes=None):
+        self.path = program.path
+        self.kernel = kernel
+        self.geo = geometry
+        self.log = log
+        self.probes = probes
+        self.pending = False          # VMEM loads issued and not yet waited for
+        self.pending_vars = set()     # variables holding such loads
+        self.watched = set()
+        L = geometry.lanes
+        self.returned = np.zeros(L, dtype=bool)
+        self.broke = np.zeros(L, dtype=bool)
+        self.continued = np.zeros(L, dtype=bool)
+        self.retired = 0              # counts lanes retired by break/continue/return
+        self.env = {}
+        for name, ty in kernel.variables.items():
+            shape = (ty.width,) if ty.width > 1 else ()
+            if name in kernel.varying:
+                self.env[name] = np.zeros((L,) + shape, dtype=ty.dtype)
+            else:
+                self.env[name] = np.zeros(shape, dtype=ty.dtype) if shape else ty.dtype.type(0)
+        self.regions = {}
+        self.lds_bytes = 0
+        self._bind_args(args)
+        self._bind_arrays()
+        self._stmt = {ir.Block: self.s_block, ir.Assign: self.s_assign, ir.Store: self.s_store,
+                      ir.EmitStore: self.s_emit, ir.If: self.s_if, ir.Loop: self.s_loop,
+                      ir.Break: self.s_break, ir.Continue: self.s_continue,
+                      ir.Return: self.s_return, ir.Barrier: self.s_barrier,
+                      ir.Watch: self.s_watch, ir.Eval: self.s_eval}
+        self._expr = {ir.Const: self.e_const, ir.Var: self.e_var, ir.WorkItem: self.e_workitem,
+                      ir.Binary: self.e_binary, ir.Logical: self.e_logical, ir.Unary: self.e_unary,
+                      ir.Cast: self.e_cast, ir.Select: self.e_select, ir.Call: self.e_call,
+                      ir.Load: self.e_load, ir.Swizzle: self.e_swizzle, ir.VecLit: self.e_veclit}
+
+    # -- set-up --------------------------------------------------------------------
+    def error(self, node, reason):
+        return KernelError(self.path, node.line, node.col, reason)
+
+    def _bind_args(self, args):
+        kernel = self.kernel
+        names = [name.split("#")[0] for name, _ in kernel.params]
+        missing = [n for n in names if n not in args]
+        extra = [n for n in args if n not in names]
+        if missing or extra:
+            raise KernelError(self.path, kernel.line, 1, f"kernel '{kernel.name}' arguments:"
+                              + (f" missing {', '.join(missing)}" if missing else "")
+                              + (f" unknown {', '.join(extra)}" if extra else ""))
+        for (name, ty), plain in zip(kernel.params, names):
+            value = args[plain]
+            if isinstance(ty, T.Pointer):
+                self._bind_pointer(plain, ty, value)
+            else:
+                if isinstance(value, (Buffer, LocalMem, np.ndarray)):
+                    raise KernelError(self.path, kernel.line, 1, f"argument '{plain}' is a {ty}, not a buffer")
+                self.env[name] = np.asarray(value).astype(ty.dtype)[()] if ty.width == 1 else \
+                    np.broadcast_to(np.asarray(value, dtype=ty.dtype), (ty.width,)).copy()
+
+    def _bind_pointer(self, name, ty, value):
+        elem = ty.elem
+        where = f"argument '{name}' ({ty})"
+        if ty.space == "local":
+            if not isinstance(value, LocalMem):
+                raise KernelError(self.path, self.kernel.line, 1, f"{where} needs LocalMem(elements)")
+            self._local(name, elem, value.elements)
+            return
+        if not isinstance(value, Buffer):
+            raise KernelError(self.path, self.kernel.line, 1, f"{where} needs a Buffer")
+        array = value.array
+        if array.dtype != elem.dtype:
+            raise KernelError(self.path, self.kernel.line, 1,
+                              f"{where} needs {elem.dtype} data, the buffer holds {array.dtype}")
+        flat = array.reshape(-1)
+        if elem.width > 1:
+            if flat.size % elem.width:
+                raise KernelError(self.path, self.kernel.line, 1,
+                                  f"{where}: {flat.size} elements are not a whole number of {elem}")
+            flat = flat.reshape(-1, elem.width)
+        self.regions[name] = _Region(name, ty.space, elem, flat, len(flat), value.base)
+
+    def _local(self, name, elem, length):
+        align = max(4, elem.size)
+        self.lds_bytes = -(-self.lds_bytes // align) * align
+        shape = (self.geo.groups * length,) + ((elem.width,) if elem.width > 1 else ())
+        self.regions[name] = _Region(name, "local", elem, np.zeros(shape, dtype=elem.dtype), length,
+                                     self.lds_bytes, length)
+        self.lds_bytes += length * elem.size
+
+    def _bind_arrays(self):
+        for name, info in self.kernel.arrays.items():
+            if info.is_param:
+                continue
+            if info.space == "local":
+                self._local(name, info.elem, info.length)
+            else:
+                shape = (self.geo.lanes * info.length,) + ((info.elem.width,) if info.elem.width > 1 else ())
+                self.regions[name] = _Region(name, "private", info.elem,
+                                             np.zeros(shape, dtype=info.elem.dtype), info.length, 0,
+                                             info.length)
+        if self.lds_bytes > 65536:
+            raise KernelError(self.path, self.kernel.line, 1,
+                              f"kernel needs {self.lds_bytes} bytes of local memory per group (limit 65536)")
+
+    # -- running ---------------------------------------------------------------------
+    def run(self):
+        with np.errstate(all="ignore"):
+            self.s_block(self.kernel.body, all_lanes(self.geo))
+        return self
+
+    def stmt(self, s, lanes):
+        self._stmt[type(s)](s, lanes)
+
+    def live(self, lanes):
+        """``lanes`` minus those retired by break, continue or return."""
+        idx = lanes.sel
+        dead = self.returned[idx] | self.broke[idx] | self.continued[idx]
+        return lanes.subset(~dead)
+
+    def s_block(self, s, lanes):
+        for child in s.stmts:
+            if not lanes.n:
+                return
+            before = self.retired
+            self.stmt(child, lanes)
+            if self.retired != before:
+                lanes = self.live(lanes)
+
+    def wait(self, lanes):
+        """``s_waitcnt vmcnt(0)``: a loaded value is about to be used."""
+        if self.pending:
+            self.log.alu(lanes, Unit.WAITCNT, 0)
+            self.pending = False
+            self.pending_vars.clear()
+
+    def assign_var(self, name, value, lanes, comps=None):
+        store = self.env[name]
+        if name in self.kernel.varying:
+            if comps is None:
+                store[lanes.sel] = value
+            else:
+                sel = lanes.sel
+                store[sel, comps[0] if len(comps) == 1 else comps] = value
+        elif comps is None:
+            self.env[name] = value
+        else:
+            store = store.copy()
+            store[comps[0] if len(comps) == 1 else comps] = value
+            self.env[name] = store
+
+    def s_assign(self, s, lanes):
+        value = self.eval(s.value, lanes)
+        if type(s.value) is ir.Load and self.pending:
+            self.pending_vars.add(s.name)   # the wait moves to the variable's first use
+        self.assign_var(s.name, value, lanes, s.comps)
+
+    def s_store(self, s, lanes):
+        region = self.regions[s.array]
+        index = self.eval(s.index, lanes)
+        value = self.eval(s.value, lanes)
+        self.wait_for(s.value, lanes)
+        self.wait_for(s.index, lanes)
+        positions, addresses = self.locate(s, region, index, lanes, "write")
+        if s.comps is not None:
+            comps = s.comps[0] if len(s.comps) == 1 else s.comps
+            region.data[positions, comps] = value
+        else:
+            region.data[positions] = value
+        self.memory_record(s, region, lanes, addresses, index, True)
+
+    def wait_for(self, node, lanes):
+        if self.pending and type(node) is ir.Load:
+            self.wait(lanes)
+
+    def s_emit(self, s, lanes):
+        value = self.eval(s.value, lanes)
+        self.wait_for(s.value, lanes)
+        if s.index is None:
+            index = self.geo.lane_array("global_linear", 0)[lanes.sel]
+        else:
+            index = np.broadcast_to(self.eval(s.index, lanes), (lanes.n,))
+        value = np.broadcast_to(value, (lanes.n,))
+        keep = (index >= 0) & (index < self.kernel.emits[s.name].length)
+        if self.probes is not None:
+            self.probes.emit(s.name, index[keep], value[keep])
+
+    def branch_test(self, s, cond, lanes, node):
+        """Issue the EXEC-mask update and branch of a conditional; record branch bits."""
+        if np.ndim(cond) == 0:
+            self.log.alu(lanes, Unit.BRANCH, s.line)
+        else:
+            self.log.alu(lanes, Unit.SALU, s.line)
+            self.log.alu(lanes, Unit.BRANCH, s.line)
+        if self.probes is not None:
+            self.probes.branch(node, lanes, cond)
+
+    def split(self, cond, lanes):
+        if np.ndim(cond) == 0:
+            empty = Lanes(np.empty(0, dtype=np.int64), lanes.total)
+            return (lanes, empty) if cond else (empty, lanes)
+        taken = cond != 0
+        return lanes.subset(taken), lanes.subset(~taken)
+
+    def s_if(self, s, lanes):
+        cond = self.eval(s.cond, lanes)
+        self.wait_for(s.cond, lanes)
+        self.branch_test(s, cond, lanes, s.node)
+        then_lanes, else_lanes = self.split(cond, lanes)
+        if then_lanes.n:
+            self.stmt(s.then, then_lanes)
+        if s.orelse is not None:
+            self.log.alu(lanes, Unit.SALU, s.line)
+            self.log.alu(lanes, Unit.BRANCH, s.line)
+            if else_lanes.n:
+                self.stmt(s.orelse, else_lanes)
+        if np.ndim(cond):
+            self.log.alu(lanes, Unit.SALU, s.line)  # restore EXEC after the divergent region
+
+    def s_loop(self, s, lanes):
+        outer = self.broke.copy(), self.continued.copy()
+        self.broke[:] = False
+        self.continued[:] = False
+        active = lanes
+        first = True
+        trips = 0
+        while True:
+            if not (s.post and first):
+                cond = self.eval(s.cond, active)
+                self.wait_for(s.cond, active)
+                self.branch_test(s, cond, active, s.node)
+                active = self.split(cond, active)[0]
+            first = False
+            if not active.n:
+                break
+            trips += 1
+            if trips > MAX_LOOP_TRIPS:
+                raise self.error(s, f"loop did not finish after {MAX_LOOP_TRIPS} iterations")
+            self.stmt(s.body, active)
+            self.continued[active.sel] = False
+            active = self.live(active)
+            if s.step is not None and active.n:
+                self.stmt(s.step, active)
+        self.broke, self.continued = outer
+
+    def s_break(self, s, lanes):
+        self.broke[lanes.sel] = True
+        self.retired += 1
+
+    def s_continue(self, s, lanes):
+        self.continued[lanes.sel] = True
+        self.retired += 1
+
+    def s_return(self, s, lanes):
+        self.returned[lanes.sel] = True
+        self.retired += 1
+
+    def s_barrier(self, s, lanes):
+        self.wait(lanes)
+        self.log.alu(lanes, Unit.BARRIER, s.line)
+        if self.probes is not None:
+            self.probes.barrier(s.line, lanes, bool(self.watched))
+
+    def s_watch(self, s, lanes):
+        self.watched.add(s.array)
+
+    def s_eval(self, s, lanes):
+        self.eval(s.expr, lanes)
+
+    # -- expressions -------------------------------------------------------------------
+    def eval(self, e, lanes):
+        return self._expr[type(e)](e, lanes)
+
+    def alu(self, e, lanes, count=1):
+        self.log.alu(lanes, Unit.SALU if e.wave else Unit.VALU, e.line, count * e.type.width)
+
+    def operands(self, e, lanes, *children):
+        values = [self.eval(c, lanes) for c in children]
+        if self.pending and any(type(c) is ir.Load for c in children):
+            self.wait(lanes)
+        return values
+
+    def e_const(self, e, lanes):
+        return e.value
+
+    def e_var(self, e, lanes):
+        if e.name in self.pending_vars:
+            self.wait(lanes)
+        value = self.env[e.name]
+        if e.name in self.kernel.varying:
+            return value[lanes.sel]
+        return value
+
+    def e_workitem(self, e, lanes):
+        if e.uniform:
+            return self.geo.uniform_value(e.fn, e.dim)
+        if e.fn == "get_global_id":
+            self.log.alu(lanes, Unit.VALU, e.line)   # group * size + local id
+        return self.geo.lane_array(e.fn, e.dim)[lanes.sel]
+
+    def e_binary(self, e, lanes):
+        a, b = self.operands(e, lanes, e.a, e.b)
+        a, b = _widen((a, e.a.type), (b, e.b.type))
+        op = e.op
+        ty = e.a.type
+        integer = not ty.is_float
+        if op == "+":
+            r = a + b
+        elif op == "-":
+            r = a - b
+        elif op == "*":
+            r = a * b
+        elif op == "/":
+            r = _c_div(a, b) if integer else a / b
+        elif op == "%":
+            r = a - _c_div(a, b) * b
+        elif op == "<<":
+            r = a << (b & _shift_mask(ty))
+        elif op == ">>":
+            r = a >> (b & _shift_mask(ty))
+        elif op == "&":
+            r = a & b
+        elif op == "|":
+            r = a | b
+        elif op == "^":
+            r = a ^ b
+        else:
+            r = {"<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
+                 "==": np.equal, "!=": np.not_equal}[op](a, b)
+            r = _as_type(r, e.type) if e.type.width == 1 else np.where(r, -1, 0).astype(np.int32)
+            self.alu(e, lanes)
+            return r
+        self.alu(e, lanes, INT_DIV_COST if integer and op in "/%" else 1)
+        return _as_type(r, e.type)
+
+    def e_logical(self, e, lanes):
+        a = self.eval(e.a, lanes)
+        if self.pending and type(e.a) is ir.Load:
+            self.wait(lanes)
+        self.alu(e, lanes)
+        first = a != 0
+        if np.ndim(first) == 0:
+            if bool(first) == (e.op == "||"):
+                return np.int32(1 if first else 0)
+            b = self.eval(e.b, lanes)
+            return _as_type(np.asarray(b) != 0, T.INT)
+        # The right side runs only where it decides the result (C short-circuit).
+        need = ~first if e.op == "||" else first
+        result = first.copy() if e.op == "||" else np.zeros(lanes.n, dtype=bool)
+        sub = lanes.subset(need)
+        if sub.n:
+            b = self.eval(e.b, sub)
+            if self.pending and type(e.b) is ir.Load:
+                self.wait(sub)
+            result[need] = np.broadcast_to(np.asarray(b) != 0, (sub.n,))
+        return result.astype(np.int32)
+
+    def e_unary(self, e, lanes):
+        (a,) = self.operands(e, lanes, e.a)
+        self.alu(e, lanes)
+        if e.op == "-":
+            return _as_type(-a, e.type)
+        if e.op == "~":
+            return _as_type(~a, e.type)
+        return _as_type(np.asarray(a) == 0, e.type)  # '!'
+
+    def e_cast(self, e, lanes):
+        (a,) = self.operands(e, lanes, e.a)
+        src, dst = e.a.type, e.type
+        # int <-> uint of one size is a reinterpretation; float conversions and
+        # width changes cost a v_cvt / v_bfe instruction.
+        if src.is_float != dst.is_float or src.base.size != dst.base.size:
+            self.alu(e, lanes)
+        if dst.width > 1 and src.width == 1:
+            a = np.repeat(np.asarray(a)[..., None], dst.width, axis=-1)
+        return _convert(a, dst)
+
+    def e_select(self, e, lanes):
+        cond = self.eval(e.cond, lanes)
+        if self.pending and type(e.cond) is ir.Load:
+            self.wait(lanes)
+        self.alu(e, lanes)
+        if np.ndim(cond) == 0:
+            return self.eval(e.a if cond else e.b, lanes)
+        taken = cond != 0
+        yes, no = lanes.subset(taken), lanes.subset(~taken)
+        shape = (lanes.n,) + ((e.type.width,) if e.type.width > 1 else ())
+        out = np.zeros(shape, dtype=e.type.dtype)
+        for part, sub, where in ((e.a, yes, taken), (e.b, no, ~taken)):
+            if sub.n:
+                value = self.eval(part, sub)
+                if self.pending and type(part) is ir.Load:
+                    self.wait(sub)
+                out[where] = value
+        return out
+
+    def e_call(self, e, lanes):
+        args = self.operands(e, lanes, *e.args)
+        self.alu(e, lanes, math_cost(e.fn))
+        if e.fn == "as":
+            return np.asarray(args[0]).view(e.type.dtype)[()]
+        if e.fn.startswith("convert_"):
+            return _convert(args[0], e.type, saturate="sat" in e.fn, rounding=e.fn)
+        if len(args) > 1:
+            args = _widen(*zip(args, (a.type for a in e.args)))
+        return _as_type(apply_math(e.fn, args), e.type)
+
+    def e_swizzle(self, e, lanes):
+        a = self.eval(e.a, lanes)
+        if self.pending and type(e.a) is ir.Load:
+            self.wait(lanes)
+        comps = e.comps[0] if len(e.comps) == 1 else e.comps
+        return np.asarray(a)[..., comps]
+
+    def e_veclit(self, e, lanes):
+        parts = self.operands(e, lanes, *e.parts)
+        columns = []
+        for part, node in zip(parts, e.parts):
+            part = np.asarray(part)
+            if node.type.width == 1:
+                columns.append(part)
+            else:
+                columns.extend(part[..., k] for k in range(node.type.width))
+        if all(c.ndim == 0 for c in columns):
+            return np.array(columns, dtype=e.type.dtype)
+        return np.stack([np.broadcast_to(c, (lanes.n,)) for c in columns], axis=-1).astype(e.type.dtype)
+
+    def e_load(self, e, lanes):
+        region = self.regions[e.array]
+        index = self.eval(e.index, lanes)
+        if self.pending and type(e.index) is ir.Load:
+            self.wait(lanes)
+        positions, addresses = self.locate(e, region, index, lanes, "read")
+        value = region.data[positions]
+        self.memory_record(e, region, lanes, addresses, index, False)
+        return value
+
+    # -- memory ------------------------------------------------------------------------
+    def locate(self, node, region, index, lanes, verb):
+        """(storage positions, byte addresses) of ``region[index]`` for the active lanes."""
+        bad = (index < 0) | (index >= region.length)
+        if np.any(bad):
+            where = np.flatnonzero(np.broadcast_to(bad, (lanes.n,)))[0]
+            item = int(self.geo.lane_array("global_linear", 0)[lanes.idx[where]])
+            value = int(np.broadcast_to(index, (lanes.n,))[where])
+            raise self.error(node, f"out-of-bounds {verb} of {region.name.split('#')[0]}[{value}]"
+                             f" (length {region.length}) by work-item {item}")
+        index = np.asarray(index, dtype=np.int64)
+        addresses = region.base + index * region.elem.size
+        if region.space in ("global", "constant"):
+            return index, addresses
+        if region.space == "local":
+            group = lanes.idx // self.geo.slots_per_group
+            return group * region.length + index, addresses
+        return lanes.idx * region.length + index, addresses
+
+    def memory_record(self, node, region, lanes, addresses, index, write):
+        size = region.elem.size
+        if region.space in ("global", "constant"):
+            self.log.vmem(lanes, node.line, int(write), addresses, size)
+            if not write:
+                self.pending = True
+        elif region.space == "local":
+            self.log.lds(lanes, node.line, int(write), addresses, size)
+        else:
+            self.log.alu(lanes, Unit.VALU, node.line)  # private arrays live in registers
+        if self.probes is not None and region.name in self.watched:
+            self.probes.access(WRITE if write else READ, node.line, lanes, region.name.split("#")[0],
+                               index, addresses, region.space == "local")
+
+
+def _widen(*typed):
+    """Operands ready to combine: per-lane scalars get a trailing axis next to vectors.
+
+    ``typed`` holds (value, type) pairs; the type tells a per-lane scalar (shape
+    (n,)) from a launch-uniform vector (shape (width,)).
+    """
+    if all(ty.width == 1 for _, ty in typed):
+        return tuple(v for v, _ in typed)
+    return tuple(v[:, None] if ty.width == 1 and np.ndim(v) == 1 else v for v, ty in typed)
+
+
+def _as_type(value, ty):
+    value = np.asarray(value)
+    if value.dtype != ty.dtype:
+        value = value.astype(ty.dtype)
+    return value[()] if value.ndim == 0 else value
+
+
+def _convert(value, ty, saturate=False, rounding=""):
+    """C conversion: float to integer truncates toward zero; ``_sat`` clamps."""
+    value = np.asarray(value)
+    if value.dtype.kind == "f" and ty.dtype.kind in "iu":
+        if "rte" in rounding:
+            value = np.rint(value)
+        elif "rtp" in rounding:
+            value = np.ceil(value)
+        elif "rtn" in rounding:
+            value = np.floor(value)
+        else:
+            value = np.trunc(value)
+        if saturate:
+            info = np.iinfo(ty.dtype)
+            value = np.clip(np.nan_to_num(value), info.min, info.max)
+    elif saturate and ty.dtype.kind in "iu":
+        info = np.iinfo(ty.dtype)
+        value = np.clip(value, info.min, info.max)
+    return _as_type(value, ty)
+
+
+def launch(program, kernel_name, global_size, local_size, args, *, probes=None, launch_id=0,
+           name=None):
+    """Run one kernel launch on real data and return its ``stream.KernelLaunch``.
+
+    ``args`` maps each kernel parameter name to a ``memory.Buffer`` (global and
+    constant pointers), a ``memory.LocalMem`` (local pointers) or a number.
+    """
+    kernel = program.kernel(kernel_name)
+    try:
+        geometry = Geometry(global_size, local_size)
+    except ValueError as exc:
+        raise KernelError(program.path, kernel.line, 1, str(exc)) from None
+    if probes is not None:
+        probes.reset(geometry)
+    log = InstructionLog(geometry.wavefronts)
+    executor = Executor(program, kernel, geometry, args, log, probes).run()
+    streams = log.streams()
+    W = geometry.waves_per_group
+    vgprs = min(256, 4 * (len(kernel.varying) + 8))
+    groups = [WorkGroupStream(geometry.group_ids(g), streams[g * W:(g + 1) * W],
+                              lds_bytes=executor.lds_bytes, vgprs_per_wavefront=vgprs)
+              for g in range(geometry.groups)]
+    return KernelLaunch(name or kernel.name, geometry.global_size[:geometry.dims],
+                        geometry.local_size[:geometry.dims], groups, launch_id)

@@ -1,0 +1,118 @@
+"""Which values are the same for every lane: the uniformity analysis.
+
+A GCN compiler keeps values that are identical across a wavefront in scalar
+registers and computes them on the scalar ALU; everything else is per lane. We make
+the same split, for two reasons: uniform values are kept as single numpy scalars by
+the executor (cheap), and operations on wave-uniform values are recorded as SALU
+rather than VALU instructions.
+
+Two levels are tracked (see ``ir``): ``uniform`` (same for the whole launch) and
+``wave`` (same within a wavefront; the work-group id is wave-uniform). A variable
+loses a level when any assignment to it stores a value without that level or happens
+under control flow without it: an ``if`` or loop on a non-uniform condition, or a
+loop that some lanes leave early (``break``/``continue`` under such a condition),
+after which lanes disagree about the variable. A ``return`` does not count: lanes
+that returned never read anything again. The rules only ever demote, so iterating
+to a fixed point terminates.
+"""
+from . import ir
+
+
+class _Analysis:
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.varying = set()        # variables needing one value per lane
+        self.wave_varying = set()   # variables that differ between lanes of a wavefront
+        self.loop_exits = {}        # id(loop) -> (uniform, wave) of its break/continue sites
+
+    # -- expressions ---------------------------------------------------------------
+    def expr(self, e):
+        kind = type(e)
+        if kind is ir.Const or kind is ir.WorkItem:
+            return
+        if kind is ir.Var:
+            e.uniform = e.name not in self.varying
+            e.wave = e.name not in self.wave_varying
+            return
+        if kind is ir.Load:
+            self.expr(e.index)
+            space = self.kernel.arrays[e.array].space
+            e.uniform = e.index.uniform and space in ("global", "constant")
+            e.wave = e.index.wave and space != "private"
+            return
+        children = _children(e)
+        for child in children:
+            self.expr(child)
+        e.uniform = all(c.uniform for c in children)
+        e.wave = all(c.wave for c in children)
+
+    # -- statements ----------------------------------------------------------------
+    def assign(self, name, value, ctx_u, ctx_w):
+        if not (ctx_u and value.uniform):
+            self.varying.add(name)
+        if not (ctx_w and value.wave):
+            self.wave_varying.add(name)
+
+    def stmt(self, s, ctx_u, ctx_w, exits):
+        kind = type(s)
+        if kind is ir.Block:
+            for child in s.stmts:
+                self.stmt(child, ctx_u, ctx_w, exits)
+        elif kind is ir.Assign:
+            self.expr(s.value)
+            self.assign(s.name, s.value, ctx_u, ctx_w)
+        elif kind is ir.Store:
+            self.expr(s.index)
+            self.expr(s.value)
+        elif kind is ir.EmitStore:
+            if s.index is not None:
+                self.expr(s.index)
+            self.expr(s.value)
+        elif kind is ir.Eval:
+            self.expr(s.expr)
+        elif kind is ir.If:
+            self.expr(s.cond)
+            u, w = ctx_u and s.cond.uniform, ctx_w and s.cond.wave
+            self.stmt(s.then, u, w, exits)
+            if s.orelse is not None:
+                self.stmt(s.orelse, u, w, exits)
+        elif kind is ir.Loop:
+            self.expr(s.cond)
+            exit_u, exit_w = self.loop_exits.get(id(s), (True, True))
+            u = ctx_u and s.cond.uniform and exit_u
+            w = ctx_w and s.cond.wave and exit_w
+            inner = []
+            self.stmt(s.body, u, w, inner)
+            if s.step is not None:
+                self.stmt(s.step, u, w, inner)
+            self.loop_exits[id(s)] = (all(e[0] for e in inner), all(e[1] for e in inner))
+        elif kind in (ir.Break, ir.Continue):
+            exits.append((ctx_u, ctx_w))
+
+
+def _children(e):
+    kind = type(e)
+    if kind in (ir.Binary, ir.Logical):
+        return (e.a, e.b)
+    if kind in (ir.Unary, ir.Cast, ir.Swizzle):
+        return (e.a,)
+    if kind is ir.Select:
+        return (e.cond, e.a, e.b)
+    if kind is ir.Call:
+        return tuple(e.args)
+    if kind is ir.VecLit:
+        return tuple(e.parts)
+    raise TypeError(f"no children rule for {kind.__name__}")
+
+
+def analyze(kernel):
+    """Set ``uniform``/``wave`` on every expression; store the kernel's varying variables."""
+    analysis = _Analysis(kernel)
+    while True:
+        before = (len(analysis.varying), len(analysis.wave_varying), sorted(analysis.loop_exits.values()))
+        analysis.stmt(kernel.body, True, True, [])
+        after = (len(analysis.varying), len(analysis.wave_varying), sorted(analysis.loop_exits.values()))
+        if after == before:
+            break
+    kernel.varying = analysis.varying
+    kernel.wave_varying = analysis.wave_varying

@@ -1,0 +1,168 @@
+"""Collects issued instructions grid-wide and cuts them into per-wavefront streams.
+
+The executor runs a statement for all active lanes of the launch at once. Each
+instruction it issues is logged once, as a *chunk*: the per-wavefront summary of the
+active lanes (shared by every instruction issued under the same EXEC mask) plus,
+for memory instructions, per-wavefront coalesced lines or LDS conflict degrees,
+computed with vectorised numpy. ``streams()`` turns the chunks into one
+``WavefrontStream`` per wavefront, in program order, ending with ``END``: a stable
+sort by wavefront id keeps the issue order within each wavefront.
+
+Memory rules (see ``stream.py`` and the R9 Nano notes):
+
+* VMEM: the distinct 64 B lines touched by the active lanes, ascending;
+* LDS: bank = dword address mod 32; lanes are served in groups of 32 dwords (two
+  half-wavefronts for 32-bit accesses, eight-lane groups for 128-bit ones); within a
+  group, lanes on the same dword broadcast and distinct dwords in one bank take one
+  pass each. The conflict degree is the worst group's count (1 = conflict free).
+"""
+import numpy as np
+
+from .stream import INST_DTYPE, LDS_BANKS, LINE_BYTES, WAVEFRONT_SIZE, Unit, WavefrontStream
+
+
+def lds_conflict_degree(wf, lane_slot, dwords, per_lane):
+    """Per-wavefront bank-conflict degree of one LDS access, vectorised.
+
+    ``wf``/``lane_slot`` give each active lane's wavefront and lane number (0..63),
+    ``dwords`` its dword addresses (shape (n, per_lane)). Returns (wavefront ids,
+    degree) for the wavefronts present, in ascending id order.
+    """
+    group_lanes = max(1, LDS_BANKS // per_lane)
+    groups_per_wave = WAVEFRONT_SIZE // group_lanes
+    group = (wf * groups_per_wave + lane_slot // group_lanes).astype(np.int64)
+    group = np.repeat(group, per_lane)
+    dword = dwords.reshape(-1).astype(np.int64)
+    distinct = np.unique(group * (1 << 32) + dword)
+    g = distinct >> 32
+    bank = (distinct & 0xFFFFFFFF) % LDS_BANKS
+    keys, per_bank = np.unique(g * LDS_BANKS + bank, return_counts=True)
+    g_of_key = keys // LDS_BANKS
+    starts = np.flatnonzero(np.r_[True, g_of_key[1:] != g_of_key[:-1]])
+    worst_per_group = np.maximum.reduceat(per_bank, starts)
+    wave_of_group = g_of_key[starts] // groups_per_wave
+    wstarts = np.flatnonzero(np.r_[True, wave_of_group[1:] != wave_of_group[:-1]])
+    return wave_of_group[wstarts], np.maximum.reduceat(worst_per_group, wstarts)
+
+
+def coalesce(wf, first_byte, last_byte):
+    """(line counts per wavefront, flat line addresses) for lanes touching [first, last] bytes.
+
+    Wavefronts come out in ascending id order, lines ascending within each.
+    """
+    first = first_byte // LINE_BYTES
+    last = last_byte // LINE_BYTES
+    spans = (last - first + 1).astype(np.int64)
+    if spans.max(initial=1) > 1:
+        lane_of = np.repeat(np.arange(len(first)), spans)
+        offsets = np.arange(len(lane_of)) - np.repeat(np.cumsum(spans) - spans, spans)
+        lines = first[lane_of] + offsets
+        wf = wf[lane_of]
+    else:
+        lines = first
+    keys = np.unique(wf.astype(np.int64) * (1 << 40) + lines.astype(np.int64))
+    key_wf = keys >> 40
+    _, counts = np.unique(key_wf, return_counts=True)
+    return counts, (keys & ((1 << 40) - 1)) * LINE_BYTES
+
+
+class InstructionLog:
+    """Instructions issued by a launch, logged grid-wide (see the module docstring)."""
+
+    def __init__(self, wavefronts):
+        self.wavefronts = wavefronts
+        self.chunks = []
+        self.total = 0
+
+    def alu(self, lanes, unit, line, count=1):
+        """``count`` instructions of ``unit`` (VALU, SALU, BRANCH ...) by each wavefront in ``lanes``."""
+        if lanes.n and count > 0:
+            waves = lanes.waves()
+            self.chunks.append((waves, unit, line, 0, count, None, None))
+            self.total += len(waves[0]) * count
+
+    def vmem(self, lanes, line, write, addresses, nbytes):
+        """One global load/store; ``addresses`` are the active lanes' byte addresses."""
+        if not lanes.n:
+            return
+        waves = lanes.waves()
+        addresses = np.broadcast_to(np.asarray(addresses, dtype=np.int64), (lanes.n,))
+        counts, lines = coalesce(lanes.idx >> 6, addresses, addresses + (nbytes - 1))
+        self.chunks.append((waves, Unit.VMEM, line, write, 1, None, (counts, lines)))
+        self.total += len(waves[0])
+
+    def lds(self, lanes, line, write, addresses, nbytes):
+        """One LDS access; ``addresses`` are the active lanes' LDS byte addresses."""
+        if not lanes.n:
+            return
+        waves = lanes.waves()
+        addresses = np.broadcast_to(np.asarray(addresses, dtype=np.int64), (lanes.n,))
+        per_lane = max(1, nbytes // 4)
+        dwords = (addresses // 4)[:, None] + np.arange(per_lane)
+        _, degree = lds_conflict_degree(lanes.idx >> 6, lanes.idx & 63, dwords, per_lane)
+        self.chunks.append((waves, Unit.LDS, line, write, 1, degree, None))
+        self.total += len(waves[0])
+
+    def streams(self):
+        """One ``WavefrontStream`` per wavefront of the launch, each ending with END."""
+        nw = self.wavefronts
+        cols = {k: [] for k in ("wf", "unit", "active", "passes", "write", "line", "exec", "cnt")}
+        line_chunks, line_owner = [], []
+        for (wf, active, masks), unit, line, write, count, degree, lines in self.chunks:
+            m = len(wf)
+            if count > 1:
+                wf, active, masks = (np.repeat(wf, count), np.repeat(active, count),
+                                     np.repeat(masks, count))
+            n = m * count
+            cols["wf"].append(wf)
+            cols["unit"].append(np.full(n, unit, np.uint8))
+            cols["active"].append(active)
+            cols["passes"].append(degree if degree is not None else np.full(n, unit == Unit.LDS, np.uint8))
+            cols["write"].append(np.full(n, write, np.uint8))
+            cols["line"].append(np.full(n, line, np.uint32))
+            cols["exec"].append(masks)
+            if lines is not None:
+                cols["cnt"].append(lines[0])
+                line_chunks.append(lines[1])
+            else:
+                cols["cnt"].append(np.zeros(n, np.int64))
+        if not cols["wf"]:
+            merged = {k: np.empty(0, dtype=np.int64) for k in cols}
+            flat_lines = np.empty(0, np.int64)
+        else:
+            merged = {k: np.concatenate(v) for k, v in cols.items()}
+            flat_lines = np.concatenate(line_chunks) if line_chunks else np.empty(0, np.int64)
+        order = np.argsort(merged["wf"], kind="stable")
+        wf_sorted = merged["wf"][order]
+        n = len(order)
+        # Each wavefront's records, then its END: the END of wavefront w sits after its
+        # records, shifted by the w ENDs before it.
+        per_wave = np.bincount(wf_sorted, minlength=nw)
+        ends = np.cumsum(per_wave) + np.arange(nw)
+        insts = np.zeros(n + nw, dtype=INST_DTYPE)
+        is_end = np.zeros(n + nw, dtype=bool)
+        is_end[ends] = True
+        body = insts[~is_end]
+        body["unit"] = merged["unit"][order]
+        body["active"] = merged["active"][order]
+        body["passes"] = merged["passes"][order]
+        body["write"] = merged["write"][order]
+        body["line"] = merged["line"][order]
+        masks = merged["exec"][order].astype(np.uint64)
+        body["exec_lo"] = (masks & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        body["exec_hi"] = (masks >> np.uint64(32)).astype(np.uint32)
+        cnt = merged["cnt"][order].astype(np.int64)
+        body["addr_cnt"] = cnt
+        # Line addresses: reorder the chunks' line slices into wavefront order.
+        src_off = np.cumsum(merged["cnt"]) - merged["cnt"]
+        starts = src_off[order]
+        gather = np.repeat(starts - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+        addresses = flat_lines[gather] if len(gather) else np.empty(0, np.int64)
+        wave_line_start = np.r_[0, np.cumsum(np.bincount(wf_sorted, weights=cnt, minlength=nw))].astype(np.int64)
+        body["addr_off"] = (np.cumsum(cnt) - cnt) - wave_line_start[wf_sorted]
+        insts[~is_end] = body
+        insts["unit"][is_end] = Unit.END
+        starts_inst = np.r_[0, ends[:-1] + 1]
+        return [WavefrontStream(insts[starts_inst[w]:ends[w] + 1],
+                                addresses[wave_line_start[w]:wave_line_start[w + 1]])
+                for w in range(nw)]

@@ -1,0 +1,243 @@
+"""SIMT execution: real results, EXEC masks, divergence, memory records."""
+import numpy as np
+import pytest
+
+from simulator.kernels import KernelError, LocalMem, Memory, compile_source, launch
+from simulator.kernels.stream import Unit
+
+
+def run(source, global_size, local_size, **args):
+    """Compile ``src``, turn numpy arrays into buffers, launch; return (launch, arrays)."""
+    prog = compile_source("t.cl", source)
+    mem = Memory()
+    bound = {k: mem.buffer(k, v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
+    result = launch(prog, None, global_size, local_size, bound)
+    arrays = {k: b.array for k, b in bound.items() if hasattr(b, "array")}
+    return result, arrays
+
+
+def stream_of(result, wave=0, group=0):
+    return result.work_groups[group].wavefronts[wave]
+
+
+def exec_mask(rec):
+    return int(rec["exec_lo"]) | (int(rec["exec_hi"]) << 32)
+
+
+def test_integer_and_float_semantics_follow_c():
+    a = np.array([7, -7, 7, -7, 1 << 30, -1], dtype=np.int32)
+    b = np.array([2, 2, -2, -2, 4, 3], dtype=np.int32)
+    out = np.zeros((6, 6), dtype=np.int32)
+    _, r = run("""kernel void k(global int *a, global int *b, global int *out)
+{
+    int i = get_global_id(0);
+    out[i * 6 + 0] = a[i] / b[i];
+    out[i * 6 + 1] = a[i] % b[i];
+    out[i * 6 + 2] = a[i] << 2;
+    out[i * 6 + 3] = a[i] >> 1;
+    out[i * 6 + 4] = (int)((uint)a[i] >> 28);
+    out[i * 6 + 5] = (int)(-2.7f * (float)b[i]);
+}""", (6,), (6,), a=a, b=b, out=out.reshape(-1))
+    got = r["out"].reshape(6, 6)
+    np.testing.assert_array_equal(got[:, 0], np.trunc(a / b).astype(np.int32))
+    np.testing.assert_array_equal(got[:, 1], np.fmod(a, b))
+    np.testing.assert_array_equal(got[:, 2], a << 2)
+    np.testing.assert_array_equal(got[:, 3], a >> 1)
+    np.testing.assert_array_equal(got[:, 4], (a.view(np.uint32) >> 28).astype(np.int32))
+    np.testing.assert_array_equal(got[:, 5], np.trunc(np.float32(-2.7) * b.astype(np.float32)).astype(np.int32))
+
+
+def test_divergent_if_else_runs_both_sides_under_complementary_masks():
+    out = np.zeros(64, dtype=np.float32)
+    res, r = run("""kernel void k(global float *out)
+{
+    int i = get_global_id(0);
+    float v;
+    if (i % 3 == 0) {
+        v = 1.0f;
+        out[i] = v;
+    } else {
+        v = 2.0f;
+        out[i] = v;
+    }
+}""", (64,), (64,), out=out)
+    expected = np.where(np.arange(64) % 3 == 0, 1.0, 2.0)
+    np.testing.assert_array_equal(r["out"], expected)
+    insts = stream_of(res).insts
+    stores = insts[insts["unit"] == Unit.VMEM]
+    then_mask, else_mask = exec_mask(stores[0]), exec_mask(stores[1])
+    assert then_mask & else_mask == 0 and then_mask | else_mask == (1 << 64) - 1
+    assert stores[0]["active"] == 22 and stores[1]["active"] == 42
+
+
+def test_loops_run_until_no_lane_is_active_and_skip_empty_wavefronts():
+    counts = np.zeros(128, dtype=np.int32)
+    res, r = run("""kernel void k(global int *counts)
+{
+    int i = get_global_id(0);
+    int n = 0;
+    int limit = i < 64 ? i % 5 : 0;
+    for (int j = 0; j < limit; j++) {
+        n += 1;
+    }
+    counts[i] = n;
+}""", (128,), (128,), counts=counts)
+    np.testing.assert_array_equal(r["counts"], np.where(np.arange(128) < 64, np.arange(128) % 5, 0))
+    first, second = (stream_of(res, w).insts for w in (0, 1))
+    loop_line = 6
+    # The first wavefront tests the condition 5 times (4 trips + exit); the second
+    # tests it once and never runs the body.
+    assert ((first["unit"] == Unit.BRANCH) & (first["line"] == loop_line)).sum() == 5
+    assert ((second["unit"] == Unit.BRANCH) & (second["line"] == loop_line)).sum() == 1
+    assert not (second["line"] == 7).any()
+    assert (first["active"][first["line"] == 7] < 64).all()
+
+
+def test_break_continue_and_return():
+    out = np.full(64, -1, dtype=np.int32)
+    _, r = run("""kernel void k(global int *out)
+{
+    int i = get_global_id(0);
+    if (i == 63) return;
+    int acc = 0;
+    for (int j = 0; j < 10; j++) {
+        if (j == i % 7) continue;
+        if (j > i % 5 + 4) break;
+        acc += j;
+    }
+    out[i] = acc;
+}""", (64,), (64,), out=out)
+    expected = []
+    for i in range(64):
+        acc = 0
+        for j in range(10):
+            if j == i % 7:
+                continue
+            if j > i % 5 + 4:
+                break
+            acc += j
+        expected.append(acc)
+    expected[63] = -1
+    np.testing.assert_array_equal(r["out"], expected)
+
+
+def test_local_memory_is_per_work_group_and_barriers_are_recorded():
+    data = np.arange(256, dtype=np.float32)
+    out = np.zeros(256, dtype=np.float32)
+    res, r = run("""kernel void k(global const float *in, global float *out)
+{
+    local float tile[64];
+    int l = get_local_id(0);
+    tile[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[63 - l];
+}""", (256,), (64,), **{"in": data, "out": out})
+    np.testing.assert_array_equal(r["out"], data.reshape(4, 64)[:, ::-1].reshape(-1))
+    assert all(group.lds_bytes == 256 for group in res.work_groups)
+    insts = stream_of(res, group=3).insts
+    units = list(insts["unit"])
+    assert units.index(Unit.VMEM) < units.index(Unit.WAITCNT) < units.index(Unit.LDS)
+    assert units.index(Unit.BARRIER) < len(units) - 1 and units[-1] == Unit.END
+
+
+def test_vmem_coalesces_active_lanes_into_64_byte_lines():
+    a = np.zeros(64 * 16, dtype=np.float32)
+    res, _ = run("""kernel void k(global float *a)
+{
+    int i = get_global_id(0);
+    a[i] = 1.0f;
+    a[i * 16] = 2.0f;
+    if (i < 8) a[i] = 3.0f;
+}""", (64,), (64,), a=a)
+    wave = stream_of(res)
+    vmem = wave.insts[wave.insts["unit"] == Unit.VMEM]
+    assert list(vmem["addr_cnt"]) == [4, 64, 1]
+    assert all(vmem["write"] == 1)
+    first = wave.addresses[vmem[0]["addr_off"]:vmem[0]["addr_off"] + 4]
+    assert list(np.diff(first)) == [64, 64, 64] and first[0] % 64 == 0
+
+
+def test_lds_conflict_degree_per_half_wavefront():
+    res, _ = run("""kernel void k(global float *out)
+{
+    local float s[2048];
+    int l = get_local_id(0);
+    s[l] = 1.0f;
+    s[l * 32] = 2.0f;
+    s[l * 2] = 3.0f;
+    out[l] = s[0];
+}""", (64,), (64,), out=np.zeros(64, np.float32))
+    lds = stream_of(res).insts
+    lds = lds[lds["unit"] == Unit.LDS]
+    assert list(lds["passes"]) == [1, 32, 2, 1]  # unit stride, stride 32, stride 2, broadcast
+
+
+def test_float4_two_dimensional_ndrange():
+    src = np.arange(8 * 4 * 4, dtype=np.float32)
+    dst = np.zeros_like(src)
+    _, r = run("""kernel void k(global const float4 *src, global float4 *dst, int width)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    float4 v = src[y * width + x];
+    dst[y * width + x] = v.wzyx * 2.0f + (float4)(0.0f, 0.0f, 0.0f, 1.0f);
+}""", (4, 8), (2, 4), src=src, dst=dst, width=4)
+    expected = src.reshape(-1, 4)[:, ::-1] * 2 + np.array([0, 0, 0, 1], np.float32)
+    np.testing.assert_array_equal(r["dst"].reshape(-1, 4), expected)
+
+
+def test_short_circuit_protects_loads_and_bounds_are_checked():
+    a = np.arange(10, dtype=np.int32)
+    out = np.zeros(64, dtype=np.int32)
+    _, r = run("""kernel void k(global int *a, global int *out, int n)
+{
+    int i = get_global_id(0);
+    out[i] = (i < n && a[i] > 4) ? 1 : 0;
+}""", (64,), (64,), a=a, out=out, n=10)
+    np.testing.assert_array_equal(r["out"][:10], (a > 4).astype(np.int32))
+    with pytest.raises(KernelError, match=r"t.cl:4:\d+: out-of-bounds read of a\[10\] \(length 10\) by work-item 10"):
+        run("""kernel void k(global int *a, global int *out)
+{
+    int i = get_global_id(0);
+    out[i] = a[i];
+}""", (64,), (64,), a=a, out=out)
+
+
+def test_partial_last_wavefront_and_argument_checks():
+    out = np.zeros(96, dtype=np.int32)
+    res, r = run("kernel void k(global int *out) { out[get_global_id(0)] = get_local_id(0); }",
+                 (96,), (96,), out=out)
+    np.testing.assert_array_equal(r["out"], np.arange(96))
+    waves = res.work_groups[0].wavefronts
+    assert len(waves) == 2
+    assert waves[1].insts["active"][0] == 32
+    with pytest.raises(KernelError, match="missing out"):
+        run("kernel void k(global int *out) { out[0] = 1; }", (64,), (64,))
+    with pytest.raises(KernelError, match="needs int32 data"):
+        run("kernel void k(global int *out) { out[0] = 1; }", (64,), (64,),
+            out=np.zeros(4, np.float32))
+    with pytest.raises(KernelError, match="multiple of the local size"):
+        run("kernel void k(global int *out) { out[0] = 1; }", (65,), (64,), out=out)
+
+
+def test_scalar_unit_for_wave_uniform_work():
+    res, _ = run("""kernel void k(global int *out, int n)
+{
+    int g = get_group_id(0) * n + 3;
+    out[get_global_id(0)] = g + get_local_id(0);
+}""", (128,), (64,), out=np.zeros(128, np.int32), n=2)
+    insts = stream_of(res).insts
+    assert (insts["unit"][insts["line"] == 3] == Unit.SALU).all()
+    assert (insts["unit"] == Unit.VALU).any()
+
+
+def test_local_pointer_arguments_are_sized_by_the_host():
+    out = np.zeros(128, dtype=np.int32)
+    _, r = run("""kernel void k(global int *out, local int *scratch)
+{
+    int l = get_local_id(0);
+    scratch[l] = l * 2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = scratch[(l + 1) % 64];
+}""", (128,), (64,), out=out, scratch=LocalMem(64))
+    np.testing.assert_array_equal(r["out"], np.tile((np.arange(1, 65) % 64) * 2, 2))
