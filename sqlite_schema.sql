@@ -109,6 +109,124 @@ CREATE TABLE IF NOT EXISTS metric_kind_bin (
     PRIMARY KEY (location, level, bin, kind)
 ) WITHOUT ROWID;
 
+-- KERNEL RECORDS (Klein's views). Written by simulator/kernels/records.py while the
+-- workload's host program runs its kernels on real data. Work-items are identified by
+-- their global linear id x + X*(y + Y*z) (X, Y: global sizes); work-groups by their
+-- linear index in dispatch order; a wavefront is 64 consecutive work-items of a group.
+
+-- Kernel programs: the source text a launch ran, with its annotations.
+CREATE TABLE IF NOT EXISTS kernel_source (
+    id INTEGER PRIMARY KEY,           -- program key used by kernel_launch.source and kernel_branch_node.source
+    path TEXT NOT NULL,               -- file name the program was read from, such as reduction_v1.cl
+    text TEXT NOT NULL,               -- the full source text; line numbers elsewhere are 1-based lines of it
+    emits TEXT NOT NULL,              -- @emit declarations as a JSON list of {"name", "type", "length", "line"}
+    binds TEXT NOT NULL               -- @bind chart specs as a JSON list of {"line", "class", "data": [emit names], ...}
+);
+
+-- Kernel launches (NDRanges) in launch order, with a summary of how they executed.
+CREATE TABLE IF NOT EXISTS kernel_launch (
+    id INTEGER PRIMARY KEY,           -- launch key, dense from 0 in launch order (KernelLaunch.launch_id)
+    source INTEGER NOT NULL,          -- kernel_source.id of the program
+    kernel TEXT NOT NULL,             -- kernel function name
+    global_size TEXT NOT NULL,        -- global work size as a JSON list, work-items per dimension
+    local_size TEXT NOT NULL,         -- work-group size as a JSON list, work-items per dimension
+    work_groups INTEGER NOT NULL,     -- number of work-groups
+    wavefronts INTEGER NOT NULL,      -- number of wavefronts (of up to 64 work-items)
+    args TEXT NOT NULL,               -- arguments as a JSON object: name -> number, {"buffer", "base" (byte address), "bytes", "dtype"} or {"local": elements}
+    lds_bytes INTEGER NOT NULL,       -- local memory per work-group, in bytes
+    instructions INTEGER NOT NULL,    -- wavefront-instructions issued, all units, END excluded
+    vector_instructions INTEGER NOT NULL, -- VALU, LDS and VMEM wavefront-instructions (the ones with lanes)
+    active_lanes INTEGER NOT NULL,    -- sum of active lanes over vector_instructions (SIMD efficiency = this / 64 / vector_instructions)
+    partial_instructions INTEGER NOT NULL, -- vector wavefront-instructions with fewer than 64 active lanes (divergence)
+    lds_instructions INTEGER NOT NULL, -- LDS wavefront-instructions
+    lds_conflicted INTEGER NOT NULL,  -- LDS wavefront-instructions with a bank-conflict degree above 1
+    lds_max_degree INTEGER NOT NULL,  -- worst bank-conflict degree (1 = conflict free, 0 = no LDS access)
+    watch_truncated INTEGER NOT NULL, -- 1 if kernel_access stopped at its limit for this launch
+    branch_truncated INTEGER NOT NULL -- 1 if branch bits stopped at their limit for this launch
+);
+
+-- Memory objects of a launch: buffers, local and private arrays, and whether they are watched.
+CREATE TABLE IF NOT EXISTS kernel_array (
+    launch INTEGER NOT NULL,          -- kernel_launch.id
+    name TEXT NOT NULL,               -- argument or array name as written in the source
+    space TEXT NOT NULL,              -- global, constant, local or private
+    elem_type TEXT NOT NULL,          -- element type, such as float or float4
+    elem_bytes INTEGER NOT NULL,      -- bytes per element
+    length INTEGER NOT NULL,          -- elements (per work-group for local, per work-item for private)
+    base INTEGER NOT NULL,            -- byte address of element 0: global address, or offset in the group's LDS
+    watched INTEGER NOT NULL          -- 1 if a @watch annotation named it
+);
+
+-- Every access to a @watch'ed array, per work-item, plus the barriers passed while watching.
+CREATE TABLE IF NOT EXISTS kernel_access (
+    launch INTEGER NOT NULL,          -- kernel_launch.id
+    seq INTEGER NOT NULL,             -- issue order of the instruction in the launch; the lanes of one instruction share it
+    epoch INTEGER NOT NULL,           -- logical time: barriers the work-group had passed before the access
+    work_item INTEGER NOT NULL,       -- global linear id of the work-item
+    work_group INTEGER NOT NULL,      -- linear work-group index
+    local_id INTEGER NOT NULL,        -- linear id within the work-group
+    kind INTEGER NOT NULL,            -- 0 read, 1 write, 2 barrier
+    line INTEGER NOT NULL,            -- source line of the statement
+    array TEXT NOT NULL,              -- array name ('' on barrier rows)
+    element INTEGER NOT NULL,         -- element index into the array (-1 on barrier rows)
+    address INTEGER NOT NULL,         -- byte address: offset in the group's LDS for local arrays, global address otherwise (-1 on barrier rows)
+    bank INTEGER NOT NULL             -- LDS bank, dword address mod 32 (-1 outside local memory and on barrier rows)
+);
+
+-- Klein's semantic model: one row per conditional or loop of a kernel, as a tree.
+CREATE TABLE IF NOT EXISTS kernel_branch_node (
+    source INTEGER NOT NULL,          -- kernel_source.id
+    kernel TEXT NOT NULL,             -- kernel function name
+    id INTEGER NOT NULL,              -- node number in source order from 0 (referenced by kernel_branch_pattern.nodes)
+    parent INTEGER NOT NULL,          -- enclosing node id, -1 at the top level of the kernel
+    branch TEXT NOT NULL,             -- part of the parent holding it: then, else or body ('' at top level)
+    type TEXT NOT NULL,               -- 'if' (a bit per evaluation, 1 = taken) or 'loop' (a bit per test, 1 = iterate)
+    line INTEGER NOT NULL,            -- first source line of the statement
+    col INTEGER NOT NULL,             -- source column where the statement starts
+    end_line INTEGER NOT NULL,        -- last source line of the statement
+    PRIMARY KEY (source, kernel, id)
+);
+
+-- Distinct branch bit-streams of a launch (work-items that branched identically share one).
+CREATE TABLE IF NOT EXISTS kernel_branch_pattern (
+    launch INTEGER NOT NULL,          -- kernel_launch.id
+    id INTEGER NOT NULL,              -- pattern number in order of first appearance
+    bits TEXT NOT NULL,               -- the stream as '0'/'1' characters in evaluation order
+    nodes TEXT NOT NULL,              -- comma-separated kernel_branch_node.id that produced each bit
+    work_items INTEGER NOT NULL,      -- work-items with this stream
+    PRIMARY KEY (launch, id)
+);
+
+-- Proxy warps: wavefronts whose lanes have identical patterns, lane by lane.
+CREATE TABLE IF NOT EXISTS kernel_proxy_warp (
+    launch INTEGER NOT NULL,          -- kernel_launch.id
+    id INTEGER NOT NULL,              -- proxy number, largest group first
+    wavefronts INTEGER NOT NULL,      -- wavefronts it stands for
+    representative INTEGER NOT NULL,  -- lowest wavefront index in the group
+    patterns TEXT NOT NULL,           -- JSON object: kernel_branch_pattern.id -> lanes taking it (the donut's regions)
+    divergent INTEGER NOT NULL,       -- 1 if its lanes follow more than one pattern
+    PRIMARY KEY (launch, id)
+);
+
+-- The branch stream of every work-item, by pattern.
+CREATE TABLE IF NOT EXISTS kernel_branch (
+    launch INTEGER NOT NULL,          -- kernel_launch.id
+    work_item INTEGER NOT NULL,       -- global linear id of the work-item
+    work_group INTEGER NOT NULL,      -- linear work-group index
+    wavefront INTEGER NOT NULL,       -- wavefront index in the launch (work_group * wavefronts per group + local id // 64)
+    lane INTEGER NOT NULL,            -- lane in the wavefront, 0..63
+    pattern INTEGER NOT NULL,         -- kernel_branch_pattern.id
+    proxy INTEGER NOT NULL            -- kernel_proxy_warp.id of its wavefront
+);
+
+-- Values recorded by @emit, per work-item index.
+CREATE TABLE IF NOT EXISTS kernel_emit (
+    launch INTEGER NOT NULL,          -- kernel_launch.id
+    name TEXT NOT NULL,               -- @emit name
+    idx INTEGER NOT NULL,             -- index: the work-item's global linear id, or the subscript written
+    value REAL NOT NULL               -- the value (integers converted to REAL)
+);
+
 -- INDEXES (created at finalize, after the load)
 -- Component view: the tasks of one location in a time window (with location.max_duration_ps).
 CREATE INDEX IF NOT EXISTS task_location_start ON task (location, start_ps);
@@ -116,3 +234,9 @@ CREATE INDEX IF NOT EXISTS task_location_start ON task (location, start_ps);
 CREATE INDEX IF NOT EXISTS task_parent ON task (parent);
 -- Tags of one task, in time order.
 CREATE INDEX IF NOT EXISTS task_tag_task ON task_tag (task, time_ps);
+-- Memory view: one launch's watched accesses, group by group in issue order.
+CREATE INDEX IF NOT EXISTS kernel_access_launch ON kernel_access (launch, work_group, seq);
+-- Branching view: the work-items of a wavefront or a proxy warp.
+CREATE INDEX IF NOT EXISTS kernel_branch_launch ON kernel_branch (launch, proxy, wavefront);
+-- Debug view: one emitted series.
+CREATE INDEX IF NOT EXISTS kernel_emit_launch ON kernel_emit (launch, name, idx);
