@@ -1,0 +1,86 @@
+/* GPUscope client-side behaviour that needs no server round trip:
+ *  - hovering a legend entry highlights that Category-Action in every chart of the
+ *    page and greys out the rest;
+ *  - hovering a bar highlights the same task (same key) in both the Task view and the
+ *    Component view;
+ *  - "PNG" buttons download a chart with Plotly's toImage, named like its SVG export.
+ * Bars are Plotly Bar traces whose trace.meta is [kindLabel, role] and whose
+ * customdata[i][0] is the task key (see dashapp/figures.py).
+ */
+(function () {
+  "use strict";
+  var DIM = 0.18;
+
+  function graphs() {
+    return Array.prototype.slice.call(document.querySelectorAll(".gs-linked .js-plotly-plot"));
+  }
+
+  function isBarTrace(trace) {
+    return !!trace && trace.type === "bar" && Array.isArray(trace.meta);
+  }
+
+  // Style the drawn bars directly (no Plotly.restyle, hence no redraw and no new hover
+  // events): each trace group is bound to its calcdata, each point to its datum.
+  function styleBars(opacityOf) {
+    graphs().forEach(function (gd) {
+      gd.querySelectorAll(".barlayer .trace").forEach(function (group) {
+        var cd = group.__data__;
+        var trace = cd && cd[0] && cd[0].trace;
+        if (!isBarTrace(trace)) { return; }
+        group.querySelectorAll(".point").forEach(function (point) {
+          var datum = point.__data__ || {};
+          var custom = (trace.customdata || [])[datum.i];
+          point.style.opacity = opacityOf(trace, custom ? custom[0] : null);
+        });
+      });
+    });
+  }
+
+  function highlightKind(label) {
+    styleBars(function (trace) { return trace.meta[0] === label ? 1 : DIM; });
+  }
+
+  function highlightTask(key) {
+    styleBars(function (trace, taskKey) { return taskKey === key ? 1 : DIM; });
+  }
+
+  function clearHighlight() {
+    styleBars(function () { return ""; });
+  }
+
+  document.addEventListener("mouseover", function (ev) {
+    var item = ev.target.closest && ev.target.closest("[data-kind]");
+    if (item) { highlightKind(item.getAttribute("data-kind")); }
+  });
+  document.addEventListener("mouseout", function (ev) {
+    var item = ev.target.closest && ev.target.closest("[data-kind]");
+    if (item && !(ev.relatedTarget && item.contains(ev.relatedTarget))) { clearHighlight(); }
+  });
+
+  document.addEventListener("click", function (ev) {
+    var button = ev.target.closest && ev.target.closest(".gs-png");
+    if (!button || !window.Plotly) { return; }
+    var holder = document.getElementById(button.getAttribute("data-graph"));
+    var gd = holder && holder.querySelector(".js-plotly-plot");
+    if (gd) {
+      window.Plotly.downloadImage(gd, {format: "png", scale: 2,
+                                       filename: button.getAttribute("data-filename")});
+    }
+  });
+
+  // Plotly hover events are not DOM events: bind them once per graph as graphs appear.
+  function bind() {
+    graphs().forEach(function (gd) {
+      if (gd.gsBound || typeof gd.on !== "function") { return; }
+      gd.gsBound = true;
+      gd.on("plotly_hover", function (data) {
+        var point = data && data.points && data.points[0];
+        if (point && point.customdata && isBarTrace(point.data)) {
+          highlightTask(point.customdata[0]);
+        }
+      });
+      gd.on("plotly_unhover", clearHighlight);
+    });
+  }
+  setInterval(bind, 400);
+})();

@@ -1,0 +1,7 @@
+"""GPUscope's trace explorer: a read-only Dash app over SQLite trace files.
+
+Data flows one way: ``queries`` (all read SQL) → ``metrics``/``layout`` (exact
+numbers and row placement) → ``figures`` (pure Plotly builders) → ``pages`` (thin
+callbacks). The whole view state lives in the URL (``urls``). The package never
+imports the simulator: the trace schema (``sqlite_schema.sql``) is the only contract.
+"""

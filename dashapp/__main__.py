@@ -1,0 +1,30 @@
+"""``python -m dashapp --trace-dir DIR | --trace FILE [--host H] [--port P]``."""
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m dashapp",
+        description="Serve the GPUscope trace explorer (Overview, Component and Task views).")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--trace-dir", type=Path, help="directory of trace files (*.sqlite)")
+    source.add_argument("--trace", type=Path, help="a single trace file")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    parser.add_argument("--port", type=int, default=8050, help="TCP port (default 8050)")
+    parser.add_argument("--debug", action="store_true", help="Dash debug mode (reloader off)")
+    args = parser.parse_args(argv)
+    if args.trace_dir is not None and not args.trace_dir.is_dir():
+        parser.error(f"--trace-dir {args.trace_dir}: not a directory")
+    if args.trace is not None and not args.trace.is_file():
+        parser.error(f"--trace {args.trace}: no such file")
+    from .app import create_app
+
+    app = create_app(trace_dir=args.trace_dir, trace=args.trace)
+    app.run(host=args.host, port=args.port, debug=args.debug, use_reloader=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The Dash application: ``create_app`` for ``python -m dashapp``, ``server`` for gunicorn.
+
+``gunicorn 'dashapp.app:server'`` builds the app on first access to ``server`` from the
+environment: ``GPUSCOPE_TRACE_DIR`` (a directory of traces, default ``traces``) or
+``GPUSCOPE_TRACE`` (one file). Pages are registered by importing ``dashapp.pages``
+after the app exists (Dash's own folder scan is off), and the assets folder is given
+explicitly so it is found from a checkout and from an installed package alike.
+
+Dash keeps pages and ``dash.callback`` registrations in process-wide registries, so
+one process serves one app: a second ``create_app`` call is refused.
+"""
+import importlib
+import os
+from pathlib import Path
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import html
+
+from .catalog import Catalog
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+PAGES = ("home", "overview", "component", "not_found_404")
+CATALOG_KEY = "GPUSCOPE_CATALOG"
+_created = []
+
+
+def create_app(trace_dir=None, trace=None):
+    """The Dash app serving the traces of ``trace_dir`` (or the single file ``trace``)."""
+    if _created:
+        raise RuntimeError("create_app() was already called in this process")
+    catalog = Catalog(trace_dir=trace_dir, trace=trace)
+    app = dash.Dash(
+        __name__, use_pages=True, pages_folder="", assets_folder=str(ASSETS),
+        suppress_callback_exceptions=True, title="GPUscope",
+        # Bootstrap is vendored in assets/ (served offline), not taken from a CDN.
+        external_stylesheets=[])
+    app.server.config[CATALOG_KEY] = catalog
+    for page in PAGES:
+        importlib.import_module(f"{__package__}.pages.{page}")
+    app.layout = dbc.Container([
+        dbc.NavbarSimple(
+            brand="GPUscope", brand_href="/", color="dark", dark=True, fluid=True,
+            children=[dbc.NavItem(dbc.NavLink("Traces", href="/")),
+                      dbc.NavItem(dbc.NavLink("Overview", href="/overview"))],
+            className="mb-2"),
+        html.Div(dash.page_container, id="gs-page"),
+    ], fluid=True, className="px-2")
+    _created.append(app)
+    return app
+
+
+def __getattr__(name):
+    # PEP 562: gunicorn's getattr(module, "server") builds the app on first use only,
+    # so importing this module (for create_app) has no side effects.
+    if name == "server":
+        if not _created:
+            create_app(trace=os.environ["GPUSCOPE_TRACE"]) if os.environ.get("GPUSCOPE_TRACE") \
+                else create_app(trace_dir=os.environ.get("GPUSCOPE_TRACE_DIR", "traces"))
+        return _created[0].server
+    raise AttributeError(name)

@@ -1,0 +1,210 @@
+"""Pure Plotly figure builders: data in, ``go.Figure`` out, no server or SQL.
+
+The x axis of every time chart is simulated time in seconds (floats converted from the
+integer picoseconds of the trace, SI-formatted by Plotly), so zooming one chart and
+reading its range back gives the window in the same unit everywhere.
+"""
+import json
+import re
+
+import numpy as np
+
+from .colors import MUTED
+from .layout import up_float
+from .metrics import METRICS, PS
+from .units import fmt_ps
+
+PRIMARY_COLOUR = "#d7191c"
+SECONDARY_COLOUR = "#2c7bb6"
+DETAIL_CHARS = 240
+BAR_LINE = 0.5  # a hairline outline keeps sub-pixel bars visible rather than dropped
+
+
+def graph_config(filename):
+    """dcc.Graph config: the modebar camera exports SVG named after the view."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "svg", "filename": safe_filename(filename)},
+        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    }
+
+
+def safe_filename(text):
+    """A file name made of letters, digits, dots, dashes and underscores only."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "gpuscope"
+
+
+def _axis_title(key):
+    metric = METRICS[key]
+    return f"{metric.title} ({metric.unit})" if metric.unit else metric.title
+
+
+def _time_axis(window_ps):
+    t0, t1 = window_ps
+    return dict(range=[t0 * PS, t1 * PS], ticksuffix="s", exponentformat="SI",
+                showgrid=True, zeroline=False)
+
+
+def _gaps(values):
+    """A list for JSON with NaN (a gap) as None, which Plotly draws as a break."""
+    return [None if v != v else float(v) for v in values]
+
+
+def overview_chart(series, primary, secondary, window_ps, height=190):
+    """One small multiple: ``primary`` on the left axis, ``secondary`` on the right.
+
+    ``series`` is a ``metrics.Series``; either metric may be ``None`` (hidden). Returns a
+    plain figure dict: Plotly's validating ``go.Figure`` costs more than the query.
+    """
+    x = (series.centres_ps() * PS).tolist()
+    data = []
+    for key, axis, colour in ((primary, "y", PRIMARY_COLOUR), (secondary, "y2", SECONDARY_COLOUR)):
+        if key is None:
+            continue
+        title = METRICS[key].title
+        data.append(dict(
+            type="scatter", x=x, y=_gaps(series.values(key)), yaxis=axis, name=title,
+            mode="lines+markers", marker=dict(size=3, color=colour),
+            line=dict(color=colour, width=1.5), connectgaps=False,
+            hovertemplate="%{x:.4s}s: %{y:.4s}<extra>" + title + "</extra>"))
+
+    def y_axis(key, colour, **extra):
+        title = dict(text=_axis_title(key), font=dict(size=9, color=colour)) if key else None
+        return dict(title=title, rangemode="tozero", fixedrange=True, exponentformat="SI",
+                    tickfont=dict(size=9, color=colour), **extra)
+
+    return dict(data=data, layout=dict(
+        height=height, margin=dict(l=48, r=48, t=8, b=28), showlegend=False,
+        xaxis=_time_axis(window_ps), hovermode="closest", dragmode="zoom",
+        yaxis=y_axis(primary, PRIMARY_COLOUR),
+        yaxis2=y_axis(secondary, SECONDARY_COLOUR, overlaying="y", side="right",
+                      showgrid=False),
+        plot_bgcolor="white"))
+
+
+def task_hover_fields(task, kinds, location_names):
+    """The customdata of one bar: key first (clicks read it), then every field shown."""
+    k = kinds[task.kind]
+    details = task.details or ""
+    if len(details) > DETAIL_CHARS:
+        details = details[:DETAIL_CHARS] + "…"
+    return [task.id, task.ext_id or str(task.id), k.category, k.action,
+            location_names.get(task.location, str(task.location)), fmt_ps(task.start_ps),
+            fmt_ps(task.end_ps), fmt_ps(task.end_ps - task.start_ps),
+            "–" if task.parent is None else str(task.parent), details or "–"]
+
+
+HOVER = ("<b>%{customdata[2]}-%{customdata[3]}</b><br>ID: %{customdata[1]}"
+         "<br>Location: %{customdata[4]}<br>Start: %{customdata[5]}<br>End: %{customdata[6]}"
+         "<br>Duration: %{customdata[7]}<br>Parent: %{customdata[8]}"
+         "<br>Details: %{customdata[9]}<extra></extra>")
+
+
+def bar_traces(tasks, extents, meta, role, location_names, yaxis):
+    """One horizontal bar trace per kind on ``yaxis``; ``extents`` maps key → (y0, y1).
+
+    ``meta`` (a ``catalog.TraceMeta``) gives kinds and colours; ``role`` names the view
+    so client-side highlighting can tell the Task view from the Component view.
+    """
+    by_kind = {}
+    for t in tasks:
+        by_kind.setdefault(t.kind, []).append(t)
+    traces = []
+    for kind in sorted(by_kind, key=meta.kind_label):
+        group = by_kind[kind]
+        colour = meta.colours.get(kind, MUTED)
+        traces.append(dict(
+            type="bar", orientation="h", base=[t.start_ps * PS for t in group],
+            x=[(t.end_ps - t.start_ps) * PS for t in group],
+            y=[(extents[t.id][0] + extents[t.id][1]) / 2 for t in group],
+            width=[extents[t.id][1] - extents[t.id][0] for t in group],
+            customdata=[task_hover_fields(t, meta.kinds, location_names) for t in group],
+            hovertemplate=HOVER, name=meta.kind_label(kind), meta=[meta.kind_label(kind), role],
+            marker=dict(color=colour, line=dict(color=colour, width=BAR_LINE)),
+            showlegend=False, xaxis="x", yaxis=yaxis))
+    return traces
+
+
+def task_view_rows(parent, current, children):
+    """{key: (y0, y1)} for the Task view: parent on row 0, current on row 1, then
+    the subtasks up-floating from row 2 (the same layout as the Component view)."""
+    extents = {}
+    if parent is not None:
+        extents[parent.id] = (0.1, 0.9)
+    extents[current.id] = (1.1, 1.9)
+    rows = up_float([c.start_ps for c in children], [c.end_ps for c in children])
+    for child, row in zip(children, rows):
+        extents[child.id] = (2.15 + row * 0.8, 2.85 + row * 0.8)
+    return extents, 2 + (max(rows) + 1) * 0.8 if rows else 2
+
+
+# Vertical bands of the Component page figure, bottom to top: one shared x axis.
+CONCURRENCY_BAND = (0.0, 0.16)
+COMPONENT_BAND = (0.19, 0.74)
+TASK_BAND = (0.77, 1.0)
+
+
+def component_figure(meta, window_ps, task_view, component, concurrency, location_names):
+    """The Task view (top), Component view (middle) and concurrent-task line (bottom)
+    of one component, over one shared time axis (so a zoom in either moves both).
+
+    ``task_view`` is None or (parent, current, children); ``component`` is either
+    ("bars", tasks, placements, rows) or ("density", centres_ps, {kind: values});
+    ``concurrency`` is a ``metrics.Series``. Returns a plain figure dict.
+    """
+    data, annotations = [], []
+    plain = dict(fixedrange=True, showgrid=False, zeroline=False)
+    layout = dict(
+        barmode="overlay", height=640, margin=dict(l=64, r=16, t=10, b=30),
+        hovermode="closest", dragmode="zoom", plot_bgcolor="white", showlegend=False,
+        hoverlabel=dict(align="left"), xaxis=dict(_time_axis(window_ps), anchor="y3"))
+    if task_view is not None:
+        parent, current, children = task_view
+        extents, height = task_view_rows(parent, current, children)
+        shown = ([parent] if parent is not None else []) + [current] + list(children)
+        data += bar_traces(shown, extents, meta, "task", location_names, "y")
+        layout["yaxis"] = dict(plain, domain=TASK_BAND, range=[max(height, 3), 0],
+                               tickvals=[0.5, 1.5, 2.5], tickfont=dict(size=9),
+                               ticktext=["parent", "current", "subtasks"])
+    else:
+        layout["yaxis"] = dict(plain, domain=TASK_BAND, visible=False, range=[1, 0])
+        annotations.append(dict(text="Click a bar to make it the current task",
+                                showarrow=False, xref="paper", yref="paper", x=0.5,
+                                y=sum(TASK_BAND) / 2, font=dict(color="#888")))
+    if component[0] == "bars":
+        _, tasks, placements, rows = component
+        extents = {k: (p.y0, p.y1) for k, p in placements.items()}
+        data += bar_traces(tasks, extents, meta, "component", location_names, "y2")
+        layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, range=[max(rows, 1), 0],
+                                showticklabels=False)
+    else:
+        _, centres, density = component
+        kinds = sorted(density, key=meta.kind_label)
+        data.append(dict(
+            type="heatmap", x=(np.asarray(centres) * PS).tolist(),
+            y=[meta.kind_label(k) for k in kinds],
+            z=[np.asarray(density[k], dtype=float).tolist() for k in kinds],
+            colorscale="Blues", showscale=False, xaxis="x", yaxis="y2",
+            hovertemplate="%{y}<br>%{x:.4s}s: %{z:.3g} tasks in flight<extra></extra>"))
+        layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, autorange="reversed",
+                                tickfont=dict(size=9))
+    data.append(dict(
+        type="scatter", x=(concurrency.centres_ps() * PS).tolist(),
+        y=_gaps(concurrency.values("concurrency")), mode="lines", xaxis="x", yaxis="y3",
+        line=dict(color="#444", width=1.2), connectgaps=False, name="Concurrent tasks",
+        hovertemplate="%{x:.4s}s: %{y:.3g} tasks in flight<extra></extra>"))
+    layout["yaxis3"] = dict(domain=CONCURRENCY_BAND, fixedrange=True, rangemode="tozero",
+                            title=dict(text="in flight", font=dict(size=9)),
+                            tickfont=dict(size=9))
+    layout["annotations"] = annotations
+    return dict(data=data, layout=layout)
+
+
+def details_text(task):
+    """A task's Details JSON, pretty-printed when it parses."""
+    if not task.details:
+        return ""
+    try:
+        return json.dumps(json.loads(task.details), indent=2, sort_keys=True)
+    except json.JSONDecodeError:
+        return task.details

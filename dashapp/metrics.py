@@ -1,0 +1,212 @@
+"""The Overview metrics of one location over a time window, exact at any zoom.
+
+DESIGN.md's six metrics plus busy fraction, from the sums the trace stores per bin.
+A window is served from the metric pyramid level whose bins are closest to the width
+of one drawn point, so a chart reads about as many rows as it draws. Below a
+location's finest stored level the same sums are computed from the window's raw tasks
+(``binning``); both paths give identical numbers for identical bins.
+
+A bin without any activity is a gap (NaN), never a zero, and so is the latency of a bin
+where no request ended. Rates are per second, latency is in seconds.
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import binning, queries
+
+PS = 1e-12
+COLUMNS = ("req_in_started", "req_in_ended", "req_in_latency_ps", "task_ps", "buffer_ps",
+           "req_out_ps", "busy_ps")
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    title: str
+    unit: str
+
+
+METRICS = {m.key: m for m in (
+    Metric("arrival", "Request arrival rate", "1/s"),
+    Metric("completion", "Request completion rate", "1/s"),
+    Metric("latency", "Average request latency", "s"),
+    Metric("concurrency", "Concurrent tasks", ""),
+    Metric("buffer", "Buffer pressure", ""),
+    Metric("pending_out", "Pending outgoing requests", ""),
+    Metric("busy", "Busy fraction", ""),
+)}
+"""The metrics a chart may show, by URL key (a whitelist)."""
+
+
+@dataclass
+class Series:
+    """Per-bin sums of one location: bins ``first_bin ..`` of ``width_ps``.
+
+    ``present`` marks bins with activity; ``exact_from`` says where the sums came from:
+    ``"pyramid"`` (stored level ``level``) or ``"tasks"`` (computed from raw tasks).
+    """
+    first_bin: int
+    width_ps: int
+    level: int
+    sums: dict
+    present: np.ndarray
+    source: str
+
+    @property
+    def nbins(self):
+        return len(self.present)
+
+    def centres_ps(self):
+        return (self.first_bin + np.arange(self.nbins) + 0.5) * self.width_ps
+
+    def values(self, key):
+        """The metric ``key`` per bin, NaN for gaps."""
+        s, w = self.sums, float(self.width_ps)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if key == "arrival":
+                v = s["req_in_started"] / (w * PS)
+            elif key == "completion":
+                v = s["req_in_ended"] / (w * PS)
+            elif key == "latency":
+                v = np.where(s["req_in_ended"] > 0,
+                             s["req_in_latency_ps"] * PS / s["req_in_ended"], np.nan)
+            elif key == "concurrency":
+                v = s["task_ps"] / w
+            elif key == "buffer":
+                v = s["buffer_ps"] / w
+            elif key == "pending_out":
+                v = s["req_out_ps"] / w
+            elif key == "busy":
+                v = s["busy_ps"] / w
+            else:
+                raise KeyError(key)
+        return np.where(self.present, v, np.nan)
+
+
+def choose_level(base_ps, t0, t1, points):
+    """Pyramid level whose bin width is nearest (in log2) to the window / ``points``."""
+    per_point = max(1.0, (t1 - t0) / max(1, points))
+    return max(0, round(math.log2(max(1.0, per_point / base_ps))))
+
+
+def top_level(loc, base_ps):
+    """Coarsest stored level of a location: the first where one bin holds all its activity."""
+    level = loc.min_level
+    while (loc.first_start_ps // (base_ps << level)) != (loc.last_end_ps // (base_ps << level)):
+        level += 1
+    return level
+
+
+def bin_range(t0, t1, width):
+    """(first bin, number of bins) covering [t0, t1)."""
+    first = t0 // width
+    return first, max(1, -(-t1 // width) - first)
+
+
+def location_series(db, meta, loc, t0, t1, points):
+    """The ``Series`` of ``loc`` over [t0, t1) at about ``points`` bins."""
+    base = meta.base_ps
+    wanted = choose_level(base, t0, t1, points)
+    if not loc.task_count:
+        first, n = bin_range(t0, t1, base << wanted)
+        return _empty(first, n, base << wanted, wanted)
+    if wanted >= loc.min_level:
+        level = min(wanted, top_level(loc, base))
+        return pyramid_series(db, loc, level, base << level, t0, t1)
+    return task_series(db, meta, loc, wanted, base << wanted, t0, t1)
+
+
+def _empty(first, n, width, level, source="pyramid"):
+    return Series(first, width, level, {c: np.zeros(n, dtype=np.int64) for c in COLUMNS},
+                  np.zeros(n, dtype=bool), source)
+
+
+def pyramid_series(db, loc, level, width, t0, t1):
+    """Sums read from the stored pyramid level ``level``."""
+    first, n = bin_range(t0, t1, width)
+    series = _empty(first, n, width, level)
+    rows = queries.metric_bins(db, loc.id, level, first, first + n)
+    if rows:
+        arr = np.array(rows, dtype=np.int64)
+        idx = arr[:, 0] - first
+        series.present[idx] = True
+        for i, col in enumerate(COLUMNS, start=1):
+            series.sums[col][idx] = arr[:, i]
+    return series
+
+
+def task_series(db, meta, loc, level, width, t0, t1):
+    """Sums computed from the raw tasks of the window (deep zoom)."""
+    first, n = bin_range(t0, t1, width)
+    lo, hi = first * width, (first + n) * width
+    # end_ps > lo - 1 keeps tasks ending exactly at lo: their end event is in the first bin.
+    rows = queries.window_intervals(db, loc.id, loc.max_duration_ps or 0, lo - 1, hi)
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    start, end, kind, parent_start = arr.T
+    req_in = np.isin(kind, meta.req_in_kinds)
+    req_out = np.isin(kind, meta.req_out_kinds)
+    waiting = req_in & (parent_start >= 0) & (parent_start <= start)
+    wait_s, wait_e = parent_start[waiting], start[waiting]
+    # Requests served after the window still wait in it from their parent's start on.
+    later = queries.waiting_requests(db, loc.id, meta.req_in_kinds, hi, _max_wait(db, meta, loc))
+    if later:
+        extra = np.array(later, dtype=np.int64)
+        wait_s = np.concatenate([wait_s, extra[:, 0]])
+        wait_e = np.concatenate([wait_e, extra[:, 1]])
+    busy_s, busy_e = binning.union(start, end)
+    sums = {
+        "req_in_started": binning.event_counts(start[req_in], first, n, width),
+        "req_in_ended": binning.event_counts(end[req_in], first, n, width),
+        "req_in_latency_ps": binning.event_counts(end[req_in], first, n, width,
+                                                  weights=(end - start)[req_in]),
+        "task_ps": binning.interval_integrals(start, end, first, n, width),
+        "buffer_ps": binning.interval_integrals(wait_s, wait_e, first, n, width),
+        "req_out_ps": binning.interval_integrals(start[req_out], end[req_out], first, n, width),
+        "busy_ps": binning.interval_integrals(busy_s, busy_e, first, n, width),
+    }
+    present = np.zeros(n, dtype=bool)
+    for col in sums.values():
+        present |= col != 0
+    return Series(first, width, level, sums, present, "tasks")
+
+
+def _max_wait(db, meta, loc):
+    """Longest req_in wait at a location, 0 where it never has buffer pressure (cached)."""
+    key = ("max_wait", loc.id)
+    if key not in meta.cache:
+        top = top_level(loc, meta.base_ps)
+        total = queries.metric_bins(db, loc.id, top, 0, 1 << 62)
+        waits = any(row.buffer_ps for row in total)
+        meta.cache[key] = (queries.max_request_wait(db, loc.id, meta.req_in_kinds)
+                           if waits else 0)
+    return meta.cache[key]
+
+
+def kind_density(db, meta, loc, t0, t1, points):
+    """Exact time-weighted tasks in flight per kind and bin: (first bin, width, {kind: array}).
+
+    Uses the per-kind pyramid where it is stored (coarser levels), else the raw tasks.
+    """
+    base = meta.base_ps
+    wanted = choose_level(base, t0, t1, points)
+    finest, coarsest = queries.kind_levels(db, loc.id)
+    if finest is not None and wanted >= finest:
+        level = min(wanted, coarsest)
+        width = base << level
+        first, n = bin_range(t0, t1, width)
+        out = {}
+        for b, kind, _started, task_ps in queries.kind_bins(db, loc.id, level, first, first + n):
+            out.setdefault(kind, np.zeros(n, dtype=np.int64))[b - first] = task_ps
+        return first, width, out
+    width = base << wanted
+    first, n = bin_range(t0, t1, width)
+    rows = queries.window_intervals(db, loc.id, loc.max_duration_ps or 0, first * width,
+                                    (first + n) * width)
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    out = {}
+    for kind in np.unique(arr[:, 2]).tolist():
+        sel = arr[:, 2] == kind
+        out[kind] = binning.interval_integrals(arr[sel, 0], arr[sel, 1], first, n, width)
+    return first, width, out

@@ -1,0 +1,161 @@
+"""The Component page: the Task view stacked over the Component view (Daisen §6.2-6.3).
+
+One figure holds both views and the concurrent-task line on a shared time axis, so a
+zoom or drag in either moves both. Clicking a bar makes it the current task (its key is
+the first custom-data field), and the window and task go to the URL. Legend hover and
+cross-view hover highlighting run in the browser (assets/gpuscope.js).
+"""
+from dataclasses import replace
+from urllib.parse import parse_qs
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+
+from .. import exporting, figures, urls, views, widgets
+from ..queries import QueryTimeout, TraceError
+from ..units import fmt_ps
+
+
+LOC = widgets.LOCATION_ID
+
+
+def _legend(meta, kinds):
+    items = [html.Div([html.Span(className="gs-swatch",
+                                 style={"background": meta.colours[k]}), meta.kind_label(k)],
+                      className="gs-legend-item", **{"data-kind": meta.kind_label(k)})
+             for k in sorted(kinds, key=meta.kind_label)]
+    return html.Div([html.H6("Legend"), *items], id="cv-legend")
+
+
+def _task_panel(page, meta, state):
+    task = page.current
+    if task is None:
+        return html.Div([html.H6("Current task"),
+                         html.P("Click any bar to make it the current task.", className="small")])
+    kind = meta.kinds[task.kind]
+    loc_name = next((x.name for x in meta.locations if x.id == task.location), "?")
+    up = None
+    if page.parent is not None:
+        up = dcc.Link("↑ parent task, at its component", id="cv-parent-link", href=urls.href("/component", replace(
+            state, task=page.parent.id, t0=None, t1=None,
+            loc=next((x.name for x in meta.locations if x.id == page.parent.location), None))))
+    rows = [("ID", task.ext_id or str(task.id)), ("Category", kind.category),
+            ("Action", kind.action), ("Location", loc_name), ("Start", fmt_ps(task.start_ps)),
+            ("End", fmt_ps(task.end_ps)), ("Duration", fmt_ps(task.end_ps - task.start_ps)),
+            ("Subtasks", f"{page.children_total:,}")]
+    if task.flags & 1:
+        rows.append(("Note", "still open when the run stopped"))
+    return html.Div([
+        html.H6("Current task"),
+        html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows],
+                   className="gs-summary-table", id="cv-current"),
+        up or "",
+        html.Div(figures.details_text(task), className="gs-details mt-1"),
+        html.Div([html.Div(f"{fmt_ps(t)}  {n}") for t, n in page.tags],
+                 className="gs-details mt-1") if page.tags else "",
+    ], className="mb-2")
+
+
+@widgets.friendly
+def layout(**query):
+    state, problems = urls.parse_component(query)
+    name, path, meta, trouble = widgets.resolve_trace(state.trace)
+    problems += trouble
+    if path is None:
+        return widgets.messages(problems)
+    state = replace(state, trace=name)
+    try:
+        page = views.component(path, state)
+    except LookupError as err:
+        return html.Div([widgets.messages(problems + [str(err)]),
+                         dcc.Link("Back to the Overview", href=urls.href(
+                             "/overview", urls.OverviewState(trace=name)))])
+    except (TraceError, QueryTimeout) as err:
+        return widgets.messages(problems + [str(err)])
+    t0, t1 = page.window
+    shown = {t.kind for t in page.tasks}
+    shown |= {t.kind for t in (page.parent, page.current) if t is not None}
+    shown |= {t.kind for t in page.children}
+    if page.mode == "density":
+        shown |= set(page.drawn[2])
+    filename = f"{name}-{page.location.name}-{t0}-{t1}"
+    overview = urls.href("/overview", urls.OverviewState(trace=name, t0=t0, t1=t1))
+    return html.Div([
+        widgets.messages(problems + page.messages),
+        html.Div([
+            html.Span(page.location.name, className="gs-loc-label me-3 fs-5", id="cv-location"),
+            html.Span(f"window {fmt_ps(t0)} – {fmt_ps(t1)}", className="small me-3",
+                      id="cv-window"),
+            html.Span(f"{page.total_in_window:,}{'+' if page.mode == 'density' else ''} tasks",
+                      className="small me-3", id="cv-count"),
+            dcc.Link("Overview at this window", href=overview, className="small me-3"),
+            html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png",
+                        **{"data-graph": "cv-graph", "data-filename": filename}),
+            dbc.Button("CSV", id="cv-csv-button", size="sm", color="light"),
+            dcc.Download(id="cv-csv"),
+        ], className="mb-1"),
+        dbc.Row([
+            dbc.Col(dcc.Graph(id="cv-graph", figure=page.figure, className="gs-linked",
+                              config=figures.graph_config(filename)), md=9),
+            dbc.Col([_task_panel(page, meta, state), _legend(meta, shown)],
+                    md=3, className="gs-sidebar"),
+        ]),
+        html.Div(page.mode, id="cv-mode", hidden=True),
+        html.Div(f"{t0},{t1}", id="cv-window-ps", hidden=True),
+        html.Div("" if page.current is None else str(page.current.id), id="cv-task",
+                 hidden=True),
+    ])
+
+
+# Registered after ``layout`` exists: this module is imported, not scanned by Dash.
+dash.register_page(__name__, path="/component", title="GPUscope component", name="Component",
+                   layout=layout)
+
+
+def _state(search):
+    return urls.parse_component(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("cv-graph", "relayoutData"), Input("cv-graph", "clickData"),
+          State(LOC, "search"), State("cv-window-ps", "children"), prevent_initial_call=True)
+def graph_to_url(relayout, click, search, shown_window):
+    state = _state(search)
+    if ctx.triggered_id != "cv-graph":
+        return no_update
+    prop = ctx.triggered[0]["prop_id"].split(".")[-1]
+    if prop == "clickData":
+        try:
+            key = int(click["points"][0]["customdata"][0])
+        except (TypeError, KeyError, IndexError, ValueError):
+            return no_update  # a click on the density map or the concurrency line
+        new = replace(state, task=key)
+        if state.t0 is None and shown_window:
+            # Keep the window that was on screen: a new task alone would reframe the view.
+            t0, t1 = (int(v) for v in shown_window.split(","))
+            new = replace(new, t0=t0, t1=t1)
+    else:
+        window = urls.window_from_relayout(relayout)
+        if window is None:
+            return no_update
+        t0, t1 = window if window != "reset" else (None, None)
+        new = replace(state, t0=t0, t1=t1)
+    text = urls.search(new)
+    return no_update if text == (search or "") else text
+
+
+@callback(Output("cv-csv", "data"), Input("cv-csv-button", "n_clicks"),
+          State(LOC, "search"), prevent_initial_call=True)
+def download_csv(_clicks, search):
+    state = _state(search)
+    name, path, meta, _problems = widgets.resolve_trace(state.trace)
+    if path is None:
+        return no_update
+    try:
+        page = views.component(path, replace(state, trace=name))
+    except LookupError:
+        return no_update
+    filename = figures.safe_filename(f"{name}-{page.location.name}-{page.window[0]}-"
+                                     f"{page.window[1]}") + ".csv"
+    return dict(content=exporting.component_csv(page, meta), filename=filename)

@@ -1,0 +1,74 @@
+"""The Traces page: every trace of the catalogue with its run and a short summary."""
+import json
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import dcc, html
+
+from .. import urls, views, widgets
+from ..catalog import trace_meta
+from ..queries import QueryTimeout, TraceError
+from ..units import fmt_ps
+
+
+def _table(header, rows):
+    return dbc.Table([html.Thead(html.Tr([html.Th(h) for h in header])),
+                      html.Tbody([html.Tr([html.Td(c) for c in r]) for r in rows])],
+                     size="sm", className="gs-summary-table mb-1", borderless=True)
+
+
+def _trace_card(name, path):
+    meta = trace_meta(path)
+    run = meta.run
+    summary = views.summary(path)
+    overview = urls.href("/overview", urls.OverviewState(trace=name))
+    config = json.dumps(meta.config, sort_keys=True)
+    facts = [
+        ("Workload", run["workload"] or "–"),
+        ("Source", run["source"]),
+        ("Simulated time", fmt_ps(meta.end_ps - meta.start_ps)),
+        ("Tasks", f"{meta.task_count:,}"),
+        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,}"),
+        ("Completed", "yes" if run["completed"] else "no (interrupted or still running)"),
+        ("Command", run["command"]),
+        ("Configuration", config if len(config) < 400 else config[:400] + "…"),
+    ]
+    return dbc.Card(dbc.CardBody([
+        html.H5(dcc.Link(name, href=overview, className="gs-trace-link")),
+        dbc.Row([
+            dbc.Col(_table(("Run", ""), facts), md=5),
+            dbc.Col([html.H6("Busiest components"),
+                     _table(("Component", "Busy", "Tasks"),
+                            [(dcc.Link(n, href=urls.href("/component", urls.ComponentState(
+                                trace=name, loc=n))), f"{b:.1%}", f"{c:,}")
+                             for n, b, c in summary.busiest])], md=3),
+            dbc.Col([html.H6("Time per category"),
+                     _table(("Category", "Task time", "Share"),
+                            [(c, fmt_ps(ps), f"{s:.1%}") for c, ps, s in summary.category_time]),
+                     html.H6("Instruction mix"),
+                     _table(("Unit", "Count", "Share"),
+                            [(a, f"{n:,}", f"{s:.1%}") for a, n, s in summary.instruction_mix])
+                     if summary.instruction_mix else html.P("No instructions traced.")], md=4),
+        ]),
+    ]), className="mb-2")
+
+
+@widgets.friendly
+def layout(**_query):
+    cat = widgets.catalog()
+    names = cat.names()
+    if not names:
+        return widgets.messages(["No trace files found. Start the app with --trace-dir DIR "
+                                 "or --trace FILE."])
+    cards = []
+    for name in names:
+        try:
+            cards.append(_trace_card(name, cat.path(name)))
+        except (TraceError, QueryTimeout, OSError) as err:
+            cards.append(dbc.Alert(f"{name}: {err}", color="warning"))
+    return html.Div([html.H4("Traces"), *cards])
+
+
+# Registered after ``layout`` exists: this module is imported, not scanned by Dash.
+dash.register_page(__name__, path="/", title="GPUscope traces", name="Traces",
+                   layout=layout)

@@ -1,0 +1,245 @@
+"""All read SQL of the app, as named functions over a read-only connection.
+
+Every value is bound as a parameter; the only identifiers ever put into SQL text come
+from the whitelists below. Connections open the file with ``mode=ro`` and carry a
+per-query time limit enforced by an SQLite progress handler, so a slow query is
+interrupted (``QueryTimeout``) instead of tying up a server worker.
+
+Times are integer picoseconds throughout, as stored in the trace.
+"""
+import sqlite3
+import time
+from collections import namedtuple
+from contextlib import contextmanager
+from pathlib import Path
+
+QUERY_SECONDS = 5.0
+"""Default time limit of one query."""
+
+PROGRESS_STEPS = 20_000
+"""SQLite virtual-machine steps between two deadline checks."""
+
+Location = namedtuple(
+    "Location", "id name task_count busy_ps max_duration_ps first_start_ps last_end_ps min_level")
+Kind = namedtuple("Kind", "id category action")
+Task = namedtuple("Task", "id parent kind location start_ps end_ps flags ext_id details")
+MetricRow = namedtuple(
+    "MetricRow", "bin req_in_started req_in_ended req_in_latency_ps task_ps buffer_ps"
+                 " req_out_ps busy_ps")
+RawTask = namedtuple("RawTask", "start_ps end_ps kind parent_start_ps")
+
+TASK_COLUMNS = "id, parent, kind, location, start_ps, end_ps, flags, ext_id, details"
+LOCATION_ORDER = {
+    # The only ORDER BY clauses location lists may use.
+    "id": "id",
+    "load": "coalesce(busy_ps, 0) DESC, id",
+}
+
+
+class QueryTimeout(RuntimeError):
+    """A query ran past its time limit and was interrupted."""
+
+
+class TraceError(RuntimeError):
+    """The file is not a readable, finalized GPUscope trace."""
+
+
+class Connection:
+    """A read-only connection whose ``fetch`` calls are time-limited."""
+
+    def __init__(self, path, seconds=QUERY_SECONDS):
+        self.path = Path(path)
+        self.seconds = seconds
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        try:
+            self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        except sqlite3.Error as err:
+            raise TraceError(f"{self.path.name}: cannot open ({err})") from None
+        self._deadline = float("inf")
+        self.db.set_progress_handler(self._expired, PROGRESS_STEPS)
+
+    def _expired(self):
+        return time.monotonic() > self._deadline
+
+    def fetch(self, sql, params=()):
+        """All rows of one statement, interrupted after ``self.seconds``."""
+        self._deadline = time.monotonic() + self.seconds
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as err:
+            if "interrupt" in str(err):
+                raise QueryTimeout(
+                    f"{self.path.name}: query took longer than {self.seconds:g} s") from None
+            raise TraceError(f"{self.path.name}: {err}") from None
+        except sqlite3.DatabaseError as err:
+            raise TraceError(f"{self.path.name}: {err}") from None
+        finally:
+            self._deadline = float("inf")
+
+    def close(self):
+        self.db.close()
+
+
+@contextmanager
+def open_trace(path, seconds=QUERY_SECONDS):
+    """A ``Connection`` to ``path`` for the duration of a ``with`` block."""
+    conn = Connection(path, seconds)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _marks(values):
+    """``?, ?, ?`` for binding a list of values (never the values themselves)."""
+    return ", ".join("?" * len(values))
+
+
+# -- run and catalogue -----------------------------------------------------------------
+def run_info(db):
+    """The run's metadata row as a dict (workload, config JSON, times, completion)."""
+    rows = db.fetch(
+        "SELECT simulator_version, command, workload, config, seed, source, virtual_start_ps,"
+        " virtual_end_ps, wall_start, wall_seconds, completed, finalized, open_tasks,"
+        " orphan_tasks, pyramid_base_ps FROM run WHERE id = 1")
+    if not rows:
+        raise TraceError(f"{db.path.name}: no run row")
+    keys = ("simulator_version", "command", "workload", "config", "seed", "source",
+            "virtual_start_ps", "virtual_end_ps", "wall_start", "wall_seconds", "completed",
+            "finalized", "open_tasks", "orphan_tasks", "pyramid_base_ps")
+    return dict(zip(keys, rows[0]))
+
+
+def task_count(db):
+    """Number of tasks in the trace (the largest key + 1: keys are dense from 0)."""
+    return db.fetch("SELECT coalesce(max(id) + 1, 0) FROM task")[0][0]
+
+
+def locations(db, order="id"):
+    """Every location with its finalize-time statistics, in a whitelisted order."""
+    return [Location(*r) for r in db.fetch(
+        "SELECT id, name, task_count, busy_ps, max_duration_ps, first_start_ps, last_end_ps,"
+        " pyramid_min_level FROM location ORDER BY " + LOCATION_ORDER[order])]
+
+
+def kinds(db):
+    """Every (category, action) pair: Daisen's (kind, what)."""
+    return [Kind(*r) for r in db.fetch("SELECT id, category, action FROM kind ORDER BY id")]
+
+
+# -- metric pyramid ----------------------------------------------------------------------
+def metric_bins(db, location, level, first_bin, end_bin):
+    """Stored metric_bin rows of one location and level with ``first_bin <= bin < end_bin``."""
+    return [MetricRow(*r) for r in db.fetch(
+        "SELECT bin, req_in_started, req_in_ended, req_in_latency_ps, task_ps, buffer_ps,"
+        " req_out_ps, busy_ps FROM metric_bin"
+        " WHERE location = ? AND level = ? AND bin >= ? AND bin < ? ORDER BY bin",
+        (location, level, first_bin, end_bin))]
+
+
+def kind_bins(db, location, level, first_bin, end_bin):
+    """Per-kind (bin, kind, started, task_ps) rows of one location and level in a bin range."""
+    return db.fetch(
+        "SELECT bin, kind, started, task_ps FROM metric_kind_bin"
+        " WHERE location = ? AND level = ? AND bin >= ? AND bin < ? ORDER BY bin, kind",
+        (location, level, first_bin, end_bin))
+
+
+def kind_levels(db, location):
+    """(finest, coarsest) level holding per-kind rows for a location, or (None, None)."""
+    # Two single-aggregate statements: SQLite answers each with one index probe.
+    finest = db.fetch("SELECT min(level) FROM metric_kind_bin WHERE location = ?", (location,))
+    coarsest = db.fetch("SELECT max(level) FROM metric_kind_bin WHERE location = ?", (location,))
+    return finest[0][0], coarsest[0][0]
+
+
+def kind_totals(db, location, level):
+    """Per kind (kind, started, task_ps) summed over every bin of one level of a location."""
+    return db.fetch(
+        "SELECT kind, sum(started), sum(task_ps) FROM metric_kind_bin"
+        " WHERE location = ? AND level = ? GROUP BY kind", (location, level))
+
+
+def location_kind_totals(db, location):
+    """Per kind (kind, tasks, summed duration in ps) of one location, from its raw tasks."""
+    return db.fetch(
+        "SELECT kind, count(*), sum(end_ps - start_ps) FROM task WHERE location = ?"
+        " GROUP BY kind", (location,))
+
+
+# -- raw tasks ---------------------------------------------------------------------------
+def window_tasks(db, location, max_duration_ps, t0, t1, limit):
+    """Tasks of a location overlapping [t0, t1), in start order, at most ``limit``.
+
+    ``start_ps >= t0 - max_duration_ps`` bounds the index range scan on
+    (location, start_ps): no task here lasts longer than that.
+    """
+    return [Task(*r) for r in db.fetch(
+        "SELECT " + TASK_COLUMNS + " FROM task WHERE location = ? AND start_ps >= ?"
+        " AND start_ps < ? AND end_ps > ? ORDER BY start_ps LIMIT ?",
+        (location, t0 - max_duration_ps, t1, t0, limit))]
+
+
+def window_task_count(db, location, max_duration_ps, t0, t1, cap):
+    """How many tasks of a location overlap [t0, t1), counting at most ``cap``."""
+    return db.fetch(
+        "SELECT count(*) FROM (SELECT 1 FROM task WHERE location = ? AND start_ps >= ?"
+        " AND start_ps < ? AND end_ps > ? LIMIT ?)",
+        (location, t0 - max_duration_ps, t1, t0, cap))[0][0]
+
+
+def window_intervals(db, location, max_duration_ps, t0, t1):
+    """(start, end, kind, parent start or -1) of a location's tasks overlapping [t0, t1)."""
+    return [RawTask(*r) for r in db.fetch(
+        "SELECT t.start_ps, t.end_ps, t.kind, coalesce(p.start_ps, -1) FROM task t"
+        " LEFT JOIN task p ON p.id = t.parent WHERE t.location = ? AND t.start_ps >= ?"
+        " AND t.start_ps < ? AND t.end_ps > ?",
+        (location, t0 - max_duration_ps, t1, t0))]
+
+
+def max_request_wait(db, location, req_in_kinds):
+    """Longest time a req_in here waited after its parent req_out started, in ps (or 0)."""
+    if not req_in_kinds:
+        return 0
+    return db.fetch(
+        "SELECT coalesce(max(t.start_ps - p.start_ps), 0) FROM task t JOIN task p"
+        " ON p.id = t.parent WHERE t.location = ? AND t.kind IN (" + _marks(req_in_kinds) + ")",
+        (location, *req_in_kinds))[0][0]
+
+
+def waiting_requests(db, location, req_in_kinds, t1, max_wait_ps):
+    """(parent start, own start) of req_in tasks here starting at or after ``t1`` whose
+    wait began before ``t1``: they add buffer pressure to a window ending at ``t1``."""
+    if not req_in_kinds or max_wait_ps <= 0:
+        return []
+    return db.fetch(
+        "SELECT p.start_ps, t.start_ps FROM task t JOIN task p ON p.id = t.parent"
+        " WHERE t.location = ? AND t.start_ps >= ? AND t.start_ps < ? AND p.start_ps < ?"
+        " AND t.kind IN (" + _marks(req_in_kinds) + ")",
+        (location, t1, t1 + max_wait_ps, t1, *req_in_kinds))
+
+
+# -- the task tree -----------------------------------------------------------------------
+def task(db, key):
+    """One task by key, or None."""
+    rows = db.fetch("SELECT " + TASK_COLUMNS + " FROM task WHERE id = ?", (key,))
+    return Task(*rows[0]) if rows else None
+
+
+def subtasks(db, key, limit):
+    """Children of a task (any location) in start order, at most ``limit``."""
+    return [Task(*r) for r in db.fetch(
+        "SELECT " + TASK_COLUMNS + " FROM task WHERE parent = ? ORDER BY start_ps, id LIMIT ?",
+        (key, limit))]
+
+
+def subtask_count(db, key):
+    """Number of children of a task."""
+    return db.fetch("SELECT count(*) FROM task WHERE parent = ?", (key,))[0][0]
+
+
+def task_tags(db, key):
+    """(time_ps, step name) of a task's steps (Daisen's task steps, akita tags)."""
+    return db.fetch(
+        "SELECT g.time_ps, n.name FROM task_tag g JOIN tag_name n ON n.id = g.tag"
+        " WHERE g.task = ? ORDER BY g.time_ps", (key,))

@@ -1,0 +1,165 @@
+"""The view state of every page as a query string, both ways.
+
+The URL is the only state: a page is a pure function of its query string, so
+bookmarks, shared links, back and forward all restore the exact view. ``parse_*``
+never raises: a bad or stale parameter is dropped (its default is used) and reported in
+a list of friendly messages for the page to show. ``*_search`` writes only parameters
+that differ from their defaults, in a fixed order, so equal states give equal URLs.
+
+Times are integer picoseconds (``t0``, ``t1``: the window [t0, t1)).
+"""
+import re
+from dataclasses import dataclass, fields, replace
+from urllib.parse import urlencode
+
+from .metrics import METRICS
+
+PAGE_SIZE = 16
+SORTS = ("name", "load")
+NO_METRIC = "none"
+MAX_FILTER = 200
+
+
+@dataclass(frozen=True)
+class OverviewState:
+    trace: str = None
+    page: int = 1
+    filter: str = ""
+    primary: str = "concurrency"
+    secondary: str = "arrival"
+    sort: str = "name"
+    t0: int = None
+    t1: int = None
+
+
+@dataclass(frozen=True)
+class ComponentState:
+    trace: str = None
+    loc: str = None
+    t0: int = None
+    t1: int = None
+    task: int = None
+
+
+def _first(value):
+    """Dash passes a repeated parameter as a list; the first one wins."""
+    if isinstance(value, (list, tuple)):
+        return value[0] if value else None
+    return value
+
+
+def _int(params, name, errors, minimum=None):
+    raw = _first(params.get(name))
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        errors.append(f"Ignored {name}={raw!r}: not a whole number.")
+        return None
+    if minimum is not None and value < minimum:
+        errors.append(f"Ignored {name}={value}: must be at least {minimum}.")
+        return None
+    return value
+
+
+def _window(params, errors):
+    t0 = _int(params, "t0", errors, minimum=0)
+    t1 = _int(params, "t1", errors, minimum=0)
+    if (t0 is None) != (t1 is None):
+        errors.append("Ignored the time window: it needs both t0 and t1.")
+        return None, None
+    if t0 is not None and t1 <= t0:
+        errors.append(f"Ignored the time window: t1={t1} is not after t0={t0}.")
+        return None, None
+    return t0, t1
+
+
+def _text(params, name):
+    raw = _first(params.get(name))
+    return None if raw is None else str(raw)
+
+
+def parse_overview(params):
+    """(OverviewState, messages) from the query parameters of /overview."""
+    errors = []
+    state = OverviewState()
+    page = _int(params, "page", errors, minimum=1)
+    text = _text(params, "filter") or ""
+    if len(text) > MAX_FILTER:
+        errors.append(f"The filter was cut to its first {MAX_FILTER} characters.")
+        text = text[:MAX_FILTER]
+    metrics = {}
+    for name, default in (("primary", state.primary), ("secondary", state.secondary)):
+        value = _text(params, name)
+        if value is not None and value not in METRICS and value != NO_METRIC:
+            errors.append(f"Unknown metric {name}={value!r}; showing {default}.")
+            value = None
+        metrics[name] = value or default
+    sort = _text(params, "sort")
+    if sort is not None and sort not in SORTS:
+        errors.append(f"Unknown sort={sort!r}; sorting by name.")
+        sort = None
+    t0, t1 = _window(params, errors)
+    state = replace(state, trace=_text(params, "trace"), page=page or 1, filter=text,
+                    sort=sort or "name", t0=t0, t1=t1, **metrics)
+    return state, errors
+
+
+def parse_component(params):
+    """(ComponentState, messages) from the query parameters of /component."""
+    errors = []
+    t0, t1 = _window(params, errors)
+    state = ComponentState(trace=_text(params, "trace"), loc=_text(params, "loc"),
+                           t0=t0, t1=t1, task=_int(params, "task", errors, minimum=0))
+    return state, errors
+
+
+def search(state):
+    """The query string (with ``?``, or empty) holding the non-default fields of ``state``."""
+    default = type(state)()
+    pairs = [(f.name, getattr(state, f.name)) for f in fields(state)
+             if getattr(state, f.name) != getattr(default, f.name)
+             and getattr(state, f.name) is not None]
+    return "?" + urlencode(pairs) if pairs else ""
+
+
+def href(path, state):
+    """A link to ``path`` with ``state`` in its query string."""
+    return path + search(state)
+
+
+_RANGE = re.compile(r"^xaxis\d*\.range(\[(0|1)\])?$")
+_AUTORANGE = re.compile(r"^xaxis\d*\.autorange$")
+
+
+def window_from_relayout(relayout):
+    """The window a Plotly zoom or drag asks for, as integer ps ``(t0, t1)``;
+    ``"reset"`` for a double-click (autorange); None for anything else (autosize…).
+
+    Chart x axes are in seconds, so the range is converted back to picoseconds.
+    """
+    if not isinstance(relayout, dict):
+        return None
+    lo = hi = None
+    for key, value in relayout.items():
+        match = _RANGE.match(key)
+        if match is None:
+            if _AUTORANGE.match(key) and value:
+                return "reset"
+            continue
+        try:
+            if match.group(2) is None:
+                lo, hi = float(value[0]), float(value[1])
+            elif match.group(2) == "0":
+                lo = float(value)
+            else:
+                hi = float(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if lo is not None and hi is not None:
+            break
+    if lo is None or hi is None:
+        return None
+    t0, t1 = sorted((max(0, round(lo * 1e12)), max(0, round(hi * 1e12))))
+    return (t0, t1) if t1 > t0 else None

@@ -1,0 +1,219 @@
+"""What each page shows, assembled from queries, metrics and layout; no Dash here.
+
+``overview`` and ``component`` take a trace path and a parsed URL state and return
+plain data plus the figures and messages for the page, so a page's layout function is
+a thin wrapper and the benchmark can time exactly the server-side work of one view.
+"""
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import figures, layout, metrics, queries
+from .catalog import natural_key, trace_meta
+from .namefilter import FilterError, filter_names
+from .urls import NO_METRIC, PAGE_SIZE
+
+OVERVIEW_POINTS = 100
+CONCURRENCY_POINTS = 300
+DENSITY_POINTS = 300
+MAX_BARS = 2500
+"""Above this many tasks in the window the Component view draws an exact density."""
+MAX_SUBTASKS = 1000
+
+
+@dataclass
+class Chart:
+    location: object
+    series: object
+    figure: object
+
+
+@dataclass
+class OverviewPage:
+    state: object
+    window: tuple
+    names_total: int
+    matched: int
+    pages: int
+    charts: list
+    messages: list = field(default_factory=list)
+
+
+def window_of(meta, t0, t1):
+    """The state's window, or the whole run when none is set."""
+    if t0 is None:
+        return meta.start_ps, meta.end_ps
+    return t0, t1
+
+
+def ordered_locations(meta, sort):
+    """Locations with tasks, in natural name order or by busy time (descending)."""
+    locs = [loc for loc in meta.locations if loc.task_count]
+    if sort == "load":
+        return sorted(locs, key=lambda loc: (-(loc.busy_ps or 0), natural_key(loc.name)))
+    return sorted(locs, key=lambda loc: natural_key(loc.name))
+
+
+def _metric(key):
+    return None if key == NO_METRIC else key
+
+
+def overview(path, state, points=OVERVIEW_POINTS):
+    """The charts of one Overview page for ``state`` (an ``urls.OverviewState``)."""
+    meta = trace_meta(path)
+    messages = []
+    locs = ordered_locations(meta, state.sort)
+    try:
+        keep = set(filter_names(state.filter, [loc.name for loc in locs]))
+        locs = [loc for loc in locs if loc.name in keep]
+    except FilterError as err:
+        messages.append(f"{err} Showing every component.")
+    pages = max(1, math.ceil(len(locs) / PAGE_SIZE))
+    page = state.page
+    if page > pages:
+        messages.append(f"There is no page {page}; showing page {pages} of {pages}.")
+        page = pages
+        state = replace(state, page=page)
+    window = window_of(meta, state.t0, state.t1)
+    shown = locs[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    charts = []
+    with queries.open_trace(path) as db:
+        for loc in shown:
+            series = metrics.location_series(db, meta, loc, *window, points)
+            fig = figures.overview_chart(series, _metric(state.primary), _metric(state.secondary),
+                                         window)
+            charts.append(Chart(loc, series, fig))
+    return OverviewPage(state, window, len(meta.locations), len(locs), pages, charts, messages)
+
+
+@dataclass
+class ComponentPage:
+    state: object
+    location: object
+    window: tuple
+    mode: str
+    tasks: list
+    total_in_window: int
+    current: object
+    parent: object
+    children: list
+    children_total: int
+    tags: list
+    drawn: tuple
+    figure: object
+    messages: list = field(default_factory=list)
+
+
+def default_window(meta, loc, current):
+    """Frame the current task with a margin of 20 % each side, else the whole location."""
+    if current is not None:
+        span = max(1, current.end_ps - current.start_ps)
+        return max(0, current.start_ps - span // 5), current.end_ps + span // 5
+    return loc.first_start_ps, max(loc.last_end_ps, loc.first_start_ps + 1)
+
+
+def component(path, state):
+    """Everything the Component page draws for ``state`` (an ``urls.ComponentState``).
+
+    Raises ``LookupError`` with a friendly message for an unknown location.
+    """
+    meta = trace_meta(path)
+    messages = []
+    loc = meta.by_name.get(state.loc)
+    with queries.open_trace(path) as db:
+        current = parent = None
+        children, children_total, tags = [], 0, []
+        if state.task is not None:
+            current = queries.task(db, state.task)
+            if current is None:
+                messages.append(f"There is no task {state.task} in this trace.")
+        if loc is None and current is not None:
+            loc = next(x for x in meta.locations if x.id == current.location)
+        if loc is None:
+            raise LookupError(f"There is no component named {state.loc!r} in this trace."
+                              if state.loc else "No component chosen.")
+        if not loc.task_count:
+            raise LookupError(f"Component {loc.name} has no tasks.")
+        if current is not None:
+            parent = queries.task(db, current.parent) if current.parent is not None else None
+            children = queries.subtasks(db, current.id, MAX_SUBTASKS)
+            children_total = (queries.subtask_count(db, current.id)
+                              if len(children) == MAX_SUBTASKS else len(children))
+            if children_total > len(children):
+                messages.append(f"The Task view shows the first {len(children)} of "
+                                f"{children_total} subtasks.")
+            tags = queries.task_tags(db, current.id)
+        window = (state.t0, state.t1) if state.t0 is not None else default_window(
+            meta, loc, current)
+        t0, t1 = window
+        count = queries.window_task_count(db, loc.id, loc.max_duration_ps or 0, t0, t1,
+                                          MAX_BARS + 1)
+        names = {x.id: x.name for x in meta.locations}
+        if count <= MAX_BARS:
+            tasks = queries.window_tasks(db, loc.id, loc.max_duration_ps or 0, t0, t1, MAX_BARS)
+            placements = layout.nested_layout(
+                [t.id for t in tasks], [t.parent for t in tasks],
+                [t.start_ps for t in tasks], [t.end_ps for t in tasks])
+            rows = math.ceil(max((p.y1 for p in placements.values()), default=1))
+            drawn = ("bars", tasks, placements, rows)
+            mode = "bars"
+        else:
+            first, width, density = metrics.kind_density(db, meta, loc, t0, t1, DENSITY_POINTS)
+            n = max((len(v) for v in density.values()), default=0)
+            centres = (first + np.arange(n) + 0.5) * width
+            drawn = ("density", centres, {k: v / width for k, v in density.items()})
+            tasks = []
+            mode = "density"
+            messages.append(
+                f"More than {MAX_BARS} tasks overlap this window: showing the exact number of "
+                "tasks in flight per kind instead of bars. Zoom in to see individual tasks.")
+        concurrency = metrics.location_series(db, meta, loc, t0, t1, CONCURRENCY_POINTS)
+    task_view = (parent, current, children) if current is not None else None
+    fig = figures.component_figure(meta, window, task_view, drawn, concurrency, names)
+    return ComponentPage(state, loc, window, mode, tasks, count, current, parent, children,
+                         children_total, tags, drawn, fig, messages)
+
+
+@dataclass
+class Summary:
+    busiest: list  # (location name, busy fraction of the run, task count)
+    category_time: list  # (category, summed task time in ps, share of all task time)
+    instruction_mix: list  # (action, count, share of instructions)
+
+
+def summary(path, top=8):
+    """The Traces page summary of one trace (cached with its metadata)."""
+    meta = trace_meta(path)
+    if "summary" in meta.cache:
+        return meta.cache["summary"]
+    span = max(1, meta.end_ps - meta.start_ps)
+    busiest = [(loc.name, (loc.busy_ps or 0) / span, loc.task_count)
+               for loc in sorted(meta.locations, key=lambda x: -(x.busy_ps or 0))[:top]
+               if loc.task_count]
+    started, time_ps = {}, {}
+    with queries.open_trace(path) as db:
+        for loc in meta.locations:
+            if not loc.task_count:
+                continue
+            _, coarsest = queries.kind_levels(db, loc.id)
+            # The coarsest per-kind level sums the whole location; small locations that
+            # have no per-kind rows are summed from their few raw tasks.
+            rows = (queries.kind_totals(db, loc.id, coarsest) if coarsest is not None
+                    else queries.location_kind_totals(db, loc.id))
+            for kind, count, ps in rows:
+                started[kind] = started.get(kind, 0) + count
+                time_ps[kind] = time_ps.get(kind, 0) + ps
+    by_category = {}
+    for kind, ps in time_ps.items():
+        category = meta.kinds[kind].category
+        by_category[category] = by_category.get(category, 0) + ps
+    total = sum(by_category.values()) or 1
+    category_time = sorted(((c, ps, ps / total) for c, ps in by_category.items()),
+                           key=lambda r: -r[1])
+    inst = {meta.kinds[k].action: n for k, n in started.items()
+            if meta.kinds[k].category == "inst"}
+    inst_total = sum(inst.values()) or 1
+    mix = sorted(((a, n, n / inst_total) for a, n in inst.items()), key=lambda r: -r[1])
+    meta.cache["summary"] = Summary(busiest, category_time, mix)
+    return meta.cache["summary"]

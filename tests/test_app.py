@@ -1,0 +1,187 @@
+"""The app without a browser: URL state, the regex filter, and every page's layout
+built inside a request of the real Flask server (bad parameters give messages)."""
+import shutil
+import time
+from urllib.parse import parse_qs
+
+import pytest
+from dash import html
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashapp import urls
+from dashapp.namefilter import FilterError, filter_names
+from test_app_traces import write_exact_trace, write_synthetic_trace
+
+
+# -- URL state ---------------------------------------------------------------------------
+def _params(search):
+    return {k: v[0] for k, v in parse_qs(search.lstrip("?"), keep_blank_values=True).items()}
+
+
+overview_states = st.builds(
+    urls.OverviewState, trace=st.sampled_from([None, "a.sqlite", "b c.sqlite"]),
+    page=st.integers(1, 50), filter=st.text(max_size=30),
+    primary=st.sampled_from(["concurrency", "latency", "busy", "none"]),
+    secondary=st.sampled_from(["arrival", "buffer", "none"]), sort=st.sampled_from(urls.SORTS),
+    t0=st.none(), t1=st.none())
+
+
+@settings(max_examples=150, deadline=None)
+@given(overview_states, st.one_of(st.none(), st.tuples(st.integers(0, 10**15),
+                                                       st.integers(1, 10**9))))
+def test_overview_state_round_trips_through_the_url(state, window):
+    if window is not None:
+        state = urls.OverviewState(**{**state.__dict__, "t0": window[0],
+                                      "t1": window[0] + window[1]})
+    parsed, errors = urls.parse_overview(_params(urls.search(state)))
+    assert errors == [] and parsed == state
+
+
+def test_component_state_round_trips():
+    state = urls.ComponentState(trace="t.sqlite", loc="GPU.SA[3].CU[12]", t0=5, t1=9, task=42)
+    assert urls.parse_component(_params(urls.search(state))) == (state, [])
+
+
+def test_defaults_are_left_out_of_the_url():
+    assert urls.search(urls.OverviewState()) == ""
+    assert urls.search(urls.OverviewState(page=2)) == "?page=2"
+
+
+@pytest.mark.parametrize("params, fragment", [
+    ({"page": "x"}, "page='x'"), ({"page": "0"}, "at least 1"),
+    ({"t0": "5"}, "needs both"), ({"t0": "9", "t1": "3"}, "not after"),
+    ({"primary": "bogus"}, "Unknown metric"), ({"sort": "size"}, "Unknown sort"),
+])
+def test_bad_overview_parameters_give_messages_and_defaults(params, fragment):
+    state, errors = urls.parse_overview(params)
+    assert len(errors) == 1 and fragment in errors[0]
+    assert state.page == 1 and state.t0 is None and state.primary == "concurrency"
+
+
+@pytest.mark.parametrize("relayout, window", [
+    ({"xaxis.range[0]": 1e-9, "xaxis.range[1]": 2e-9}, (1000, 2000)),
+    ({"xaxis2.range": [3e-9, 1e-9]}, (1000, 3000)),
+    ({"xaxis.autorange": True}, "reset"),
+    ({"autosize": True}, None), (None, None), ({"xaxis.range[0]": "x"}, None),
+])
+def test_zoom_events_become_windows(relayout, window):
+    assert urls.window_from_relayout(relayout) == window
+
+
+# -- the filter --------------------------------------------------------------------------
+NAMES = [f"GPU.SA[{i // 4}].CU[{i}]" for i in range(8)] + [f"GPU.L2[{i}]" for i in range(3)]
+
+
+def test_filter_is_a_regex_substring_search():
+    assert filter_names("L2", NAMES) == ["GPU.L2[0]", "GPU.L2[1]", "GPU.L2[2]"]
+    assert len(filter_names("(CU|L2)", NAMES)) == 11
+    assert filter_names(r"CU\[1\]$", NAMES) == ["GPU.SA[0].CU[1]"]
+
+
+def test_an_invalid_pattern_is_a_message():
+    with pytest.raises(FilterError, match="Invalid regular expression"):
+        filter_names("(CU", NAMES)
+
+
+def test_a_catastrophic_pattern_is_stopped_within_the_budget():
+    names = ["a" * 64 + "!"] * 50
+    started = time.monotonic()
+    with pytest.raises(FilterError, match="too long"):
+        filter_names("(a|aa)+$", names, budget=0.1)
+    assert time.monotonic() - started < 5  # bounded, not the 2**64 steps of backtracking
+
+
+# -- pages inside the real server ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from dashapp import app as app_module
+
+    if app_module._created:  # one Dash app per process: reuse it with our traces
+        app = app_module._created[0]
+    else:
+        app = app_module.create_app(trace_dir=tmp_path_factory.mktemp("served"))
+    directory = tmp_path_factory.mktemp("traces")
+    write_exact_trace(directory / "exact.sqlite")
+    write_synthetic_trace(directory / "synthetic.sqlite", tasks=3000)
+    app.server.config["GPUSCOPE_CATALOG"].__init__(trace_dir=directory)
+    yield app
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _render(app, page_module, **query):
+    import importlib
+
+    module = importlib.import_module(f"dashapp.pages.{page_module}")
+    with app.server.test_request_context("/"):
+        return module.layout(**query)
+
+
+def _texts(component):
+    out = []
+
+    def walk(node):
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, (list, tuple)):
+            for n in node:
+                walk(n)
+        elif node is not None and hasattr(node, "children"):
+            walk(node.children)
+    walk(component)
+    return " ".join(out)
+
+
+def _ids(component, prefix):
+    found = []
+
+    def walk(node):
+        if isinstance(node, (list, tuple)):
+            for n in node:
+                walk(n)
+        elif node is not None and hasattr(node, "to_plotly_json"):
+            ident = getattr(node, "id", None)
+            if isinstance(ident, dict) and ident.get("type") == prefix:
+                found.append(node)
+            walk(getattr(node, "children", None))
+    walk(component)
+    return found
+
+
+def test_home_lists_traces_with_run_facts(app):
+    text = _texts(_render(app, "home"))
+    assert "exact.sqlite" in text and "synthetic.sqlite" in text
+    assert "Busiest components" in text and "Instruction mix" in text and "VALU" in text
+
+
+def test_overview_filter_shows_exactly_the_matching_components(app):
+    page = _render(app, "overview", trace="synthetic.sqlite", filter="L2")
+    graphs = _ids(page, "ov-graph")
+    assert len(graphs) == 16
+    assert "16 of" in _texts(page)
+
+
+def test_overview_bad_parameters_give_friendly_messages(app):
+    text = _texts(_render(app, "overview", trace="synthetic.sqlite", filter="(L2",
+                          page="99", t0="abc"))
+    assert "Invalid regular expression" in text and "no page 99" in text
+    assert "not a whole number" in text
+    assert "no trace named" in _texts(_render(app, "overview", trace="../../etc/passwd"))
+
+
+def test_component_page_and_its_messages(app):
+    ok = _render(app, "component", trace="exact.sqlite", loc="GPU.L2[0]", task="2")
+    assert "Current task" in _texts(ok) and "GPU.L2[0]" in _texts(ok)
+    assert "no component named" in _texts(_render(app, "component", trace="exact.sqlite",
+                                                  loc="GPU.Nope[1]"))
+    stale = _texts(_render(app, "component", trace="exact.sqlite", loc="GPU.L2[0]",
+                           task="12345"))
+    assert "no task 12345" in stale
+
+
+def test_the_assets_folder_is_served(app):
+    client = app.server.test_client()
+    assert b"gs-legend-item" in client.get("/assets/gpuscope.css").data
+    assert b"highlightKind" in client.get("/assets/gpuscope.js").data
+    page = client.get("/overview").data
+    assert b"gpuscope.css" in page and b"bootstrap" in page

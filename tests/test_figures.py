@@ -1,0 +1,122 @@
+"""Figure builders, colours, exports and URL state, with no server."""
+import csv
+import io
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from dashapp import colors, exporting, figures, urls, views
+from dashapp.catalog import trace_meta
+from dashapp.metrics import Series
+from test_app_traces import NS, write_exact_trace
+
+
+@pytest.fixture(scope="module")
+def exact(tmp_path_factory):
+    return write_exact_trace(tmp_path_factory.mktemp("exact") / "exact.sqlite")
+
+
+def _series():
+    sums = {c: np.array([2, 0, 4], dtype=np.int64) for c in
+            ("req_in_started", "req_in_ended", "req_in_latency_ps", "task_ps", "buffer_ps",
+             "req_out_ps", "busy_ps")}
+    return Series(first_bin=5, width_ps=1000, level=0, sums=sums,
+                  present=np.array([True, False, True]), source="pyramid")
+
+
+def test_overview_chart_plots_bin_centres_with_gaps():
+    fig = figures.overview_chart(_series(), "concurrency", "latency", (5000, 8000))
+    go.Figure(fig)  # a valid Plotly figure
+    primary, secondary = fig["data"]
+    assert primary["x"] == pytest.approx([5.5e-9, 6.5e-9, 7.5e-9])
+    assert primary["y"] == [0.002, None, 0.004]  # task_ps / width
+    assert secondary["yaxis"] == "y2" and secondary["y"][1] is None
+    assert secondary["y"][0] == pytest.approx(1e-12)  # 2 ps of latency over 2 requests
+    assert fig["layout"]["xaxis"]["range"] == pytest.approx([5e-9, 8e-9])
+    assert fig["layout"]["yaxis"]["fixedrange"]  # drags zoom time only
+
+
+def test_a_hidden_metric_draws_no_trace():
+    fig = figures.overview_chart(_series(), "busy", None, (5000, 8000))
+    assert len(fig["data"]) == 1
+
+
+def test_component_figure_has_both_views_on_one_time_axis(exact):
+    page = views.component(exact, urls.ComponentState(trace="exact.sqlite", loc="GPU.L2[0]",
+                                                      task=2))
+    fig = page.figure
+    go.Figure(fig)
+    roles = {tuple(t["meta"]) for t in fig["data"] if t["type"] == "bar"}
+    assert ("req_in-ReadReq", "component") in roles and ("req_in-ReadReq", "task") in roles
+    assert all(t.get("xaxis", "x") == "x" for t in fig["data"])
+    component = [t for t in fig["data"] if t["type"] == "bar" and t["meta"][1] == "component"]
+    keys = sorted(c[0] for t in component for c in t["customdata"])
+    assert keys == [2, 3, 5]  # both req_in and the nested cache transaction
+    task_bars = [c[0] for t in fig["data"] if t["type"] == "bar" and t["meta"][1] == "task"
+                 for c in t["customdata"]]
+    assert sorted(task_bars) == [1, 2, 3]  # parent, current, subtask
+    cache = next(t for t in component if t["meta"][0] == "cache_transaction-read")
+    req = next(t for t in component if t["meta"][0] == "req_in-ReadReq")
+    parent_y = req["y"][[c[0] for c in req["customdata"]].index(2)]
+    assert abs(cache["y"][0] - parent_y) < 0.5 and cache["width"][0] < 1  # nested inside
+    hover = cache["customdata"][0]
+    assert hover[2:5] == ["cache_transaction", "read", "GPU.L2[0]"] and "4096" in hover[9]
+    line = next(t for t in fig["data"] if t["type"] == "scatter")
+    assert line["yaxis"] == "y3" and max(v for v in line["y"] if v is not None) >= 1
+
+
+def test_colours_are_stable_and_distinct():
+    labels = {0: "req_in-ReadReq", 1: "inst-VALU", 2: "req_out-ReadReq"}
+    a = colors.kind_colours(labels)
+    b = colors.kind_colours(dict(reversed(list(labels.items()))))
+    assert a == b and len(set(a.values())) == 3
+    assert all(c.startswith("#") and len(c) == 7 for c in a.values())
+
+
+def test_kind_colours_agree_across_pages(exact):
+    meta = trace_meta(exact)
+    comp = views.component(exact, urls.ComponentState(trace="exact.sqlite", loc="GPU.CU[0]"))
+    for trace in comp.figure["data"]:
+        if trace["type"] == "bar":
+            kind = next(k for k in meta.kinds if meta.kind_label(k) == trace["meta"][0])
+            assert trace["marker"]["color"] == meta.colours[kind]
+
+
+def test_graph_config_exports_svg_with_a_safe_name():
+    config = figures.graph_config("t.sqlite-GPU.L2[3]-0-100")
+    assert config["toImageButtonOptions"] == {"format": "svg",
+                                              "filename": "t.sqlite-GPU.L2_3_-0-100"}
+
+
+def test_overview_csv_holds_every_bin_and_metric(exact):
+    page = views.overview(exact, urls.OverviewState(trace="exact.sqlite", filter="L2"))
+    rows = list(csv.reader(io.StringIO(exporting.overview_csv(page))))
+    assert rows[0][:4] == ["component", "bin_start_ps", "bin_end_ps", "source"]
+    assert len(rows) - 1 == page.charts[0].series.nbins
+    assert {r[0] for r in rows[1:]} == {"GPU.L2[0]"}
+
+
+def test_component_csv_lists_the_drawn_tasks(exact):
+    page = views.component(exact, urls.ComponentState(trace="exact.sqlite", loc="GPU.L2[0]"))
+    rows = list(csv.reader(io.StringIO(exporting.component_csv(page, trace_meta(exact)))))
+    assert [r[6] for r in rows[1:]] == [str(20 * NS), str(22 * NS), str(35 * NS)]
+
+
+def test_too_many_tasks_switch_to_an_exact_density(tmp_path, monkeypatch):
+    from test_app_traces import write_synthetic_trace
+
+    path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=4000)
+    monkeypatch.setattr(views, "MAX_BARS", 5)
+    page = views.component(path, urls.ComponentState(trace="syn.sqlite", loc="GPU.L2[0]"))
+    assert page.mode == "density" and any("density" in m or "in flight" in m
+                                          for m in page.messages)
+    _, centres, density = page.drawn
+    width = centres[1] - centres[0]
+    # Exact: the density integrates back to the total task time at this location.
+    meta = trace_meta(path)
+    loc = meta.by_name["GPU.L2[0]"]
+    import sqlite3
+    total = sqlite3.connect(path).execute(
+        "SELECT sum(end_ps - start_ps) FROM task WHERE location = ?", (loc.id,)).fetchone()[0]
+    assert sum(float(v.sum()) for v in density.values()) * width == pytest.approx(total)

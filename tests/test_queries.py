@@ -1,0 +1,155 @@
+"""Read SQL and the exact metrics, with no server: hand-checked values on the exact
+fixture, pyramid == raw-task sums on the synthetic one, read-only and time limits."""
+import sqlite3
+
+import numpy as np
+import pytest
+
+from dashapp import metrics, queries
+from dashapp.catalog import Catalog, UnknownTrace, natural_key, trace_meta
+from test_app_traces import NS, write_exact_trace, write_synthetic_trace
+
+
+@pytest.fixture(scope="module")
+def exact(tmp_path_factory):
+    return write_exact_trace(tmp_path_factory.mktemp("exact") / "exact.sqlite")
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    return write_synthetic_trace(tmp_path_factory.mktemp("syn") / "syn.sqlite")
+
+
+def _one_bin(db, meta, loc, source):
+    """The whole activity of ``loc`` in one bin, from the pyramid or from raw tasks."""
+    level = metrics.top_level(loc, meta.base_ps)
+    width = meta.base_ps << level
+    t0 = (loc.first_start_ps // width) * width
+    if source == "pyramid":
+        return metrics.pyramid_series(db, loc, level, width, t0, t0 + width)
+    return metrics.task_series(db, meta, loc, level, width, t0, t0 + width)
+
+
+@pytest.mark.parametrize("source", ["pyramid", "tasks"])
+def test_metrics_match_the_hand_computed_values(exact, source):
+    meta = trace_meta(exact)
+    l2, cu = meta.by_name["GPU.L2[0]"], meta.by_name["GPU.CU[0]"]
+    with queries.open_trace(exact) as db:
+        s = _one_bin(db, meta, l2, source)
+        c = _one_bin(db, meta, cu, source)
+    assert s.nbins == 1 and s.present[0]
+    sums = {k: int(v[0]) for k, v in s.sums.items()}
+    assert sums == {"req_in_started": 2, "req_in_ended": 2, "req_in_latency_ps": 45 * NS,
+                    "task_ps": 61 * NS, "buffer_ps": 15 * NS, "req_out_ps": 0,
+                    "busy_ps": 40 * NS}
+    width_s = s.width_ps * 1e-12
+    assert s.values("arrival")[0] == pytest.approx(2 / width_s)
+    assert s.values("latency")[0] == pytest.approx(22.5e-9)
+    assert s.values("busy")[0] == pytest.approx(40 * NS / s.width_ps)
+    assert int(c.sums["req_out_ps"][0]) == 80 * NS
+
+
+def test_deep_zoom_counts_requests_still_waiting_after_the_window(exact):
+    # Window [12, 18) ns at GPU.L2[0]: nothing runs there, but request A (sent at 10,
+    # served at 20) waits in the buffer for the whole window.
+    meta = trace_meta(exact)
+    l2 = meta.by_name["GPU.L2[0]"]
+    with queries.open_trace(exact) as db:
+        s = metrics.task_series(db, meta, l2, 0, 1000, 12 * NS, 18 * NS)
+    assert s.sums["buffer_ps"].sum() == 6 * NS
+    assert s.sums["task_ps"].sum() == 0
+    assert np.all(s.values("buffer")[s.present] == 1.0)
+
+
+def test_empty_bins_are_gaps_not_zeros(exact):
+    meta = trace_meta(exact)
+    l2 = meta.by_name["GPU.L2[0]"]
+    with queries.open_trace(exact) as db:
+        s = metrics.location_series(db, meta, l2, 0, 100 * NS, 50)
+    values = s.values("concurrency")
+    assert np.isnan(values[0])  # [0, 2 ns): before anything reaches the L2
+    assert np.nanmax(values) > 0
+    assert np.isnan(s.values("latency")[s.present & (s.sums["req_in_ended"] == 0)]).all()
+
+
+def test_raw_task_sums_equal_the_stored_pyramid(synthetic):
+    """Both paths must agree bin for bin at every stored level tried."""
+    meta = trace_meta(synthetic)
+    names = ["GPU.L2[3]", "GPU.DRAM[3]", "GPU.SA[0].CU[0]", "GPU.CommandProcessor"]
+    with queries.open_trace(synthetic) as db:
+        for name in names:
+            loc = meta.by_name[name]
+            top = metrics.top_level(loc, meta.base_ps)
+            for level in sorted({loc.min_level, (loc.min_level + top) // 2, top}):
+                width = meta.base_ps << level
+                t0 = loc.first_start_ps - 3 * width
+                t1 = loc.last_end_ps + width
+                a = metrics.pyramid_series(db, loc, level, width, t0, t1)
+                b = metrics.task_series(db, meta, loc, level, width, t0, t1)
+                for col in metrics.COLUMNS:
+                    assert a.sums[col].tolist() == b.sums[col].tolist(), (name, level, col)
+                assert a.present.tolist() == b.present.tolist()
+
+
+def test_level_choice_reads_about_as_many_bins_as_points(synthetic):
+    meta = trace_meta(synthetic)
+    loc = meta.by_name["GPU.L2[0]"]
+    with queries.open_trace(synthetic) as db:
+        for span in (meta.end_ps, meta.end_ps // 1000):
+            s = metrics.location_series(db, meta, loc, 0, span, 100)
+            assert 50 <= s.nbins <= 201
+
+
+def test_window_tasks_overlap_the_window_only(synthetic):
+    meta = trace_meta(synthetic)
+    loc = meta.by_name["GPU.L2[1]"]
+    t0, t1 = loc.first_start_ps + 20_000, loc.first_start_ps + 80_000
+    with queries.open_trace(synthetic) as db:
+        got = queries.window_tasks(db, loc.id, loc.max_duration_ps, t0, t1, 10_000)
+        count = queries.window_task_count(db, loc.id, loc.max_duration_ps, t0, t1, 10_000)
+    raw = sqlite3.connect(synthetic).execute(
+        "SELECT id FROM task WHERE location = ? AND start_ps < ? AND end_ps > ?"
+        " ORDER BY start_ps, id", (loc.id, t1, t0)).fetchall()
+    assert [t.id for t in got] == [r[0] for r in raw] and count == len(raw) > 0
+
+
+def test_connections_are_read_only(exact):
+    with queries.open_trace(exact) as db:
+        with pytest.raises(sqlite3.OperationalError):
+            db.db.execute("DELETE FROM task")
+
+
+def test_a_slow_query_is_interrupted(synthetic):
+    with queries.open_trace(synthetic, seconds=0.05) as db:
+        with pytest.raises(queries.QueryTimeout):
+            # A deliberately quadratic self-join over every task.
+            db.fetch("SELECT count(*) FROM task a, task b WHERE a.start_ps < b.end_ps")
+
+
+def test_a_file_that_is_not_a_trace_gives_a_trace_error(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(queries.TraceError):
+        trace_meta(bad)
+
+
+def test_catalog_lists_only_its_own_files(exact):
+    cat = Catalog(trace_dir=exact.parent)
+    assert cat.names() == ["exact.sqlite"]
+    for name in ("../exact.sqlite", "/etc/passwd", "missing.sqlite"):
+        with pytest.raises(UnknownTrace):
+            cat.path(name)
+
+
+def test_natural_order():
+    names = ["CU[10]", "CU[2]", "L2[1]", "CU[1]"]
+    assert sorted(names, key=natural_key) == ["CU[1]", "CU[2]", "CU[10]", "L2[1]"]
+
+
+def test_task_tree_queries(exact):
+    with queries.open_trace(exact) as db:
+        a_in = queries.task(db, 2)
+        assert queries.task(db, a_in.parent).start_ps == 10 * NS
+        assert [t.id for t in queries.subtasks(db, a_in.id, 10)] == [3]
+        assert queries.task_tags(db, 3) == [(23 * NS, "read-hit")]
+        assert queries.task(db, 999) is None
