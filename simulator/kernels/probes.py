@@ -20,6 +20,7 @@ Nothing is recorded when no ``Probes`` object is given: that is the uninstrument
 import numpy as np
 
 from .stream import LDS_BANKS
+from .wavefronts import sorted_unique
 
 READ, WRITE, BARRIER = 0, 1, 2
 
@@ -76,7 +77,7 @@ class Probes:
                                        none, none, none))
             self.seq += 1
             self.accesses += lanes.n
-        touched = np.unique(group)
+        touched = sorted_unique(group)
         self.epoch[touched] += 1
 
     def branch(self, node, lanes, bits):

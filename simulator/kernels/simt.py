@@ -572,13 +572,9 @@ def _convert(value, ty, saturate=False, rounding=""):
     return _as_type(value, ty)
 
 
-def launch(program, kernel_name, global_size, local_size, args, *, probes=None, launch_id=0,
-           name=None):
-    """Run one kernel launch on real data and return its ``stream.KernelLaunch``.
-
-    ``args`` maps each kernel parameter name to a ``memory.Buffer`` (global and
-    constant pointers), a ``memory.LocalMem`` (local pointers) or a number.
-    """
+def run_launch(program, kernel_name, global_size, local_size, args, *, probes=None, launch_id=0,
+               name=None):
+    """Like ``launch``, but also return the ``Executor`` (its memory regions, LDS size)."""
     kernel = program.kernel(kernel_name)
     try:
         geometry = Geometry(global_size, local_size)
@@ -590,9 +586,23 @@ def launch(program, kernel_name, global_size, local_size, args, *, probes=None, 
     executor = Executor(program, kernel, geometry, args, log, probes).run()
     streams = log.streams()
     W = geometry.waves_per_group
+    # A rough register budget: GCN allocates VGPRs per live per-lane variable plus
+    # temporaries; only the occupancy limit of the CU resource model depends on it.
     vgprs = min(256, 4 * (len(kernel.varying) + 8))
     groups = [WorkGroupStream(geometry.group_ids(g), streams[g * W:(g + 1) * W],
                               lds_bytes=executor.lds_bytes, vgprs_per_wavefront=vgprs)
               for g in range(geometry.groups)]
-    return KernelLaunch(name or kernel.name, geometry.global_size[:geometry.dims],
-                        geometry.local_size[:geometry.dims], groups, launch_id)
+    result = KernelLaunch(name or kernel.name, geometry.global_size[:geometry.dims],
+                          geometry.local_size[:geometry.dims], groups, launch_id)
+    return result, executor
+
+
+def launch(program, kernel_name, global_size, local_size, args, *, probes=None, launch_id=0,
+           name=None):
+    """Run one kernel launch on real data and return its ``stream.KernelLaunch``.
+
+    ``args`` maps each kernel parameter name to a ``memory.Buffer`` (global and
+    constant pointers), a ``memory.LocalMem`` (local pointers) or a number.
+    """
+    return run_launch(program, kernel_name, global_size, local_size, args, probes=probes,
+                      launch_id=launch_id, name=name)[0]

@@ -1,0 +1,224 @@
+"""Kernel-level records in the trace: the tables behind Klein's views.
+
+A ``KernelRecorder`` runs launches for a host program (``launch``) and stores what
+they did into the ``kernel_*`` tables of ``sqlite_schema.sql``: the program's source,
+annotations and semantic model once per program; per launch its geometry, arguments,
+memory objects and an execution summary; and, when instrumentation is on, the
+``@watch`` accesses, branch patterns with proxy warps, and ``@emit`` values.
+
+Rows go through a sink with ``execute``/``executemany`` (a ``TraceWriter``). A
+recorder made without one buffers its rows until ``write_to`` is given a sink, or
+``write_into`` an existing trace file, so that records can be taken while someone
+else's code owns the trace writer.
+"""
+import json
+import sqlite3
+
+import numpy as np
+
+from .probes import Probes
+from .simt import run_launch
+from .stream import Unit
+
+_VECTOR_UNITS = (Unit.VALU, Unit.LDS, Unit.VMEM)
+
+
+class KernelRecorder:
+    """Runs and records kernel launches (see the module docstring).
+
+    ``instrument`` False records only sources and launches, as Klein's runs without
+    views; True adds watched accesses, branch streams and emitted values, bounded by
+    ``max_accesses`` and ``max_branch_bits`` per launch.
+    """
+
+    def __init__(self, writer=None, *, instrument=True, watch=True, branches=True, emit=True,
+                 max_accesses=500_000, max_branch_bits=5_000_000):
+        self.writer = writer
+        self.buffered = []
+        self.instrument = instrument
+        self.probe_options = dict(watch=watch, branches=branches, emit=emit,
+                                  max_accesses=max_accesses, max_branch_bits=max_branch_bits)
+        self.sources = {}
+        self.launches = 0
+
+    # -- sink ------------------------------------------------------------------------
+    def _rows(self, sql, rows):
+        rows = rows if isinstance(rows, list) else list(rows)
+        if not rows:
+            return
+        if self.writer is None:
+            self.buffered.append((sql, rows))
+        else:
+            self.writer.executemany(sql, rows)
+
+    def write_to(self, writer):
+        """Write buffered rows through ``writer`` and keep writing there from now on."""
+        self.writer = writer
+        for sql, rows in self.buffered:
+            writer.executemany(sql, rows)
+        self.buffered = []
+
+    def write_into(self, path):
+        """Append buffered rows to the finished trace file at ``path``."""
+        db = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            self.write_to(_Connection(db))
+        finally:
+            self.writer = None
+            db.close()
+
+    # -- recording -------------------------------------------------------------------
+    def source(self, program):
+        """The kernel_source id of ``program``, recording it (and its semantic model) once."""
+        key = id(program)
+        if key in self.sources:
+            return self.sources[key][0]
+        source_id = len(self.sources)
+        self.sources[key] = (source_id, program)  # keep the program alive so ids stay unique
+        emits = [{"name": e.name, "type": e.type_name, "length": e.length, "line": e.line}
+                 for e in program.emits]
+        binds = [dict(spec, line=line) for line, spec in program.binds]
+        self._rows("INSERT INTO kernel_source (id, path, text, emits, binds) VALUES (?, ?, ?, ?, ?)",
+                   [(source_id, program.path, program.source, json.dumps(emits), json.dumps(binds))])
+        self._rows("INSERT INTO kernel_branch_node (source, kernel, id, parent, branch, type, line,"
+                   " col, end_line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(source_id, kernel.name, n.id, n.parent, n.branch, n.kind, n.line, n.col, n.end_line)
+                    for kernel in program.kernels.values() for n in kernel.branch_nodes])
+        return source_id
+
+    def launch(self, program, kernel_name, global_size, local_size, args, *, launch_id=None,
+               name=None):
+        """Run one launch (``simt.launch`` arguments) and record it; return the KernelLaunch."""
+        launch_id = self.launches if launch_id is None else launch_id
+        self.launches = launch_id + 1
+        source_id = self.source(program)
+        probes = Probes(**self.probe_options) if self.instrument else None
+        result, executor = run_launch(program, kernel_name, global_size, local_size, args,
+                                      probes=probes, launch_id=launch_id, name=name)
+        self._launch_row(launch_id, source_id, executor, result, args, probes)
+        self._arrays(launch_id, executor)
+        if probes is not None:
+            self._accesses(launch_id, probes)
+            self._branches(launch_id, probes)
+            self._emits(launch_id, probes)
+        return result
+
+    def _launch_row(self, launch_id, source_id, executor, result, args, probes):
+        insts = np.concatenate([w.insts for g in result.work_groups for w in g.wavefronts])
+        body = insts[insts["unit"] != Unit.END]
+        vector = body[np.isin(body["unit"], _VECTOR_UNITS)]
+        lds = body[body["unit"] == Unit.LDS]
+        truncated = probes.truncated if probes is not None else {"accesses": False, "branches": False}
+        self._rows(
+            "INSERT INTO kernel_launch (id, source, kernel, global_size, local_size, work_groups,"
+            " wavefronts, args, lds_bytes, instructions, vector_instructions, active_lanes,"
+            " partial_instructions, lds_instructions, lds_conflicted, lds_max_degree,"
+            " watch_truncated, branch_truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " ?, ?, ?, ?)",
+            [(launch_id, source_id, executor.kernel.name, json.dumps(list(result.global_size)),
+              json.dumps(list(result.local_size)), len(result.work_groups),
+              executor.geo.wavefronts, json.dumps(_describe_args(args)), executor.lds_bytes,
+              len(body), len(vector), int(vector["active"].sum()),
+              int((vector["active"] < 64).sum()), len(lds), int((lds["passes"] > 1).sum()),
+              int(lds["passes"].max(initial=0)), int(truncated["accesses"]),
+              int(truncated["branches"]))])
+
+    def _arrays(self, launch_id, executor):
+        rows = []
+        for region in executor.regions.values():
+            plain = region.name.split("#")[0]
+            rows.append((launch_id, plain, region.space, str(region.elem), region.elem.size,
+                         region.length, region.base, int(region.name in executor.watched)))
+        self._rows("INSERT INTO kernel_array (launch, name, space, elem_type, elem_bytes, length,"
+                   " base, watched) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def _accesses(self, launch_id, probes):
+        cols = probes.access_rows()
+        if cols is None:
+            return
+        n = len(cols["seq"])
+        self._rows(
+            "INSERT INTO kernel_access (launch, seq, epoch, work_item, work_group, local_id, kind,"
+            " line, array, element, address, bank) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            zip([launch_id] * n, *(cols[k].tolist() for k in (
+                "seq", "epoch", "work_item", "group", "local", "kind", "line", "array", "element",
+                "address", "bank"))))
+
+    def _branches(self, launch_id, probes):
+        patterns, rows = probes.branch_patterns()
+        if rows is None:
+            return
+        counts = np.bincount(rows["pattern"], minlength=len(patterns))
+        self._rows("INSERT INTO kernel_branch_pattern (launch, id, bits, nodes, work_items)"
+                   " VALUES (?, ?, ?, ?, ?)",
+                   [(launch_id, i, bits, nodes, int(counts[i]))
+                    for i, (bits, nodes) in enumerate(patterns)])
+        lane = rows["local"] % 64
+        proxy_of_row, proxies = proxy_warps(rows["wavefront"], lane, rows["pattern"])
+        self._rows("INSERT INTO kernel_proxy_warp (launch, id, wavefronts, representative, patterns,"
+                   " divergent) VALUES (?, ?, ?, ?, ?, ?)",
+                   [(launch_id, i, count, rep, json.dumps(regions), int(len(regions) > 1))
+                    for i, (count, rep, regions) in enumerate(proxies)])
+        n = len(lane)
+        self._rows("INSERT INTO kernel_branch (launch, work_item, work_group, wavefront, lane,"
+                   " pattern, proxy) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   zip([launch_id] * n, rows["work_item"].tolist(), rows["group"].tolist(),
+                       rows["wavefront"].tolist(), lane.tolist(), rows["pattern"].tolist(),
+                       proxy_of_row.tolist()))
+
+    def _emits(self, launch_id, probes):
+        for name, index, values in probes.emits:
+            self._rows("INSERT INTO kernel_emit (launch, name, idx, value) VALUES (?, ?, ?, ?)",
+                       zip([launch_id] * len(index), [name] * len(index), index.tolist(),
+                           values.astype(float).tolist()))
+
+
+def proxy_warps(wavefront, lane, pattern):
+    """Group wavefronts whose lanes follow the same patterns, lane by lane (Klein's proxy warps).
+
+    Returns (proxy id of each input row, proxies), proxies being (wavefront count,
+    representative wavefront, {pattern: lanes}) ordered by count, largest first.
+    """
+    waves, wave_row = np.unique(wavefront, return_inverse=True)
+    table = np.full((len(waves), 64), -1, dtype=np.int64)
+    table[wave_row, lane] = pattern
+    signatures, first, inverse, counts = np.unique(table, axis=0, return_index=True,
+                                                   return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    order = sorted(range(len(signatures)), key=lambda s: (-counts[s], first[s]))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    proxies = []
+    for s in order:
+        values, lanes = np.unique(signatures[s][signatures[s] >= 0], return_counts=True)
+        proxies.append((int(counts[s]), int(waves[first[s]]),
+                        {str(int(v)): int(c) for v, c in zip(values, lanes)}))
+    return rank[inverse][wave_row], proxies
+
+
+def _describe_args(args):
+    out = {}
+    for name, value in args.items():
+        if hasattr(value, "array"):
+            out[name] = {"buffer": value.name, "base": value.base, "bytes": value.nbytes,
+                         "dtype": str(value.array.dtype)}
+        elif hasattr(value, "elements"):
+            out[name] = {"local": value.elements}
+        else:
+            out[name] = value.item() if hasattr(value, "item") else value
+    return out
+
+
+class _Connection:
+    """The writer interface over a plain SQLite connection (for ``write_into``)."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def execute(self, sql, params=()):
+        return self.db.execute(sql, params)
+
+    def executemany(self, sql, rows):
+        self.db.execute("BEGIN")
+        self.db.executemany(sql, rows)
+        self.db.execute("COMMIT")

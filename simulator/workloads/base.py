@@ -1,0 +1,66 @@
+"""What every workload (host program) has in common.
+
+A workload builds its input data from a seed, launches its kernels in order and can
+check its results against numpy afterwards. ``launches`` is a generator: each launch
+is executed functionally (on the real data) when it is produced, so the timing model
+can consume launches one by one while the host program decides what comes next
+(PageRank iterates, the reduction relaunches on its partial sums).
+"""
+import functools
+
+from ..kernels import Memory, builtin_source, compile_source, launch
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_program(name):
+    """The compiled IR of ``simulator/kernels/builtin/<name>.cl`` (compiled once)."""
+    return compile_source(f"{name}.cl", builtin_source(name))
+
+
+class Workload:
+    """Base class: subclasses set ``name`` and implement ``add_arguments``, ``launches`` and ``check``."""
+
+    name = ""
+
+    def __init__(self, seed=0, **options):
+        self.seed = seed
+        self.options = options
+        self.memory = Memory()
+        self._launch_id = 0
+
+    @classmethod
+    def add_arguments(cls, parser):
+        """Add this workload's own command-line options to ``parser``."""
+
+    def launches(self, recorder=None):
+        """Yield ``stream.KernelLaunch`` objects in order, computing real results."""
+        raise NotImplementedError
+
+    def check(self):
+        """Raise AssertionError with a clear message if a result differs from numpy."""
+        raise NotImplementedError
+
+    # -- for subclasses --------------------------------------------------------------
+    def run(self, recorder, program, kernel, global_size, local_size, args):
+        """Launch ``kernel`` of ``program``; through ``recorder`` when one is given."""
+        launch_id = self._launch_id
+        self._launch_id += 1
+        if recorder is None:
+            return launch(program, kernel, global_size, local_size, args, launch_id=launch_id)
+        return recorder.launch(program, kernel, global_size, local_size, args, launch_id=launch_id)
+
+    def fresh_memory(self):
+        """Start a new address space (each ``launches`` run rebuilds its data)."""
+        self.memory = Memory()
+        self._launch_id = 0
+        return self.memory
+
+
+def positive_int(text):
+    """argparse type: an integer greater than zero."""
+    import argparse
+
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
