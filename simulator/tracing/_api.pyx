@@ -97,7 +97,8 @@ cdef class Tracer:
         task.start = start
         self._open[key] = task
         if details is not None:
-            self._details[key] = details if isinstance(details, str) else json.dumps(details)
+            self._details[key] = (details if isinstance(details, str)
+                                  else json.dumps(details, sort_keys=True))
         return key
 
     cpdef int end_task(self, int64_t key, int64_t time) except -1:

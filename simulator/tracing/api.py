@@ -106,7 +106,8 @@ class Tracer:
         self.next_key = key + 1
         self._open[key] = (parent, kind, location, start)
         if details is not None:
-            self._details[key] = details if isinstance(details, str) else json.dumps(details)
+            self._details[key] = (details if isinstance(details, str)
+                                  else json.dumps(details, sort_keys=True))
         return key
 
     def end_task(self, key, time):

@@ -103,7 +103,12 @@ def _synth(args):
     from .synthetic import generate
 
     started = time.perf_counter()
-    count = generate(args.output, tasks=args.tasks, seed=args.seed, command=" ".join(sys.argv))
+    try:
+        count = generate(args.output, tasks=args.tasks, seed=args.seed, command=" ".join(sys.argv))
+    except KeyboardInterrupt:
+        print(f"interrupted: {args.output} holds the tasks traced so far, marked incomplete",
+              file=sys.stderr)
+        return 130
     print(f"wrote {count:,} tasks to {args.output} in {time.perf_counter() - started:.1f} s")
     return 0
 

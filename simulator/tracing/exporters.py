@@ -94,6 +94,8 @@ def export_chrome(trace_path, out_path, show_progress=None):
                     out.write(event if first else ",\n" + event)
                     first = False
                     count += 1
+                if not lane_count:
+                    continue  # a location without tasks gets no track
                 meta = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
                          "args": {"name": name}}]
                 meta += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": lane,

@@ -68,15 +68,22 @@ def generate(path, tasks=100_000, seed=0, cus=64, tracer_class=None, batch_size=
     writer = TraceWriter(path, command=command, workload="synthetic",
                          config={"tasks": tasks, "cus": cus}, seed=seed, source="simulator")
     tracer = (tracer_class or Tracer)(writer, ps_per_tick=1000, batch_size=batch_size)
-    end = emit(tracer, tasks, seed, cus)
-    open_tasks = tracer.close(end)
-    writer.finalize(completed=True, virtual_end_ps=end * 1000, open_tasks=open_tasks)
+    clock = [0]
+    try:
+        emit(tracer, tasks, seed, cus, clock)
+        completed = True
+    except KeyboardInterrupt:
+        completed = False  # Ctrl-C: keep what was traced, flag open tasks, mark incomplete
+    open_tasks = tracer.close(clock[0])
+    writer.finalize(completed=completed, virtual_end_ps=clock[0] * 1000, open_tasks=open_tasks)
     writer.close()
+    if not completed:
+        raise KeyboardInterrupt
     return writer.tasks_written
 
 
-def emit(tracer, tasks, seed, cus):
-    """Drive ``tracer`` with about ``tasks`` tasks; returns the last cycle."""
+def emit(tracer, tasks, seed, cus, clock):
+    """Drive ``tracer`` with about ``tasks`` tasks; ``clock[0]`` follows the latest cycle."""
     rng = np.random.default_rng(seed)
     lay = _Layout(tracer, cus)
     st, en, tag = tracer.start_task, tracer.end_task, tracer.tag_task
@@ -114,11 +121,12 @@ def emit(tracer, tasks, seed, cus):
         tracer.trace_req_complete(served, group_end)
         tracer.trace_req_finalize(dispatch, group_end + 2)
         cu_free[c] = group_end + 1
+        clock[0] = max(clock[0], group_end + 2)
     last = int(cu_free.max()) + 10
     en(gpu_kernel, last - 5)
     en(kernel, last - 2)
     en(root, last)
-    return last
+    clock[0] = last
 
 
 def _memory(tracer, lay, rng, inst, c, t, emitted, tag):

@@ -1,0 +1,178 @@
+"""Importers on small fixture files, including every bad-input case."""
+import json
+import sqlite3
+
+import pytest
+
+from simulator.tracing.importers import TraceFormatError, detect_format, import_trace
+from trace_compare import canonical_tasks
+
+V3_ROWS = [  # task_id, parent_id, kind, what, location, start_time (s), end_time (s)
+    ("sim", "", "Simulation", "Simulation", "Driver", 0.0, 2e-6),
+    ("k1", "sim", "Driver Command", "*driver.LaunchKernelCommand", "Driver", 1e-9, 1.9e-6),
+    ("m1_req_out", "k1", "req_out", "*mem.ReadReq", "GPU[1].SA[0].CU[3]", 1.5e-9, 9.25e-9),
+    ("m1@GPU[1].L2[2]", "m1_req_out", "req_in", "*mem.ReadReq", "GPU[1].L2[2]", 2.001e-9, 8e-9),
+]
+
+
+def _akita_v3(path, rows=V3_ROWS):
+    db = sqlite3.connect(path)
+    db.execute("create table trace (task_id varchar(200) null unique, parent_id varchar(200) null,"
+               " kind varchar(100) null, what varchar(100) null, location varchar(100) null,"
+               " start_time float null, end_time float null)")
+    db.executemany("insert into trace values (?,?,?,?,?,?,?)", rows)
+    db.commit()
+    db.close()
+
+
+def _akita_v45(path, version):
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE trace (ID, ParentID, Kind, What, Location, StartTime, EndTime)")
+    if version == 5:
+        db.execute("CREATE TABLE location (ID, Locale)")
+        db.executemany("INSERT INTO location VALUES (?, ?)", [(1, "GPU[1].CU[0]"), (2, "GPU[1].L2[0]")])
+        rows = [(10, 0, "req_out", "ReadReq", 1, 1000.0, 9000.0),
+                (11, 10, "req_in", "ReadReq", 2, 2500.0, 8000.0)]
+    else:
+        rows = [("a", "", "req_out", "*mem.ReadReq", "GPU[1].CU[0]", 1e-9, 9e-9),
+                ("b", "a", "req_in", "*mem.ReadReq", "GPU[1].L2[0]", 2.5e-9, 8e-9)]
+    db.executemany("INSERT INTO trace VALUES (?,?,?,?,?,?,?)", rows)
+    db.commit()
+    db.close()
+
+
+def test_akita_v3_times_in_seconds_become_exact_picoseconds(tmp_path):
+    _akita_v3(tmp_path / "a.sqlite3")
+    assert detect_format(tmp_path / "a.sqlite3") == "akita-v3"
+    fmt, tasks, orphans, _ = import_trace(tmp_path / "a.sqlite3", tmp_path / "out.sqlite",
+                                          show_progress=False)
+    assert (fmt, tasks, orphans) == ("akita-v3", 4, 0)
+    got = {t[0]: t for t in canonical_tasks(tmp_path / "out.sqlite")}
+    assert got["m1@GPU[1].L2[2]"] == ("m1@GPU[1].L2[2]", "m1_req_out", "req_in", "*mem.ReadReq",
+                                      "GPU[1].L2[2]", 2001, 8000, None)
+    assert got["m1_req_out"][5:7] == (1500, 9250)
+    assert got["sim"][1] is None
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_akita_datarecorder_v4_seconds_and_v5_picoseconds(tmp_path, version):
+    _akita_v45(tmp_path / "d.sqlite3", version)
+    fmt, tasks, orphans, _ = import_trace(tmp_path / "d.sqlite3", tmp_path / "o.sqlite",
+                                          show_progress=False)
+    assert fmt == f"akita-v{version}" and tasks == 2 and orphans == 0
+    got = canonical_tasks(tmp_path / "o.sqlite")
+    req_in = next(t for t in got if t[2] == "req_in")
+    assert req_in[4] == "GPU[1].L2[0]"
+    assert req_in[5:7] == (2500, 8000)
+    db = sqlite3.connect(tmp_path / "o.sqlite")
+    assert db.execute("SELECT source, completed, finalized FROM run").fetchone() == (fmt, 1, 1)
+    assert db.execute("SELECT sum(buffer_ps) FROM metric_bin m JOIN location l ON l.id = m.location"
+                      " WHERE l.name = 'GPU[1].L2[0]' AND m.level = l.pyramid_min_level"
+                      ).fetchone() == (1500,)
+
+
+def test_daisen_csv_with_akita_separators(tmp_path):
+    src = tmp_path / "t.csv"
+    src.write_text("ID, ParentID, Kind, What, Where, Start, End\n"
+                   "sim, , Simulation, Simulation, Driver, 0.0000000000, 0.0000010000\n"
+                   "w1, sim, wavefront, wavefront, GPU.CU[1], 0.0000000012, 0.0000000099\n")
+    fmt, tasks, _, _ = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    assert (fmt, tasks) == ("daisen-csv", 2)
+    got = {t[0]: t for t in canonical_tasks(tmp_path / "o.sqlite")}
+    assert got["w1"] == ("w1", "sim", "wavefront", "wavefront", "GPU.CU[1]", 1200, 9900, None)
+
+
+def test_chrome_json_nesting_per_track_and_metadata_names(tmp_path):
+    events = [
+        {"name": "process_name", "ph": "M", "pid": 7, "args": {"name": "GPU"}},
+        {"name": "outer", "cat": "kernel", "ph": "X", "ts": 1.5, "dur": 10, "pid": 7, "tid": 1},
+        {"name": "inner", "cat": "inst", "ph": "B", "ts": 2, "pid": 7, "tid": 1, "args": {"pc": 4}},
+        {"name": "inner", "ph": "E", "ts": 3.000001, "pid": 7, "tid": 1},
+        {"name": "other", "cat": "inst", "ph": "X", "ts": 2, "dur": 1, "pid": 7, "tid": 2},
+        {"name": "counter", "ph": "C", "ts": 2, "pid": 7, "args": {"v": 1}},
+        {"name": "thread_name", "ph": "M", "pid": 7, "tid": 1, "args": {"name": "CU[0]"}},
+    ]
+    src = tmp_path / "t.json"
+    src.write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}, indent=1))
+    fmt, tasks, _, skipped = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    assert (fmt, tasks, skipped) == ("chrome", 3, 1)
+    got = {t[3]: t for t in canonical_tasks(tmp_path / "o.sqlite")}
+    assert got["inner"][1] == got["outer"][0]
+    assert got["inner"][4] == "GPU.CU[0]" and got["other"][4] == "GPU.tid 2"
+    assert got["inner"][5:7] == (2_000_000, 3_000_001)
+    assert got["outer"][5:7] == (1_500_000, 11_500_000)
+    assert json.loads(got["inner"][7]) == {"pc": 4}
+    assert got["other"][1] is None
+
+
+def _bad_akita_missing_column(p):
+    db = sqlite3.connect(p)
+    db.execute("create table trace (task_id, kind)")
+    db.commit()
+
+
+def _bad_akita_end_before_start(p):
+    _akita_v3(p, V3_ROWS[:1] + [("x", "sim", "k", "w", "L", 5e-9, 1e-9)])
+
+
+def _bad_akita_null_kind(p):
+    _akita_v3(p, V3_ROWS[:1] + [("x", "sim", None, "w", "L", 1e-9, 2e-9)])
+
+
+def _bad_akita_text_time(p):
+    _akita_v3(p, V3_ROWS[:1] + [("x", "sim", "k", "w", "L", "soon", 2e-9)])
+
+
+def _bad_akita_duplicate(p):
+    db = sqlite3.connect(p)
+    db.execute("CREATE TABLE trace (ID, ParentID, Kind, What, Location, StartTime, EndTime)")
+    db.executemany("INSERT INTO trace VALUES (?,?,?,?,?,?,?)",
+                   [("a", "", "k", "w", "L", 0, 1e-9), ("a", "", "k", "w", "L", 0, 1e-9)])
+    db.commit()
+
+
+BAD_INPUTS = [
+    ("trace.sqlite3", _bad_akita_missing_column, r"lacks the akita columns"),
+    ("trace.sqlite3", _bad_akita_end_before_start, r"trace row 2: task 'x' ends"),
+    ("trace.sqlite3", _bad_akita_null_kind, r"trace row 2: .*must not be NULL"),
+    ("trace.sqlite3", _bad_akita_text_time, r"trace row 2: start time is not a number: 'soon'"),
+    ("trace.sqlite3", _bad_akita_duplicate, r"trace row 2: duplicate task ID 'a'"),
+    ("t.csv", "ID, ParentID, Kind, What, Where, Start, End\na, , k, w, L, 0.1, 0.2, 9\n",
+     r"t.csv:2: expected 7 fields, found 8"),
+    ("t.csv", "ID, ParentID, Kind, What, Where, Start, End\na, , k, w, L, 0.1, 0.2\n"
+              "b, a, k, w, L, zero, 0.3\n", r"t.csv:3: Start is not a number: 'zero'"),
+    ("t.csv", "ID, ParentID, Kind, What, Where, Start\n", r"t.csv:1: header is .*; expected"),
+    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 2},\n {"name": "b", "ph": "X", "ts": }]',
+     r"t.json:2:\d+: invalid JSON"),
+    ("t.json", '[{"name": "a", "ph": "E", "ts": 1}]', r"t.json:1:2: 'E' event without a matching 'B'"),
+    ("t.json", '[\n{"name": "a", "ph": "B", "ts": 1}]', r"t.json:2:1: 'B' event without a matching 'E'"),
+    ("t.json", '[{"name": "a", "ph": "X", "dur": 1}]', r"t.json:1:2: event has no 'ts'"),
+    ("t.json", '{"meta": 1}', r"no \"traceEvents\" array"),
+    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1}', r"unexpected end of file"),
+    ("t.bin", "\x00\x01garbage", r"unknown trace format"),
+]
+
+
+@pytest.mark.parametrize("name,content,message", BAD_INPUTS)
+def test_bad_input_gets_a_positioned_error_and_leaves_nothing(tmp_path, name, content, message):
+    src = tmp_path / name
+    if callable(content):
+        content(src)
+    else:
+        src.write_text(content)
+    out = tmp_path / "out" / "existing.sqlite"
+    out.parent.mkdir()
+    out.write_bytes(b"keep me")
+    with pytest.raises(TraceFormatError, match=message):
+        import_trace(src, out, show_progress=False)
+    assert out.read_bytes() == b"keep me"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["existing.sqlite"]
+
+
+def test_missing_parents_are_counted_not_defaulted(tmp_path):
+    _akita_v3(tmp_path / "a.sqlite3", V3_ROWS + [("lost", "nowhere", "req_in", "w", "L", 1e-9, 2e-9)])
+    _, _, orphans, _ = import_trace(tmp_path / "a.sqlite3", tmp_path / "o.sqlite", show_progress=False)
+    assert orphans == 1
+    db = sqlite3.connect(tmp_path / "o.sqlite")
+    assert db.execute("SELECT orphan_tasks FROM run").fetchone() == (1,)
+    assert db.execute("SELECT parent FROM task WHERE ext_id = 'lost'").fetchone() == (None,)

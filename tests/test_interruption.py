@@ -1,0 +1,72 @@
+"""A run that is interrupted or killed leaves a readable trace marked incomplete."""
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def _start_synth(path):
+    return subprocess.Popen(
+        [sys.executable, "-m", "simulator", "synth", "--tasks", "50000000", "-o", str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_rows(path, proc, minimum=100_000, timeout=60):
+    """Poll the file read-only while it is being written (WAL lets us)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        if path.exists():
+            try:
+                db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                n = db.execute("SELECT count(*) FROM task").fetchone()[0]
+                db.close()
+                if n >= minimum:
+                    return n
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.1)
+    pytest.fail("the writer produced no rows in time")
+
+
+def test_ctrl_c_closes_open_tasks_and_marks_the_run_incomplete(tmp_path):
+    path = tmp_path / "run.sqlite"
+    proc = _start_synth(path)
+    _wait_for_rows(path, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "marked incomplete" in err
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    completed, finalized, open_tasks = db.execute(
+        "SELECT completed, finalized, open_tasks FROM run").fetchone()
+    assert (completed, finalized) == (0, 1)
+    assert open_tasks >= 3  # at least the simulation, the kernel and its dispatch
+    flagged = db.execute("SELECT count(*) FROM task WHERE flags & 1").fetchone()[0]
+    assert flagged == open_tasks
+    root = db.execute("SELECT flags FROM task WHERE parent IS NULL AND id = 0").fetchone()
+    assert root == (1,)
+    assert db.execute("SELECT count(*) FROM metric_bin").fetchone()[0] > 0
+
+
+def test_a_killed_writer_leaves_committed_batches_readable_and_repairable(tmp_path):
+    path = tmp_path / "run.sqlite"
+    proc = _start_synth(path)
+    seen = _wait_for_rows(path, proc)
+    proc.kill()
+    proc.wait()
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert db.execute("SELECT completed, finalized FROM run").fetchone() == (0, 0)
+    assert db.execute("SELECT count(*) FROM task").fetchone()[0] >= seen
+    db.close()
+    repaired = subprocess.run([sys.executable, "-m", "simulator", "finalize", str(path)],
+                              capture_output=True, text=True, timeout=120)
+    assert repaired.returncode == 0, repaired.stderr
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert db.execute("SELECT completed, finalized FROM run").fetchone() == (0, 1)
+    info = subprocess.run([sys.executable, "-m", "simulator", "info", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert "INCOMPLETE" in info.stdout
