@@ -57,6 +57,16 @@ def _c_div(a, b):
     return q + fix.astype(q.dtype) if np.ndim(q) else q + int(fix)
 
 
+def _power_of_two(node):
+    """A constant divisor the compiler turns into a shift or mask (costs one instruction)."""
+    while type(node) is ir.Cast:
+        node = node.a
+    if type(node) is not ir.Const or node.type.is_float or node.type.width != 1:
+        return False
+    value = int(node.value)
+    return value > 0 and value & (value - 1) == 0
+
+
 def _shift_mask(ty):
     return ty.base.size * 8 - 1
 
@@ -394,7 +404,7 @@ class Executor:
             r = _as_type(r, e.type) if e.type.width == 1 else np.where(r, -1, 0).astype(np.int32)
             self.alu(e, lanes)
             return r
-        self.alu(e, lanes, INT_DIV_COST if integer and op in "/%" else 1)
+        self.alu(e, lanes, INT_DIV_COST if integer and op in "/%" and not _power_of_two(e.b) else 1)
         return _as_type(r, e.type)
 
     def e_logical(self, e, lanes):
