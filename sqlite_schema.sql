@@ -162,10 +162,10 @@ CREATE TABLE IF NOT EXISTS kernel_access (
     launch INTEGER NOT NULL,          -- kernel_launch.id
     seq INTEGER NOT NULL,             -- issue order of the instruction in the launch; the lanes of one instruction share it
     epoch INTEGER NOT NULL,           -- logical time: barriers the work-group had passed before the access
-    work_item INTEGER NOT NULL,       -- global linear id of the work-item
+    work_item INTEGER NOT NULL,       -- global linear id of the work-item (-1 on barrier rows, which are per work-group)
     work_group INTEGER NOT NULL,      -- linear work-group index
-    local_id INTEGER NOT NULL,        -- linear id within the work-group
-    kind INTEGER NOT NULL,            -- 0 read, 1 write, 2 barrier
+    local_id INTEGER NOT NULL,        -- linear id within the work-group (-1 on barrier rows)
+    kind INTEGER NOT NULL,            -- 0 read, 1 write, 2 barrier (one row per work-group and barrier)
     line INTEGER NOT NULL,            -- source line of the statement
     array TEXT NOT NULL,              -- array name ('' on barrier rows)
     element INTEGER NOT NULL,         -- element index into the array (-1 on barrier rows)

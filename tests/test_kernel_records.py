@@ -48,8 +48,8 @@ def test_watched_accesses_carry_logical_time_and_banks(tmp_path):
                       " ORDER BY seq, local_id").fetchall()
     kinds = [r[2] for r in rows]
     # 64 initial writes, 63 active lanes x (2 reads + 1 write) over the six steps,
-    # 7 barriers x 64 work-items, and work-item 0's final read.
-    assert kinds.count(1) == 64 + 63 and kinds.count(0) == 2 * 63 + 1 and kinds.count(2) == 7 * 64
+    # 7 barriers (one row each for the group), and work-item 0's final read.
+    assert kinds.count(1) == 64 + 63 and kinds.count(0) == 2 * 63 + 1 and kinds.count(2) == 7
     for epoch, local_id, kind, line, element, address, bank in rows:
         if kind == 2:
             assert element == -1 and bank == -1

@@ -7,7 +7,8 @@ changing the kernel. What is recorded is what was asked for, and bounded:
 * ``@watch NAME``: every access to the array from the annotation on, per work-item:
   read/write, source line, address, LDS bank, and the logical time (the number of
   barriers its work-group has passed: accesses between two barriers are unordered).
-  Barriers are recorded too (Klein draws them as rows). At most ``max_accesses``
+  Barriers are recorded too, once per work-group (Klein draws them as rows). At
+  most ``max_accesses``
   records (Klein allowed 500,000);
 * branch streams, when ``branches`` is on: each evaluation of a conditional or loop
   condition appends one bit (taken or not) to the work-item's stream. Work-items
@@ -67,17 +68,20 @@ class Probes:
         self.accesses += lanes.n
 
     def barrier(self, line, lanes, watching):
-        """All lanes in ``lanes`` passed a barrier: their groups' logical time advances."""
+        """All lanes in ``lanes`` passed a barrier: their groups' logical time advances.
+
+        While watching, one barrier row per work-group is recorded (work-item -1): a
+        barrier separates logical times for the whole group.
+        """
         if not lanes.n:
             return
-        group = lanes.idx // self.geometry.slots_per_group
-        if watching and self.watch_enabled and self.accesses + lanes.n <= self.max_accesses:
-            none = np.full(lanes.n, -1, np.int64)
-            self.access_chunks.append((self.seq, self.epoch[group], lanes.idx, BARRIER, line, "",
-                                       none, none, none))
+        touched = sorted_unique(lanes.idx // self.geometry.slots_per_group)
+        if watching and self.watch_enabled and self.accesses + len(touched) <= self.max_accesses:
+            none = np.full(len(touched), -1, np.int64)
+            self.access_chunks.append((self.seq, self.epoch[touched], touched * self.geometry.slots_per_group,
+                                       BARRIER, line, "", none, none, none))
             self.seq += 1
-            self.accesses += lanes.n
-        touched = sorted_unique(group)
+            self.accesses += len(touched)
         self.epoch[touched] += 1
 
     def branch(self, node, lanes, bits):
@@ -113,12 +117,14 @@ class Probes:
             addrs.append(address)
             banks.append(bank)
         lane = np.concatenate(lanes)
+        kind = np.concatenate(kinds)
+        per_group = kind == BARRIER
         return {
             "seq": np.concatenate(seqs), "epoch": np.concatenate(epochs),
-            "work_item": geo.lane_array("global_linear", 0)[lane],
+            "work_item": np.where(per_group, -1, geo.lane_array("global_linear", 0)[lane]),
             "group": geo.lane_array("group_index", 0)[lane],
-            "local": geo.lane_array("local_linear", 0)[lane],
-            "kind": np.concatenate(kinds), "line": np.concatenate(lines),
+            "local": np.where(per_group, -1, geo.lane_array("local_linear", 0)[lane]),
+            "kind": kind, "line": np.concatenate(lines),
             "array": np.concatenate(names), "element": np.concatenate(elements),
             "address": np.concatenate(addrs), "bank": np.concatenate(banks),
         }
