@@ -1,0 +1,125 @@
+"""The Overview, Component and Task views in headless Chromium, against the real server."""
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+pytestmark = pytest.mark.browser
+WAIT = 20
+L2 = [f"GPU.L2[{i}]" for i in range(16)]
+
+
+def _wait(browser, predicate, message):
+    # Pages are rebuilt from the URL, so an element read a moment ago may be gone.
+    return WebDriverWait(browser, WAIT, ignored_exceptions=(StaleElementReferenceException,)) \
+        .until(lambda d: predicate(d), message=message)
+
+
+def _titles(browser):
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('.gs-chart-title'))"
+        ".map(e => e.textContent);")
+
+
+def _query(browser):
+    return {k: v[0] for k, v in parse_qs(urlparse(browser.current_url).query).items()}
+
+
+def _ranges(browser):
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('.gs-ov-graph .js-plotly-plot'))"
+        ".map(gd => gd.layout && gd.layout.xaxis.range);")
+
+
+def _open_overview(browser, app_url, query="filter=L2"):
+    browser.get(f"{app_url}/overview?{query}")
+    _wait(browser, lambda d: len(_titles(d)) > 0 and len(_ranges(d)) == len(_titles(d)),
+          "the overview charts did not render")
+
+
+def test_filter_in_the_url_shows_exactly_the_l2_components(browser, app_url):
+    _open_overview(browser, app_url)
+    assert _titles(browser) == L2
+
+
+def test_zooming_one_chart_moves_every_chart_and_the_url(browser, app_url):
+    _open_overview(browser, app_url)
+    before = _ranges(browser)
+    drag = browser.find_elements(By.CSS_SELECTOR, ".gs-ov-graph .nsewdrag")[3]
+    width = drag.size["width"]
+    ActionChains(browser).move_to_element_with_offset(drag, -width // 4, 0).click_and_hold() \
+        .move_by_offset(width // 5, 0).pause(0.2).move_by_offset(width // 10, 0).release() \
+        .perform()
+    _wait(browser, lambda d: "t0" in _query(d), "the zoom did not reach the URL")
+    q = _query(browser)
+    t0, t1 = int(q["t0"]), int(q["t1"])
+    assert q["filter"] == "L2" and 0 <= t0 < t1
+
+    def all_moved(d):
+        ranges = _ranges(d)
+        return len(ranges) == 16 and all(
+            r is not None and abs(r[0] - t0 * 1e-12) < 1e-15 + 1e-9 * abs(t0 * 1e-12)
+            and abs(r[1] - t1 * 1e-12) < 1e-15 + 1e-9 * abs(t1 * 1e-12) for r in ranges)
+    _wait(browser, all_moved, "not every chart moved to the zoomed window")
+    assert _ranges(browser) != before
+
+
+def test_clicking_a_title_opens_its_component_view(browser, app_url):
+    _open_overview(browser, app_url)
+    browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")[2].click()
+    _wait(browser, lambda d: urlparse(d.current_url).path == "/component",
+          "the component page did not open")
+    assert _query(browser)["loc"] == "GPU.L2[2]"
+    _wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == "GPU.L2[2]",
+          "the component view did not render")
+
+
+def _bars(browser, role):
+    return browser.execute_script(
+        "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
+        "if (!gd || !gd.data) { return null; }"
+        "return gd.data.filter(t => t.type === 'bar' && t.meta[1] === arguments[0])"
+        ".map(t => t.customdata.map(c => c[0])).flat();", role)
+
+
+def test_clicking_a_bar_sets_the_task_and_updates_the_task_view(browser, app_url):
+    browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
+    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    assert not _bars(browser, "task")
+    points = browser.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
+    target = max(points, key=lambda p: p.size["width"] * p.size["height"])
+    ActionChains(browser).move_to_element(target).pause(0.3).click().perform()
+    _wait(browser, lambda d: "task" in _query(d), "clicking a bar did not set the task")
+    key = int(_query(browser)["task"])
+    _wait(browser, lambda d: d.find_element(By.ID, "cv-task").get_attribute("textContent")
+          == str(key), "the page did not switch to the clicked task")
+    _wait(browser, lambda d: key in (_bars(d, "task") or []), "the Task view is empty")
+    assert key in _bars(browser, "component")
+
+
+def test_back_restores_the_previous_view(browser, app_url):
+    _open_overview(browser, app_url)
+    box = browser.find_element(By.ID, "ov-filter")
+    # Select and overwrite: clear() would blur the box and apply an empty filter first.
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("DRAM", Keys.ENTER)
+    _wait(browser, lambda d: _query(d).get("filter") == "DRAM", "the filter did not reach the URL")
+    _wait(browser, lambda d: _titles(d) == [f"GPU.DRAM[{i}]" for i in range(16)],
+          "the DRAM charts did not render")
+    browser.back()
+    _wait(browser, lambda d: _query(d).get("filter") == "L2", "Back did not restore the URL")
+    _wait(browser, lambda d: _titles(d) == L2, "Back did not restore the L2 charts")
+    assert browser.find_element(By.ID, "ov-filter").get_attribute("value") == "L2"
+
+
+def test_an_invalid_regex_shows_a_message(browser, app_url):
+    _open_overview(browser, app_url, query="")
+    box = browser.find_element(By.ID, "ov-filter")
+    box.send_keys("(CU", Keys.ENTER)
+    _wait(browser, lambda d: any("Invalid regular expression" in e.text for e in
+                                 d.find_elements(By.CSS_SELECTOR, ".gs-message")),
+          "no message for the invalid pattern")
