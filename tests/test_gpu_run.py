@@ -139,3 +139,44 @@ def test_cli_config_and_window_parsing(tmp_path):
     path.write_text('{"l2": {"banks": }')
     with pytest.raises(Exception, match=r"cfg.json:1:\d+: invalid JSON"):
         build_config(argparse.Namespace(config=str(path), overrides=[], dispatch_rate=None))
+
+
+def test_run_command_end_to_end(tmp_path, capsys):
+    from simulator.__main__ import main
+
+    out = tmp_path / "va.sqlite"
+    code = main(["run", "vectoradd", "--size", "2048", "-o", str(out), "--no-progress",
+                 "--set", "gpu.shader_arrays=2", "--trace-level", "wf"])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "cycles" in printed and "events/s" in printed and "tasks/s" in printed
+    assert "results match" in printed
+    db = sqlite3.connect(out)
+    assert db.execute("SELECT completed, workload FROM run").fetchone() == (1, "vectoradd")
+    categories = {c for (c,) in db.execute("SELECT DISTINCT category FROM kind")}
+    assert categories == {"Simulation", "kernel", "req_out", "req_in", "work-group", "wavefront"}
+    assert json.loads(db.execute("SELECT config FROM run").fetchone()[0])["gpu"]["shader_arrays"] == 2
+
+
+def test_run_command_rejects_bad_options(tmp_path, capsys):
+    from simulator.__main__ import main
+
+    assert main(["run", "vectoradd", "--set", "l2.bankz=4", "--no-progress"]) == 2
+    assert "unknown parameter 'l2.bankz'" in capsys.readouterr().err
+    assert main(["run", "vectoradd", "--trace-level", "instructions", "--no-progress"]) == 2
+    assert "unknown trace level" in capsys.readouterr().err
+
+
+def test_background_writer_reports_errors_in_order(tmp_path):
+    from simulator.gpu.background_writer import BackgroundWriter
+
+    writer = BackgroundWriter(tmp_path / "bg.sqlite", command="test")
+    writer.execute("INSERT INTO no_such_table VALUES (1)")
+    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+        writer.sync()
+    writer.execute("INSERT INTO tag_name (id, name) VALUES (?, ?)", (0, "read-hit"))
+    writer.finalize(completed=True)
+    writer.close()
+    db = sqlite3.connect(tmp_path / "bg.sqlite")
+    assert db.execute("SELECT name FROM tag_name").fetchall() == [("read-hit",)]
+    assert db.execute("SELECT completed, finalized FROM run").fetchone() == (1, 1)

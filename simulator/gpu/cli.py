@@ -42,6 +42,8 @@ def register(subparsers):
     for name, cls in workloads.items():
         w = sub.add_parser(name, help=(cls.__doc__ or name).strip().splitlines()[0])
         add_common_arguments(w)
+        w.add_argument("--no-instrument", action="store_true",
+                       help="record no Klein kernel records (watched accesses, branches, emits)")
         cls.add_arguments(w)
         w.set_defaults(func=_run, workload_class=cls)
     if not workloads:
@@ -81,7 +83,9 @@ def _workload_options(args, cls):
 
 
 def _run(args):
-    from .run import SimulationInterrupted, simulate
+    from ..kernels.records import KernelRecorder
+    from ..kernels.session import simulate_with_records
+    from .run import SimulationInterrupted
 
     try:
         cfg = build_config(args)
@@ -92,9 +96,12 @@ def _run(args):
     workload = args.workload_class(seed=args.seed, **_workload_options(args, args.workload_class))
     command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
-        result = simulate(workload, cfg, out_path=args.output, trace_level=args.trace_level,
-                          window=args.window, progress=not args.no_progress, command=command,
-                          seed=args.seed)
+        # the kernel records (Klein's views) go into the same trace file
+        recorder = KernelRecorder(instrument=not args.no_instrument)
+        result = simulate_with_records(workload, cfg, args.output, recorder,
+                                       trace_level=args.trace_level, window=args.window,
+                                       progress=not args.no_progress, command=command,
+                                       seed=args.seed)
     except SimulationInterrupted as stop:
         _report(stop.result)
         if stop.result.trace_path:
@@ -121,7 +128,10 @@ def _report(result):
         print(f"instructions    {stats['instructions']:,}   L1V hits/misses "
               f"{stats['l1v_hits']:,}/{stats['l1v_misses']:,}   L2 hits/misses "
               f"{stats['l2_hits']:,}/{stats['l2_misses']:,}   DRAM requests {stats['dram_requests']:,}")
-    print(f"wall time       {result.wall_seconds:.2f} s: {result.events_per_second:,.0f} events/s, "
-          f"{result.tasks_per_second:,.0f} tasks/s ({result.events:,} events, {result.tasks:,} tasks)")
+    print(f"wall time       {result.wall_seconds:.2f} s ({result.functional_seconds:.2f} s executing "
+          f"kernels on real data, {result.timing_seconds:.2f} s timing model and trace; "
+          f"finalize {result.finalize_seconds:.2f} s)")
+    print(f"timing model    {result.events_per_second:,.0f} events/s, {result.tasks_per_second:,.0f} "
+          f"tasks/s ({result.events:,} events, {result.tasks:,} tasks)")
     if result.trace_path:
         print(f"trace           {result.trace_path}")

@@ -6,13 +6,15 @@ place when it is complete and valid, so an error never leaves a half-written tra
 Ctrl-C is different: the open tasks are closed and flagged, the file is finalized with
 ``run.completed = 0`` and kept, and the ``KeyboardInterrupt`` is raised again.
 """
+import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..tracing import PyTracer, Tracer, TraceWriter
+from ..tracing import PyTracer, Tracer
 from ..tracing.writer import replace_atomically, temporary_path
+from .background_writer import BackgroundWriter
 from .config import ps_per_cycle, validate
 from .platform import GPU, default_implementation
 from .trace_vocabulary import parse_trace_level
@@ -34,19 +36,26 @@ class SimulationResult:
     simulated_ps: int = 0
     events: int = 0
     tasks: int = 0
-    wall_seconds: float = 0.0
+    wall_seconds: float = 0.0        # the whole run, until every row is written
+    functional_seconds: float = 0.0  # of which executing the kernels on real data (SIMT)
+    finalize_seconds: float = 0.0    # after the run: indexes and the metric pyramid
     kernels: list = field(default_factory=list)   # (name, cycles) per launch
     stats: dict = field(default_factory=dict)
     completed: bool = False
     trace_path: str = None
 
     @property
+    def timing_seconds(self):
+        """Wall time of the timing model and tracing, without functional execution."""
+        return max(self.wall_seconds - self.functional_seconds, 1e-9)
+
+    @property
     def events_per_second(self):
-        return self.events / self.wall_seconds if self.wall_seconds else 0.0
+        return self.events / self.timing_seconds
 
     @property
     def tasks_per_second(self):
-        return self.tasks / self.wall_seconds if self.wall_seconds else 0.0
+        return self.tasks / self.timing_seconds
 
 
 def _progress_bar(enabled):
@@ -71,9 +80,9 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     tmp_path = None
     if out_path is not None and levels:
         tmp_path = temporary_path(out_path)
-        writer = TraceWriter(tmp_path, command=command or "simulate", config=config,
-                             workload=getattr(workload, "name", None),
-                             seed=getattr(workload, "seed", seed))
+        writer = BackgroundWriter(tmp_path, command=command or "simulate", config=config,
+                                  workload=getattr(workload, "name", None),
+                                  seed=getattr(workload, "seed", seed))
         tracer_class = Tracer if implementation == "cython" else PyTracer
         tracer = tracer_class(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))
@@ -85,7 +94,13 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         gpu = GPU(config, tracer, levels if tracer is not None else 0, implementation)
         gpu.start_simulation({"workload": getattr(workload, "name", None)})
         done_before = 0
-        for launch in workload.launches(recorder=None):
+        launches = iter(workload.launches(recorder=None))
+        while True:
+            produced = time.perf_counter()
+            launch = next(launches, None)  # runs the kernel functionally, on real data
+            result.functional_seconds += time.perf_counter() - produced
+            if launch is None:
+                break
             if bar is not None:
                 bar.set_description(launch.name)
 
@@ -102,13 +117,13 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         interrupted = True
     except BaseException:
         if writer is not None:
-            writer.close()
+            with contextlib.suppress(Exception):  # the simulation's error is the one to report
+                writer.close()
             _remove(tmp_path)
         raise
     finally:
         if bar is not None:
             bar.close()
-    result.wall_seconds = time.perf_counter() - wall_start
     if gpu is not None:
         result.cycles = gpu.now
         result.events = gpu.events
@@ -117,11 +132,15 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     if tracer is not None:
         open_tasks = tracer.close(result.cycles)
         result.tasks = tracer.next_key
+        writer.sync()  # every row is in the file: the traced run's time ends here
+    result.wall_seconds = time.perf_counter() - wall_start
+    if tracer is not None:
         writer.finalize(completed=result.completed, virtual_end_ps=result.simulated_ps,
                         open_tasks=open_tasks)
         writer.close()
         _remove(out_path, main=False)  # a stale WAL beside the old file would corrupt the new one
         replace_atomically(tmp_path, out_path)
+        result.finalize_seconds = time.perf_counter() - wall_start - result.wall_seconds
     if interrupted:
         raise SimulationInterrupted(result)
     return result

@@ -76,34 +76,44 @@ class TraceKeys:
         per_sa = g["cus_per_shader_array"]
         banks = config["l2"]["banks"]
         simds = config["cu"]["simds"]
-        loc = tracer.location if tracer is not None else (lambda name: NO_TASK)
-        kind = tracer.kind if tracer is not None else (lambda category, action: NO_TASK)
-        tag = tracer.tag_name if tracer is not None else (lambda name: NO_TASK)
-        self._kind = kind
+        self._tracer = tracer
 
-        self.loc_gpu = loc("GPU")
-        self.loc_cp = loc("GPU.CommandProcessor")
-        self.loc_cu = [loc(cu_name(c, per_sa)) for c in range(n_cus)]
-        self.loc_simd = [[loc(f"{cu_name(c, per_sa)}.SIMD[{s}]") for s in range(simds)]
+        def loc(name, *used):
+            return tracer.location(name) if any(used) else NO_TASK
+
+        def kind(category, action, *used):
+            return tracer.kind(category, action) if any(used) else NO_TASK
+
+        def tag(name):
+            return tracer.tag_name(name) if self.mem else NO_TASK
+
+        # only what the chosen levels record is interned, so the trace lists no
+        # component or kind without tasks
+        k, wg, wf, ins, mem = self.kernel, self.wg, self.wf, self.inst, self.mem
+        self.loc_gpu = loc("GPU", k)
+        self.loc_cp = loc("GPU.CommandProcessor", k, wg)
+        self.loc_cu = [loc(cu_name(c, per_sa), wg, mem) for c in range(n_cus)]
+        self.loc_simd = [[loc(f"{cu_name(c, per_sa)}.SIMD[{s}]", ins) for s in range(simds)]
                          for c in range(n_cus)]
-        self.loc_unit = {unit: [loc(f"{cu_name(c, per_sa)}.{name}") for c in range(n_cus)]
+        self.loc_unit = {unit: [loc(f"{cu_name(c, per_sa)}.{name}", ins or (unit == "Barrier" and wf))
+                                for c in range(n_cus)]
                          for unit, name in (("SALU", "Scalar"), ("Branch", "Branch"),
                                             ("LDS", "LDS"), ("VMEM", "VMem"),
                                             ("Barrier", "WFPool"))}
-        self.loc_l1v = [loc(f"GPU.SA[{c // per_sa}].L1V[{c}]") for c in range(n_cus)]
-        self.loc_l2 = [loc(f"GPU.L2[{b}]") for b in range(banks)]
-        self.loc_dram = [loc(f"GPU.DRAM[{b}]") for b in range(banks)]
+        self.loc_l1v = [loc(f"GPU.SA[{c // per_sa}].L1V[{c}]", mem) for c in range(n_cus)]
+        self.loc_l2 = [loc(f"GPU.L2[{b}]", mem) for b in range(banks)]
+        self.loc_dram = [loc(f"GPU.DRAM[{b}]", mem) for b in range(banks)]
 
-        self.kind_sim = kind("Simulation", "Simulation")
-        self.kind_map_out = kind("req_out", "MapWGReq")
-        self.kind_map_in = kind("req_in", "MapWGReq")
-        self.kind_wg = kind("work-group", "work-group")
-        self.kind_wf = kind("wavefront", "wavefront")
-        self.kind_inst = {unit: kind("inst", unit) for unit in self.UNITS}
-        self.kind_read_out = kind("req_out", "ReadReq")
-        self.kind_write_out = kind("req_out", "WriteReq")
-        self.kind_read_in = kind("req_in", "ReadReq")
-        self.kind_write_in = kind("req_in", "WriteReq")
+        self.kind_sim = kind("Simulation", "Simulation", k)
+        self.kind_map_out = kind("req_out", "MapWGReq", wg)
+        self.kind_map_in = kind("req_in", "MapWGReq", wg)
+        self.kind_wg = kind("work-group", "work-group", wg)
+        self.kind_wf = kind("wavefront", "wavefront", wf)
+        self.kind_inst = {unit: kind("inst", unit, ins) for unit in self.UNITS}
+        self.kind_read_out = kind("req_out", "ReadReq", mem)
+        self.kind_write_out = kind("req_out", "WriteReq", mem)
+        self.kind_read_in = kind("req_in", "ReadReq", mem)
+        self.kind_write_in = kind("req_in", "WriteReq", mem)
         self.tag_read_hit = tag("read-hit")
         self.tag_read_miss = tag("read-miss")
         self.tag_read_mshr_hit = tag("read-mshr-hit")
@@ -112,4 +122,4 @@ class TraceKeys:
 
     def kernel_kind(self, name):
         """Kind key of a kernel launch task, by kernel name."""
-        return self._kind("kernel", name)
+        return self._tracer.kind("kernel", name) if self.kernel else NO_TASK
