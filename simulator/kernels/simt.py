@@ -582,6 +582,16 @@ def _convert(value, ty, saturate=False, rounding=""):
     return _as_type(value, ty)
 
 
+def vgpr_estimate(kernel):
+    """VGPRs per lane a GCN compiler would allocate, roughly.
+
+    One register per component of each per-lane variable, plus a few for
+    temporaries and the work-item ids; only the CU's occupancy limit depends on it.
+    """
+    per_lane = sum(ty.width for name, ty in kernel.variables.items() if name in kernel.varying)
+    return min(256, max(8, per_lane + 6))
+
+
 def run_launch(program, kernel_name, global_size, local_size, args, *, probes=None, launch_id=0,
                name=None):
     """Like ``launch``, but also return the ``Executor`` (its memory regions, LDS size)."""
@@ -596,9 +606,7 @@ def run_launch(program, kernel_name, global_size, local_size, args, *, probes=No
     executor = Executor(program, kernel, geometry, args, log, probes).run()
     streams = log.streams()
     W = geometry.waves_per_group
-    # A rough register budget: GCN allocates VGPRs per live per-lane variable plus
-    # temporaries; only the occupancy limit of the CU resource model depends on it.
-    vgprs = min(256, 4 * (len(kernel.varying) + 8))
+    vgprs = vgpr_estimate(kernel)
     groups = [WorkGroupStream(geometry.group_ids(g), streams[g * W:(g + 1) * W],
                               lds_bytes=executor.lds_bytes, vgprs_per_wavefront=vgprs)
               for g in range(geometry.groups)]
