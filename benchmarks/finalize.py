@@ -16,7 +16,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulator.tracing import Tracer, TraceWriter  # noqa: E402
-from simulator.tracing.pyramid import build_pyramid  # noqa: E402
 from simulator.tracing.synthetic import emit  # noqa: E402
 from simulator.tracing.writer import schema_parts  # noqa: E402
 
@@ -45,7 +44,7 @@ def main():
         index = time.perf_counter() - started
 
         started = time.perf_counter()
-        build_pyramid(writer.db, show_progress=False)
+        writer.finalize(completed=True, show_progress=False)  # indexes exist: pyramid + stats
         pyramid = time.perf_counter() - started
         writer.close()
 

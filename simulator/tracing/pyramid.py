@@ -138,57 +138,85 @@ def location_levels(start, end, kind, parent_start, req_in, req_out, base, level
 
 
 def _rows(location, level, lo, columns):
-    bins = lo + np.arange(len(columns[0]))
+    """metric_bin rows of one level as an int64 matrix, empty bins left out."""
     stacked = np.vstack(columns)
     keep = np.flatnonzero(stacked.any(axis=0))
-    data = stacked[:, keep].T.tolist()
-    return [(location, level, b, *vals) for b, vals in zip(bins[keep].tolist(), data)]
+    head = np.empty((3, len(keep)), dtype=np.int64)
+    head[0], head[1], head[2] = location, level, lo + keep
+    return np.vstack([head, stacked[:, keep]]).T
 
 
 def _kind_rows(location, level, lo, kind_started, kind_ps):
-    rows = []
+    """metric_kind_bin rows of one level as an int64 matrix."""
+    parts = []
     for k in kind_started:
         started, ps = kind_started[k], kind_ps[k]
         keep = np.flatnonzero((started != 0) | (ps != 0))
-        rows.extend((location, level, lo + i, k, s, p)
-                    for i, s, p in zip(keep.tolist(), started[keep].tolist(), ps[keep].tolist()))
-    return rows
+        part = np.empty((len(keep), 6), dtype=np.int64)
+        part[:, 0], part[:, 1], part[:, 2], part[:, 3] = location, level, lo + keep, k
+        part[:, 4], part[:, 5] = started[keep], ps[keep]
+        parts.append(part)
+    return parts
 
 
-def build_pyramid(db, show_progress=None):
+def read_columns(db, chunk=200_000):
+    """Every task as int64 columns (id, parent or -1, kind, location, start_ps, end_ps).
+
+    One scan in key order, no join: parents' start times are looked up in numpy.
+    """
+    cursor = db.execute(
+        "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task")
+    chunks = []
+    while True:
+        rows = cursor.fetchmany(chunk)
+        if not rows:
+            break
+        chunks.append(np.array(rows, dtype=np.int64))
+    return np.concatenate(chunks) if chunks else np.empty((0, 6), dtype=np.int64)
+
+
+def build_pyramid(db, columns=None, show_progress=None):
     """Fill ``metric_bin``, ``metric_kind_bin`` and the location statistics.
 
-    Reads one location at a time (bounded memory). Returns the level-0 width in ps.
+    ``columns`` are the task columns of ``read_columns`` if the caller already holds
+    them (the writer keeps its batches); otherwise they are read from ``db``. Works
+    location by location. Returns the level-0 width in ps.
     """
     db.execute("BEGIN")
     db.execute("DELETE FROM metric_bin")
     db.execute("DELETE FROM metric_kind_bin")
-    span_lo, span_hi = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
-    base = base_width((span_hi or 0) - (span_lo or 0))
-    kinds = dict(db.execute("SELECT id, category FROM kind").fetchall())
-    req_in_kinds = np.array([k for k, c in kinds.items() if c == "req_in"], dtype=np.int64)
-    req_out_kinds = np.array([k for k, c in kinds.items() if c == "req_out"], dtype=np.int64)
-    locations = [r[0] for r in db.execute("SELECT id FROM location ORDER BY id")]
-    for loc in track(locations, show_progress, desc="metric pyramid", unit="loc"):
-        rows = db.execute(
-            "SELECT t.start_ps, t.end_ps, t.kind, coalesce(p.start_ps, -1) FROM task t"
-            " LEFT JOIN task p ON p.id = t.parent WHERE t.location = ?", (loc,)).fetchall()
-        if not rows:
-            continue
-        arr = np.array(rows, dtype=np.int64)
-        start, end, kind, parent_start = arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3]
+    cols = read_columns(db) if columns is None else columns
+    ids, parents, kinds_col, locs, starts, ends = cols.T
+    base = base_width(int(ends.max() - starts.min()) if len(cols) else 0)
+    start_by_id = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int64)
+    start_by_id[ids] = starts
+    parent_starts = np.where(parents >= 0, start_by_id[np.maximum(parents, 0)], -1)
+    categories = dict(db.execute("SELECT id, category FROM kind").fetchall())
+    req_in_kinds = np.array([k for k, c in categories.items() if c == "req_in"], dtype=np.int64)
+    req_out_kinds = np.array([k for k, c in categories.items() if c == "req_out"], dtype=np.int64)
+    order = np.argsort(locs, kind="stable")
+    sorted_locs = locs[order]
+    present = np.unique(sorted_locs)
+    bounds = np.searchsorted(sorted_locs, np.append(present, present[-1] + 1 if len(present) else 0))
+    for i in track(range(len(present)), show_progress, desc="metric pyramid", unit="loc"):
+        loc = int(present[i])
+        sel = order[bounds[i]:bounds[i + 1]]
+        start, end, kind, parent_start = starts[sel], ends[sel], kinds_col[sel], parent_starts[sel]
         req_in = np.isin(kind, req_in_kinds)
         req_out = np.isin(kind, req_out_kinds)
         level0 = min_level(len(start), int(start.min()), int(end.max()), base)
         metric_rows, kind_rows, busy = [], [], 0
         for level, lo, columns, k_started, k_ps in location_levels(
                 start, end, kind, parent_start, req_in, req_out, base, level0):
-            metric_rows.extend(_rows(loc, level, lo, columns))
+            metric_rows.append(_rows(loc, level, lo, columns))
             if level >= level0 + KIND_LEVEL_OFFSET:
                 kind_rows.extend(_kind_rows(loc, level, lo, k_started, k_ps))
             busy = int(columns[6].sum())
-        db.executemany("INSERT INTO metric_bin VALUES (?,?,?,?,?,?,?,?,?,?)", metric_rows)
-        db.executemany("INSERT INTO metric_kind_bin VALUES (?,?,?,?,?,?)", kind_rows)
+        db.executemany("INSERT INTO metric_bin VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       np.concatenate(metric_rows).tolist())
+        if kind_rows:
+            db.executemany("INSERT INTO metric_kind_bin VALUES (?,?,?,?,?,?)",
+                           np.concatenate(kind_rows).tolist())
         db.execute(
             "UPDATE location SET task_count = ?, busy_ps = ?, max_duration_ps = ?,"
             " first_start_ps = ?, last_end_ps = ?, pyramid_min_level = ? WHERE id = ?",

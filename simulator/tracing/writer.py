@@ -23,6 +23,9 @@ import numpy as np
 from .. import __version__
 
 INDEX_MARKER = "-- INDEXES"
+# Task batches up to this many tasks are kept in memory (56 B each) so that finalize
+# need not read them back from the file.
+MAX_CACHED_TASKS = 16_000_000
 
 
 class TraceError(Exception):
@@ -77,6 +80,7 @@ class TraceWriter:
              source, _utc_now()),
         )
         self.tasks_written = 0
+        self._columns = []  # task batches kept for the pyramid, while under MAX_CACHED_TASKS
 
     @classmethod
     def reopen(cls, path):
@@ -92,6 +96,7 @@ class TraceWriter:
             self.db.close()
             raise TraceError(f"{path}: not a GPUscope trace (no run table)")
         self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
+        self._columns = None
         return self
 
     # -- loading -------------------------------------------------------------------
@@ -112,6 +117,11 @@ class TraceWriter:
                 _task_tuples(tasks),
             )
             self.tasks_written += len(tasks)
+            if self._columns is not None:
+                if self.tasks_written > MAX_CACHED_TASKS:
+                    self._columns = None  # too big to keep: finalize reads the file instead
+                else:
+                    self._columns.append(tasks[:, :6].copy())
         if details:
             db.executemany("UPDATE task SET details = ? WHERE id = ?",
                            [(text, key) for key, text in details])
@@ -146,6 +156,7 @@ class TraceWriter:
             " AND NOT EXISTS (SELECT 1 FROM task p WHERE p.id = t.parent)").fetchone()[0]
         db.execute("BEGIN")
         if orphans:
+            self._columns = None  # parents changed on disk; the cached batches are stale
             db.execute("UPDATE task SET parent = NULL WHERE parent IS NOT NULL"
                        " AND parent NOT IN (SELECT id FROM task)")
         for statement in indexes.split(";"):
@@ -155,7 +166,9 @@ class TraceWriter:
         start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
         if virtual_end_ps is not None:
             end_ps = max(end_ps or 0, virtual_end_ps)
-        base = build_pyramid(db, show_progress=show_progress)
+        cached = np.concatenate(self._columns) if self._columns else None
+        base = build_pyramid(db, columns=cached, show_progress=show_progress)
+        self._columns = []
         db.execute(
             "UPDATE run SET completed = ?, finalized = 1, open_tasks = ?, orphan_tasks = ?,"
             " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = coalesce(wall_seconds, ?),"
