@@ -1,0 +1,66 @@
+"""The trace commands: help text, summaries, and clean errors on bad input."""
+import pytest
+
+from simulator.__main__ import build_parser, main
+from simulator.tracing.exporters import export_trace
+from simulator.tracing.synthetic import generate
+from simulator.tracing.writer import TraceError
+
+
+@pytest.mark.parametrize("command", ["import", "export", "info", "synth", "finalize"])
+def test_every_trace_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m simulator " + command)
+    assert len(out.splitlines()) > 4
+
+
+def test_top_level_help_lists_the_commands(capsys):
+    build_parser().print_help()
+    out = capsys.readouterr().out
+    for command in ("import", "export", "info"):
+        assert command in out
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "s.sqlite"
+    generate(path, tasks=3000, seed=2)
+    return path
+
+
+def test_info_reports_counts_range_busiest_and_config(small_trace, capsys):
+    assert main(["info", str(small_trace), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "tasks        3," in out and "at 514 locations" in out
+    assert "status       completed" in out
+    assert "busiest 3 components" in out and "GPU.CommandProcessor" in out
+    assert '"cus": 64' in out
+
+
+def test_import_of_a_bad_file_is_a_one_line_error(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("ID, ParentID, Kind, What, Where, Start, End\nx, , k, w, L, 1, oops\n")
+    assert main(["import", str(bad), "-o", str(tmp_path / "o.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "bad.csv:2: End is not a number" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "o.sqlite").exists()
+
+
+def test_export_of_a_non_trace_leaves_nothing(tmp_path):
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("hello")
+    with pytest.raises(TraceError, match="not a GPUscope trace"):
+        export_trace(bogus, tmp_path / "out.json", "chrome", show_progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_export_then_info_of_the_import(small_trace, tmp_path, capsys):
+    assert main(["export", str(small_trace), "-o", str(tmp_path / "t.json")]) == 0
+    assert main(["import", str(tmp_path / "t.json"), "-o", str(tmp_path / "t.sqlite")]) == 0
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "t.sqlite")]) == 0
+    assert "source       chrome" in capsys.readouterr().out
