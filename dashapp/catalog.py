@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import colors, queries
 
 TRACE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -74,6 +76,15 @@ class TraceMeta:
     @property
     def end_ps(self):
         return max(self.run["virtual_end_ps"] or 0, self.start_ps + 1)
+
+    def category_mask(self, category):
+        """A boolean array indexed by kind id: True for kinds of ``category``."""
+        key = ("category_mask", category)
+        if key not in self.cache:
+            mask = np.zeros(max(self.kinds, default=-1) + 1, dtype=bool)
+            mask[[k for k, v in self.kinds.items() if v.category == category]] = True
+            self.cache[key] = mask
+        return self.cache[key]
 
     def kind_label(self, kind_id):
         """Daisen's legend key ``category-action`` of a kind."""

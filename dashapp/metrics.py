@@ -145,8 +145,8 @@ def task_series(db, meta, loc, level, width, t0, t1):
     rows = queries.window_intervals(db, loc.id, loc.max_duration_ps or 0, lo - 1, hi)
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
     start, end, kind, parent_start = arr.T
-    req_in = np.isin(kind, meta.req_in_kinds)
-    req_out = np.isin(kind, meta.req_out_kinds)
+    req_in = meta.category_mask("req_in")[kind]
+    req_out = meta.category_mask("req_out")[kind]
     waiting = req_in & (parent_start >= 0) & (parent_start <= start)
     wait_s, wait_e = parent_start[waiting], start[waiting]
     # Requests served after the window still wait in it from their parent's start on.
@@ -178,7 +178,7 @@ def _max_wait(db, meta, loc):
     if key not in meta.cache:
         top = top_level(loc, meta.base_ps)
         total = queries.metric_bins(db, loc.id, top, 0, 1 << 62)
-        waits = any(row.buffer_ps for row in total)
+        waits = any(queries.MetricRow(*row).buffer_ps for row in total)
         meta.cache[key] = (queries.max_request_wait(db, loc.id, meta.req_in_kinds)
                            if waits else 0)
     return meta.cache[key]

@@ -129,12 +129,13 @@ def kinds(db):
 
 # -- metric pyramid ----------------------------------------------------------------------
 def metric_bins(db, location, level, first_bin, end_bin):
-    """Stored metric_bin rows of one location and level with ``first_bin <= bin < end_bin``."""
-    return [MetricRow(*r) for r in db.fetch(
+    """Stored metric_bin rows of one location and level with ``first_bin <= bin < end_bin``,
+    as plain tuples in ``MetricRow`` order (the Overview turns them straight into arrays)."""
+    return db.fetch(
         "SELECT bin, req_in_started, req_in_ended, req_in_latency_ps, task_ps, buffer_ps,"
         " req_out_ps, busy_ps FROM metric_bin"
         " WHERE location = ? AND level = ? AND bin >= ? AND bin < ? ORDER BY bin",
-        (location, level, first_bin, end_bin))]
+        (location, level, first_bin, end_bin))
 
 
 def kind_bins(db, location, level, first_bin, end_bin):

@@ -48,11 +48,33 @@ def window_of(meta, t0, t1):
 
 
 def ordered_locations(meta, sort):
-    """Locations with tasks, in natural name order or by busy time (descending)."""
-    locs = [loc for loc in meta.locations if loc.task_count]
-    if sort == "load":
-        return sorted(locs, key=lambda loc: (-(loc.busy_ps or 0), natural_key(loc.name)))
-    return sorted(locs, key=lambda loc: natural_key(loc.name))
+    """Locations with tasks, in natural name order or by busy time (descending); cached."""
+    key = ("order", sort)
+    if key not in meta.cache:
+        locs = [loc for loc in meta.locations if loc.task_count]
+        if sort == "load":
+            locs.sort(key=lambda loc: (-(loc.busy_ps or 0), natural_key(loc.name)))
+        else:
+            locs.sort(key=lambda loc: natural_key(loc.name))
+        meta.cache[key] = tuple(locs)
+    return list(meta.cache[key])
+
+
+FILTER_CACHE = 64
+
+
+def filtered_locations(meta, sort, pattern):
+    """``ordered_locations`` whose names match ``pattern``; the last few results are cached
+    per trace, since paging and zooming repeat the same filter."""
+    cache = meta.cache.setdefault("filtered", {})
+    key = (sort, pattern)
+    if key not in cache:
+        locs = ordered_locations(meta, sort)
+        keep = set(filter_names(pattern, [loc.name for loc in locs]))
+        if len(cache) >= FILTER_CACHE:
+            cache.pop(next(iter(cache)))
+        cache[key] = tuple(loc for loc in locs if loc.name in keep)
+    return list(cache[key])
 
 
 def _metric(key):
@@ -63,12 +85,11 @@ def overview(path, state, points=OVERVIEW_POINTS):
     """The charts of one Overview page for ``state`` (an ``urls.OverviewState``)."""
     meta = trace_meta(path)
     messages = []
-    locs = ordered_locations(meta, state.sort)
     try:
-        keep = set(filter_names(state.filter, [loc.name for loc in locs]))
-        locs = [loc for loc in locs if loc.name in keep]
+        locs = filtered_locations(meta, state.sort, state.filter)
     except FilterError as err:
         messages.append(f"{err} Showing every component.")
+        locs = ordered_locations(meta, state.sort)
     pages = max(1, math.ceil(len(locs) / PAGE_SIZE))
     page = state.page
     if page > pages:

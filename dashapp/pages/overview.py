@@ -45,9 +45,16 @@ def _chart(page, i, chart):
         trace=page.state.trace, loc=loc.name, t0=page.window[0], t1=page.window[1]))
     name = f"{page.state.trace}-{loc.name}-{page.window[0]}-{page.window[1]}"
     return dbc.Col(html.Div([
-        dcc.Link(loc.name, href=link, className="gs-chart-title", title="Open the Component view"),
-        dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
-                  config=figures.graph_config(name), className="gs-ov-graph"),
+        html.Div([
+            dcc.Link(loc.name, href=link, className="gs-chart-title",
+                     title="Open the Component view at this window"),
+            html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
+                        **{"data-graph": f"ov-chart-{i}", "data-filename":
+                           figures.safe_filename(name)}),
+        ], className="d-flex justify-content-between"),
+        html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
+                           config=figures.graph_config(name), className="gs-ov-graph"),
+                 id=f"ov-chart-{i}"),
     ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
 
 

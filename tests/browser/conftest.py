@@ -59,8 +59,9 @@ def app_url(tmp_path_factory):
     log.close()
 
 
-@pytest.fixture
-def browser():
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for the session (starting one costs seconds)."""
     options = Options()
     options.binary_location = CHROMIUM
     for flag in CHROME_FLAGS:
@@ -72,3 +73,10 @@ def browser():
     yield driver
     driver.quit()
     profile.cleanup()
+
+
+@pytest.fixture
+def browser(chromium):
+    """The session's browser on a blank page, so each test starts its own history."""
+    chromium.get("about:blank")
+    return chromium

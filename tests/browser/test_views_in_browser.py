@@ -123,3 +123,27 @@ def test_an_invalid_regex_shows_a_message(browser, app_url):
     _wait(browser, lambda d: any("Invalid regular expression" in e.text for e in
                                  d.find_elements(By.CSS_SELECTOR, ".gs-message")),
           "no message for the invalid pattern")
+
+
+def _bar_opacities(browser):
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('#cv-graph .barlayer .trace')).map("
+        "g => [g.__data__[0].trace.meta[0],"
+        " Array.from(g.querySelectorAll('.point')).map(p => p.style.opacity)]);")
+
+
+def test_hovering_a_legend_entry_highlights_that_kind(browser, app_url):
+    browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
+    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    entry = browser.find_element(By.CSS_SELECTOR, "#cv-legend [data-kind^='req_in']")
+    label = entry.get_attribute("data-kind")
+    ActionChains(browser).move_to_element(entry).perform()
+
+    def highlighted(d):
+        groups = _bar_opacities(d)
+        return groups and all(
+            all(o == ("1" if kind == label else "0.18") for o in ops) for kind, ops in groups)
+    _wait(browser, highlighted, "the legend hover did not highlight its kind")
+    ActionChains(browser).move_to_element(browser.find_element(By.ID, "cv-location")).perform()
+    _wait(browser, lambda d: all(o == "" for _, ops in _bar_opacities(d) for o in ops),
+          "leaving the legend did not clear the highlight")
