@@ -1,6 +1,6 @@
 """The metric pyramid: exact per-location Overview metrics at power-of-two resolutions.
 
-For each location the finest level is chosen so that it has about one bin per eight
+For each location the finest level is chosen so that it has about one bin per 16
 tasks; each coarser level halves the bin count until one bin spans the location's
 whole activity. A bin at level L is ``base << L`` picoseconds wide, aligned to t = 0,
 and half-open, so an event on an edge falls in exactly one bin.
@@ -24,7 +24,7 @@ import numpy as np
 
 from .progress import track
 
-TARGET_TASKS_PER_BIN = 8
+TARGET_TASKS_PER_BIN = 16
 # The per-kind breakdown feeds stacked overviews, not exact zooms: it starts this many
 # levels above a location's finest level, which keeps it a small fraction of the file.
 KIND_LEVEL_OFFSET = 2
