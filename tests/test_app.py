@@ -185,3 +185,19 @@ def test_the_assets_folder_is_served(app):
     assert b"highlightKind" in client.get("/assets/gpuscope.js").data
     page = client.get("/overview").data
     assert b"gpuscope.css" in page and b"bootstrap" in page
+
+
+def test_gunicorn_entry_point_builds_the_app_from_the_environment(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    write_exact_trace(tmp_path / "exact.sqlite")
+    code = ("import dashapp.app as a, flask; s = a.server; assert isinstance(s, flask.Flask);"
+            "c = s.config['GPUSCOPE_CATALOG']; print(c.names())")
+    env = {"GPUSCOPE_TRACE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['exact.sqlite']"

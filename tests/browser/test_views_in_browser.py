@@ -147,3 +147,36 @@ def test_hovering_a_legend_entry_highlights_that_kind(browser, app_url):
     ActionChains(browser).move_to_element(browser.find_element(By.ID, "cv-location")).perform()
     _wait(browser, lambda d: all(o == "" for _, ops in _bar_opacities(d) for o in ops),
           "leaving the legend did not clear the highlight")
+
+
+def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url):
+    browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
+    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    points = browser.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
+    ActionChains(browser).move_to_element(max(
+        points, key=lambda p: p.size["width"] * p.size["height"])).pause(0.2).click().perform()
+    _wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
+    key = int(_query(browser)["task"])
+    # Hover the current task's bar in the Task view (the middle row of the top band).
+    current = browser.execute_script(
+        "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
+        "var out = null;"
+        "gd.querySelectorAll('.barlayer .trace').forEach(function (g) {"
+        "  var t = g.__data__[0].trace;"
+        "  if (t.meta[1] !== 'task') { return; }"
+        "  g.querySelectorAll('.point').forEach(function (p) {"
+        "    if (t.customdata[p.__data__.i][0] === arguments[0]) { out = p; } }); });"
+        "return out && out.querySelector('path');".replace("arguments[0]", str(key)))
+    ActionChains(browser).move_to_element(current).perform()
+
+    def lit(d):
+        lit_keys = d.execute_script(
+            "var keys = [];"
+            "document.querySelectorAll('#cv-graph .barlayer .trace').forEach(function (g) {"
+            "  var t = g.__data__[0].trace;"
+            "  g.querySelectorAll('.point').forEach(function (p) {"
+            "    if (p.style.opacity === '1') { keys.push([t.meta[1], t.customdata[p.__data__.i][0]]); }"
+            "  }); });"
+            "return keys;")
+        return sorted(map(tuple, lit_keys)) == [("component", key), ("task", key)]
+    _wait(browser, lit, "hovering did not highlight the task in both views")
