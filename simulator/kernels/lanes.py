@@ -54,14 +54,21 @@ class Geometry:
             self._ids[key] = self._compute(fn, dim)
         return self._ids[key]
 
+    def _coordinates(self):
+        """(group, local, local xyz, group xyz) per lane slot, computed once per launch."""
+        if "coords" not in self._ids:
+            lane = np.arange(self.lanes, dtype=np.int64)
+            group = lane // self.slots_per_group
+            local = np.minimum(lane - group * self.slots_per_group, self.group_items - 1)
+            lx, ly, _ = self.local_size
+            nx, ny, _ = self.num_groups
+            local_xyz = (local % lx, (local // lx) % ly, local // (lx * ly))
+            group_xyz = (group % nx, (group // nx) % ny, group // (nx * ny))
+            self._ids["coords"] = (group, local, local_xyz, group_xyz)
+        return self._ids["coords"]
+
     def _compute(self, fn, dim):
-        lane = np.arange(self.lanes, dtype=np.int64)
-        group = lane // self.slots_per_group
-        local = np.minimum(lane % self.slots_per_group, self.group_items - 1)
-        lx, ly, _ = self.local_size
-        nx, ny, _ = self.num_groups
-        local_xyz = (local % lx, (local // lx) % ly, local // (lx * ly))
-        group_xyz = (group % nx, (group // nx) % ny, group // (nx * ny))
+        group, local, local_xyz, group_xyz = self._coordinates()
         if fn == "get_local_id":
             out = local_xyz[dim]
         elif fn == "get_group_id":
@@ -73,9 +80,7 @@ class Geometry:
         elif fn == "local_linear":
             out = local
         elif fn == "global_linear":
-            gx = group_xyz[0] * lx + local_xyz[0]
-            gy = group_xyz[1] * ly + local_xyz[1]
-            gz = group_xyz[2] * self.local_size[2] + local_xyz[2]
+            gx, gy, gz = (group_xyz[d] * self.local_size[d] + local_xyz[d] for d in range(3))
             out = gx + self.global_size[0] * (gy + self.global_size[1] * gz)
         else:
             raise KeyError(fn)

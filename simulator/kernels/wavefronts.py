@@ -118,13 +118,12 @@ class InstructionLog:
         """One ``WavefrontStream`` per wavefront of the launch, each ending with END."""
         nw = self.wavefronts
         cols = {k: [] for k in ("wf", "unit", "active", "passes", "write", "line", "exec", "cnt")}
-        line_chunks, line_owner = [], []
+        line_chunks = []
         for (wf, active, masks), unit, line, write, count, degree, lines in self.chunks:
-            m = len(wf)
             if count > 1:
                 wf, active, masks = (np.repeat(wf, count), np.repeat(active, count),
                                      np.repeat(masks, count))
-            n = m * count
+            n = len(wf)
             cols["wf"].append(wf)
             cols["unit"].append(np.full(n, unit, np.uint8))
             cols["active"].append(active)
@@ -137,42 +136,32 @@ class InstructionLog:
                 line_chunks.append(lines[1])
             else:
                 cols["cnt"].append(np.zeros(n, np.int64))
-        if not cols["wf"]:
-            merged = {k: np.empty(0, dtype=np.int64) for k in cols}
-            flat_lines = np.empty(0, np.int64)
-        else:
-            merged = {k: np.concatenate(v) for k, v in cols.items()}
-            flat_lines = np.concatenate(line_chunks) if line_chunks else np.empty(0, np.int64)
+        merged = {k: np.concatenate(v) if v else np.empty(0, np.int64) for k, v in cols.items()}
+        flat_lines = np.concatenate(line_chunks) if line_chunks else np.empty(0, np.int64)
         order = np.argsort(merged["wf"], kind="stable")
         wf_sorted = merged["wf"][order]
         n = len(order)
         # Each wavefront's records, then its END: the END of wavefront w sits after its
-        # records, shifted by the w ENDs before it.
-        per_wave = np.bincount(wf_sorted, minlength=nw)
-        ends = np.cumsum(per_wave) + np.arange(nw)
+        # records, shifted by the w ENDs before it, and so is every record of w.
+        ends = np.cumsum(np.bincount(wf_sorted, minlength=nw)) + np.arange(nw)
+        pos = np.arange(n) + wf_sorted
         insts = np.zeros(n + nw, dtype=INST_DTYPE)
-        is_end = np.zeros(n + nw, dtype=bool)
-        is_end[ends] = True
-        body = insts[~is_end]
-        body["unit"] = merged["unit"][order]
-        body["active"] = merged["active"][order]
-        body["passes"] = merged["passes"][order]
-        body["write"] = merged["write"][order]
-        body["line"] = merged["line"][order]
+        insts["unit"][ends] = Unit.END
+        for name in ("unit", "active", "passes", "write", "line"):
+            insts[name][pos] = merged[name][order]
         masks = merged["exec"][order].astype(np.uint64)
-        body["exec_lo"] = (masks & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        body["exec_hi"] = (masks >> np.uint64(32)).astype(np.uint32)
+        insts["exec_lo"][pos] = masks & np.uint64(0xFFFFFFFF)
+        insts["exec_hi"][pos] = masks >> np.uint64(32)
         cnt = merged["cnt"][order].astype(np.int64)
-        body["addr_cnt"] = cnt
+        insts["addr_cnt"][pos] = cnt
         # Line addresses: reorder the chunks' line slices into wavefront order.
         src_off = np.cumsum(merged["cnt"]) - merged["cnt"]
-        starts = src_off[order]
-        gather = np.repeat(starts - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+        dst_off = np.cumsum(cnt) - cnt
+        gather = np.repeat(src_off[order] - dst_off, cnt) + np.arange(int(cnt.sum()))
         addresses = flat_lines[gather] if len(gather) else np.empty(0, np.int64)
-        wave_line_start = np.r_[0, np.cumsum(np.bincount(wf_sorted, weights=cnt, minlength=nw))].astype(np.int64)
-        body["addr_off"] = (np.cumsum(cnt) - cnt) - wave_line_start[wf_sorted]
-        insts[~is_end] = body
-        insts["unit"][is_end] = Unit.END
+        lines_per_wave = np.bincount(wf_sorted, weights=cnt, minlength=nw).astype(np.int64)
+        wave_line_start = np.r_[0, np.cumsum(lines_per_wave)]
+        insts["addr_off"][pos] = dst_off - wave_line_start[wf_sorted]
         starts_inst = np.r_[0, ends[:-1] + 1]
         return [WavefrontStream(insts[starts_inst[w]:ends[w] + 1],
                                 addresses[wave_line_start[w]:wave_line_start[w + 1]])
