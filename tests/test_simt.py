@@ -241,3 +241,69 @@ def test_local_pointer_arguments_are_sized_by_the_host():
     out[get_global_id(0)] = scratch[(l + 1) % 64];
 }""", (128,), (64,), out=out, scratch=LocalMem(64))
     np.testing.assert_array_equal(r["out"], np.tile((np.arange(1, 65) % 64) * 2, 2))
+
+
+def test_private_arrays_do_while_and_math_builtins():
+    x = np.linspace(0.1, 4.0, 64, dtype=np.float32)
+    out = np.zeros((64, 4), dtype=np.float32)
+    _, r = run("""kernel void k(global const float *x, global float *out)
+{
+    int i = get_global_id(0);
+    float p[3];
+    int k = 0;
+    do {
+        p[k] = x[i] * (k + 1);
+        k++;
+    } while (k < 3);
+    out[i * 4 + 0] = p[0] + p[1] + p[2];
+    out[i * 4 + 1] = sqrt(x[i]) + exp(-x[i]) + pow(x[i], 2.0f);
+    out[i * 4 + 2] = clamp(x[i], 1.0f, 2.0f) + fmax(x[i], 3.0f) + (float)abs(2 - i);
+    out[i * 4 + 3] = mix(0.0f, 10.0f, 0.5f) + floor(x[i]) + min(i, 7);
+}""", (64,), (64,), x=x, out=out.reshape(-1))
+    got = r["out"].reshape(64, 4)
+    i = np.arange(64)
+    np.testing.assert_allclose(got[:, 0], x * 6, rtol=1e-6)
+    np.testing.assert_allclose(got[:, 1], np.sqrt(x) + np.exp(-x) + x ** 2, rtol=1e-5)
+    np.testing.assert_allclose(got[:, 2], np.clip(x, 1, 2) + np.fmax(x, 3) + np.abs(2 - i), rtol=1e-6)
+    np.testing.assert_allclose(got[:, 3], 5 + np.floor(x) + np.minimum(i, 7), rtol=1e-6)
+
+
+def test_three_dimensional_ids_and_sizes():
+    out = np.zeros(4 * 2 * 3 * 6, dtype=np.int32)
+    _, r = run("""kernel void k(global int *out)
+{
+    int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    int w = get_global_size(0), h = get_global_size(1);
+    int base = ((z * h + y) * w + x) * 6;
+    out[base + 0] = get_local_id(0) + 10 * get_local_id(1) + 100 * get_local_id(2);
+    out[base + 1] = get_group_id(0) + 10 * get_group_id(1) + 100 * get_group_id(2);
+    out[base + 2] = get_num_groups(0) + 10 * get_num_groups(1) + 100 * get_num_groups(2);
+    out[base + 3] = get_local_size(0) * get_local_size(1) * get_local_size(2);
+    out[base + 4] = x + y + z;
+    out[base + 5] = get_global_size(2);
+}""", (4, 2, 3), (2, 2, 1), out=out)
+    got = r["out"].reshape(3, 2, 4, 6)
+    z, y, x = np.meshgrid(np.arange(3), np.arange(2), np.arange(4), indexing="ij")
+    np.testing.assert_array_equal(got[..., 0], x % 2 + 10 * (y % 2))
+    np.testing.assert_array_equal(got[..., 1], x // 2 + 100 * z)
+    assert (got[..., 2] == 2 + 10 + 300).all() and (got[..., 3] == 4).all()
+    np.testing.assert_array_equal(got[..., 4], x + y + z)
+    assert (got[..., 5] == 3).all()
+
+
+def test_uniform_variables_stay_scalar_until_a_lane_dependent_write():
+    out = np.zeros(128, dtype=np.int32)
+    _, r = run("""kernel void k(global int *out, int n)
+{
+    int acc = n;
+    int lane = get_local_id(0);
+    for (int s = 1; s < 64; s *= 2) {
+        acc += s;
+    }
+    if (lane < 10) {
+        acc = lane;
+    }
+    out[get_global_id(0)] = acc;
+}""", (128,), (64,), out=out, n=5)
+    lane = np.arange(128) % 64
+    np.testing.assert_array_equal(r["out"], np.where(lane < 10, lane, 5 + 63))

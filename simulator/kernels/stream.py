@@ -12,8 +12,10 @@ array of addresses that the memory records point into:
 * ``active``: number of active lanes in the EXEC mask (0..64);
 * ``exec_lo``/``exec_hi``: the EXEC mask, lanes 0-31 and 32-63;
 * ``passes``: LDS only, the bank-conflict degree: the largest number of distinct dword
-  addresses that map to one of the 32 banks, maximised over the two half-wavefronts
-  (1 means conflict free);
+  addresses that map to one of the 32 banks, maximised over the groups of lanes the
+  LDS serves together (the two half-wavefronts for 32-bit accesses; 16-lane groups
+  for 64-bit and 8-lane groups for 128-bit ones, 32 dwords per group); 1 means
+  conflict free;
 * ``write``: 1 for a store (VMEM or LDS), 0 for a load;
 * ``line``: source line of the statement that issued it (0 if none);
 * ``addr_off``/``addr_cnt``: VMEM only, the slice of ``addresses`` holding the distinct
