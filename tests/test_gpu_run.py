@@ -172,6 +172,7 @@ def test_background_writer_reports_errors_in_order(tmp_path):
 
     writer = BackgroundWriter(tmp_path / "bg.sqlite", command="test")
     writer.execute("INSERT INTO no_such_table VALUES (1)")
+    writer.execute("INSERT INTO also_missing VALUES (1)")  # drained, the first error wins
     with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
         writer.sync()
     writer.execute("INSERT INTO tag_name (id, name) VALUES (?, ?)", (0, "read-hit"))
@@ -180,3 +181,25 @@ def test_background_writer_reports_errors_in_order(tmp_path):
     db = sqlite3.connect(tmp_path / "bg.sqlite")
     assert db.execute("SELECT name FROM tag_name").fetchall() == [("read-hit",)]
     assert db.execute("SELECT completed, finalized FROM run").fetchone() == (1, 1)
+
+
+def test_a_real_sigint_stops_between_events(tmp_path):
+    import os
+    import signal
+
+    class SelfInterrupting(HandMade):
+        def launches(self, recorder=None):
+            for k, item in enumerate(super().launches(recorder)):
+                if k == 1:
+                    os.kill(os.getpid(), signal.SIGINT)  # handled: only a flag is set
+                yield item
+
+    out = tmp_path / "sigint.sqlite"
+    with pytest.raises(SimulationInterrupted) as stop:
+        simulate(SelfInterrupting(kernels=3), tiny_config(), out, progress=False,
+                 implementation="python")
+    assert [name for name, _ in stop.value.result.kernels] == ["kernel0"]
+    tables, (_, completed, open_tasks, _) = dump(out)
+    assert completed == 0 and open_tasks == 1
+    assert len(tables["task"]) == stop.value.result.tasks  # nothing lost mid-call
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

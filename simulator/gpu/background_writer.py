@@ -1,99 +1,103 @@
-"""A trace writer on its own thread, so SQLite inserts overlap the simulation.
+"""The trace writer in its own process, so SQLite inserts run beside the simulation.
 
-Writing rows is the largest cost of a fully traced run. ``sqlite3`` releases the GIL
-while SQLite works, so a writer thread turns most of that cost into parallel time.
-``BackgroundWriter`` has the ``TraceWriter`` methods the simulator uses
-(``write_batch``, ``execute``, ``executemany``, ``finalize``, ``close``); each call is
-queued, in order, to a thread that owns the real ``TraceWriter`` (an SQLite
-connection belongs to the thread that opened it). The queue is bounded, so a slow disk
-holds the simulation back instead of filling memory. An error in the thread is raised
-again in the caller at its next call.
+Writing rows is the largest cost of a fully traced run, and most of it is spent
+binding parameters under the GIL, so a writer *thread* cannot overlap it with the
+simulation (a Cython event loop never yields the GIL to it either). A writer process
+can. ``BackgroundWriter`` has the ``TraceWriter`` methods the simulator uses
+(``write_batch``, ``execute``, ``executemany``, ``finalize``, ``close``) and forwards
+each call, in order, through a pipe to a process that owns the real ``TraceWriter``.
+The pipe holds about one batch, so a slow disk holds the simulation back instead of
+filling memory. An error in the writer is raised in the caller at the next call that
+waits for an answer (``sync``, ``finalize``, ``close``). The writer ignores Ctrl-C, so
+an interrupted run can still be finalized as incomplete.
 """
-import queue
-import threading
+import multiprocessing
+import signal
 
-from ..tracing import TraceWriter
+_CONTEXT = multiprocessing.get_context("spawn")  # no fork of a process holding threads or a GPU model
 
-_STOP = object()
+
+def _serve(conn, path, options):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from ..tracing import TraceWriter
+
+    try:
+        writer = TraceWriter(path, **options)
+    except Exception as exc:
+        conn.send(("error", exc))
+        return
+    conn.send(("ok", None))
+    error = None
+    while True:
+        name, args, kwargs, reply = conn.recv()
+        if name == "close":
+            writer.close()
+            conn.send(("error", error) if error else ("ok", None))
+            return
+        result = None
+        if error is None and name != "sync":  # after a failure only drain: report the first
+            try:
+                result = getattr(writer, name)(*args, **kwargs)
+            except Exception as exc:
+                error = exc
+        if reply:
+            conn.send(("error", error) if error else ("ok", result))
+            error = None
 
 
 class BackgroundWriter:
-    """``TraceWriter(path, **options)`` run on a dedicated thread."""
+    """``TraceWriter(path, **options)`` run in a child process."""
 
-    def __init__(self, path, *, depth=4, **options):
-        self._calls = queue.Queue(maxsize=depth)
-        self._error = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(path, options),
-                                        name="trace-writer", daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        self._raise_pending()
+    def __init__(self, path, **options):
+        self._conn, child = _CONTEXT.Pipe()
+        self._process = _CONTEXT.Process(target=_serve, args=(child, str(path), options),
+                                         name="trace-writer", daemon=True)
+        self._process.start()
+        child.close()
+        self._closed = False
+        self._answer()
 
-    def _serve(self, path, options):
+    def _answer(self):
         try:
-            writer = TraceWriter(path, **options)
-        except BaseException as exc:  # reported to the caller by __init__
-            self._error = exc
-            self._ready.set()
-            return
-        self._ready.set()
-        while True:
-            item = self._calls.get()
-            if item is _STOP:
-                break
-            name, args, kwargs, done, result = item
-            try:
-                if self._error is None and name != "sync_point":
-                    # after a failure only drain: the caller sees the first error
-                    result.append(getattr(writer, name)(*args, **kwargs))
-            except BaseException as exc:
-                self._error = exc
-            finally:
-                if done is not None:
-                    done.set()
-        writer.close()
+            status, value = self._conn.recv()
+        except EOFError:
+            raise RuntimeError("the trace writer process died") from None
+        if status == "error":
+            raise value
+        return value
 
-    def _raise_pending(self):
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-
-    def _call(self, name, *args, wait=False, **kwargs):
-        self._raise_pending()
-        done = threading.Event() if wait else None
-        result = []
-        self._calls.put((name, args, kwargs, done, result))
-        if done is not None:
-            done.wait()
-            self._raise_pending()
-            return result[0] if result else None
-        return None
+    def _call(self, name, *args, reply=False, **kwargs):
+        self._conn.send((name, args, kwargs, reply))
+        return self._answer() if reply else None
 
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
-        """Queue one batch (the ``Tracer`` sink interface)."""
+        """Send one batch (the ``Tracer`` sink interface)."""
         self._call("write_batch", tasks, list(details), tags, list(locations), list(kinds),
                    list(tag_names))
 
     def execute(self, sql, params=()):
-        """Queue one statement (results are not returned: inserts only)."""
+        """Run one statement in the writer (inserts: nothing is returned)."""
         self._call("execute", sql, params)
 
     def executemany(self, sql, rows):
-        """Queue many rows in one transaction."""
+        """Insert many rows in one transaction."""
         self._call("executemany", sql, list(rows))
 
     def sync(self):
-        """Wait until every queued call has run."""
-        self._call("sync_point", wait=True)
+        """Wait until every call sent so far has run; raise the writer's error, if any."""
+        self._call("sync", reply=True)
 
     def finalize(self, **options):
-        """Finalize the trace and wait for it to be done."""
-        return self._call("finalize", wait=True, **options)
+        """Finalize the trace (indexes, metric pyramid, run row) and wait for it."""
+        return self._call("finalize", reply=True, **options)
 
     def close(self):
-        """Stop the thread once every queued call has run; re-raise its error, if any."""
-        if self._thread.is_alive():
-            self._calls.put(_STOP)
-            self._thread.join()
-        self._raise_pending()
+        """Close the file and stop the process; raise the writer's error, if any."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._call("close", reply=True)
+        finally:
+            self._conn.close()
+            self._process.join()

@@ -7,7 +7,9 @@ Ctrl-C is different: the open tasks are closed and flagged, the file is finalize
 ``run.completed = 0`` and kept, and the ``KeyboardInterrupt`` is raised again.
 """
 import contextlib
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,7 +92,9 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     wall_start = time.perf_counter()
     gpu = None
     interrupted = False
+    ctrl_c = _DeferredInterrupt()
     try:
+        ctrl_c.install()
         gpu = GPU(config, tracer, levels if tracer is not None else 0, implementation)
         gpu.start_simulation({"workload": getattr(workload, "name", None)})
         done_before = 0
@@ -101,14 +105,17 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             result.functional_seconds += time.perf_counter() - produced
             if launch is None:
                 break
+            ctrl_c.check()
             if bar is not None:
                 bar.set_description(launch.name)
 
             def report(completed, base=done_before):
-                bar.n = base + completed
-                bar.refresh()
+                if bar is not None:
+                    bar.n = base + completed
+                    bar.refresh()
+                ctrl_c.check()  # between events: the model and the tracer are consistent
 
-            cycles = gpu.run_kernel(launch, report if bar is not None else None)
+            cycles = gpu.run_kernel(launch, report)
             done_before += len(launch.work_groups)
             result.kernels.append((launch.name, cycles))
         gpu.finish()
@@ -122,6 +129,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             _remove(tmp_path)
         raise
     finally:
+        ctrl_c.uninstall()
         if bar is not None:
             bar.close()
     if gpu is not None:
@@ -144,6 +152,33 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     if interrupted:
         raise SimulationInterrupted(result)
     return result
+
+
+class _DeferredInterrupt:
+    """Ctrl-C sets a flag that the run checks between events, so a stop never lands in the
+    middle of an event or a tracer call; a second Ctrl-C interrupts at once."""
+
+    def __init__(self):
+        self.requested = False
+        self.previous = None
+
+    def install(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+
+    def uninstall(self):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self):
+        if self.requested:
+            raise KeyboardInterrupt
 
 
 def _remove(path, main=True):
