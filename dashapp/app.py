@@ -45,7 +45,7 @@ def create_app(trace_dir=None, trace=None):
                       dbc.NavItem(dbc.NavLink("Overview", href="/overview"))],
             className="mb-2"),
         html.Div(dash.page_container, id="gs-page"),
-    ], fluid=True, className="px-2")
+    ], fluid=True)
     _created.append(app)
     return app
 

@@ -74,7 +74,7 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
                     tickfont=dict(size=9, color=colour), **extra)
 
     return dict(data=data, layout=dict(
-        height=height, margin=dict(l=48, r=48, t=8, b=28), showlegend=False,
+        height=height, margin=dict(l=48, r=48, t=22, b=28), showlegend=False,
         xaxis=_time_axis(window_ps), hovermode="closest", dragmode="zoom",
         yaxis=y_axis(primary, PRIMARY_COLOUR),
         yaxis2=y_axis(secondary, SECONDARY_COLOUR, overlaying="y", side="right",
@@ -165,7 +165,7 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
         data += bar_traces(shown, extents, meta, "task", location_names, "y")
         layout["yaxis"] = dict(plain, domain=TASK_BAND, range=[max(height, 3), 0],
                                tickvals=[0.5, 1.5, 2.5], tickfont=dict(size=9),
-                               ticktext=["parent", "current", "subtasks"])
+                               ticktext=["parent", "current", "subtasks"], automargin=True)
     else:
         layout["yaxis"] = dict(plain, domain=TASK_BAND, visible=False, range=[1, 0])
         annotations.append(dict(text="Click a bar to make it the current task",
@@ -187,7 +187,7 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
             colorscale="Blues", showscale=False, xaxis="x", yaxis="y2",
             hovertemplate="%{y}<br>%{x:.4s}s: %{z:.3g} tasks in flight<extra></extra>"))
         layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, autorange="reversed",
-                                tickfont=dict(size=9))
+                                tickfont=dict(size=9), automargin=True)
     data.append(dict(
         type="scatter", x=(concurrency.centres_ps() * PS).tolist(),
         y=_gaps(concurrency.values("concurrency")), mode="lines", xaxis="x", yaxis="y3",

@@ -5,7 +5,6 @@ import time
 from urllib.parse import parse_qs
 
 import pytest
-from dash import html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -37,9 +37,10 @@ def _task_panel(page, meta, state):
     loc_name = next((x.name for x in meta.locations if x.id == task.location), "?")
     up = None
     if page.parent is not None:
-        up = dcc.Link("↑ parent task, at its component", id="cv-parent-link", href=urls.href("/component", replace(
-            state, task=page.parent.id, t0=None, t1=None,
-            loc=next((x.name for x in meta.locations if x.id == page.parent.location), None))))
+        parent_loc = next((x.name for x in meta.locations if x.id == page.parent.location), None)
+        up = dcc.Link("↑ parent task, at its component", id="cv-parent-link",
+                      href=urls.href("/component", replace(
+                          state, task=page.parent.id, t0=None, t1=None, loc=parent_loc)))
     rows = [("ID", task.ext_id or str(task.id)), ("Category", kind.category),
             ("Action", kind.action), ("Location", loc_name), ("Start", fmt_ps(task.start_ps)),
             ("End", fmt_ps(task.end_ps)), ("Duration", fmt_ps(task.end_ps - task.start_ps)),

@@ -175,7 +175,8 @@ def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url)
             "document.querySelectorAll('#cv-graph .barlayer .trace').forEach(function (g) {"
             "  var t = g.__data__[0].trace;"
             "  g.querySelectorAll('.point').forEach(function (p) {"
-            "    if (p.style.opacity === '1') { keys.push([t.meta[1], t.customdata[p.__data__.i][0]]); }"
+            "    if (p.style.opacity === '1') {"
+            "      keys.push([t.meta[1], t.customdata[p.__data__.i][0]]); }"
             "  }); });"
             "return keys;")
         return sorted(map(tuple, lit_keys)) == [("component", key), ("task", key)]

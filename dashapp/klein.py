@@ -1,0 +1,285 @@
+"""Klein's kernel views, computed from the kernel records of a trace (pure numpy, no I/O).
+
+* **Logical time** (memory view): a work-item's watched accesses are ordered by the
+  barriers its work-group had passed (``epoch``) and then by issue order. Events between
+  two barriers happen "at the same time" (Klein §4.3), so each epoch becomes a band of
+  rows as tall as the busiest work-item in it, and every barrier becomes one row across
+  all work-items, so barriers line up in the picture.
+* **Banks and conflicts**: GCN's LDS serves 32 lanes per pass, so a conflict is counted
+  per half-wavefront of one instruction: lanes reading the same dword broadcast,
+  distinct dwords in one bank serialise. The degree of an instruction is the largest
+  number of distinct dwords in one bank (1 = conflict free), the same definition the
+  simulator's timing model charges passes for (simulator/kernels/stream.py).
+* **Branch patterns**: bins sorted by size, proxy warps sorted by the warps they stand
+  for, and the source highlighting of one pattern (conditions taken green, not taken
+  red, code the pattern never ran faded), read from the semantic model.
+"""
+import json
+from collections import namedtuple
+
+import numpy as np
+
+BANKS = 32
+HALF_WAVE = 32
+READ, WRITE, BARRIER = 0, 1, 2
+
+ACCESS_FIELDS = ("seq", "epoch", "work_item", "work_group", "local_id", "kind", "line",
+                 "element", "address", "bank")
+Accesses = namedtuple("Accesses", ACCESS_FIELDS)
+"""Columns of kernel_access rows as equal-length int64 arrays."""
+
+Layout = namedtuple("Layout", "y barrier_y epoch_rows rows")
+"""Memory-view rows: ``y`` per access row (-1 on barrier rows), ``barrier_y`` per epoch
+(the row of the barrier that ends it), the rows of each epoch's band, total rows."""
+
+Conflicts = namedtuple("Conflicts", "bank_degree instruction_degree instructions conflicted "
+                                    "worst")
+"""Per access row: distinct dwords sharing its bank in its half-wavefront instruction
+(``bank_degree``) and the instruction's degree; totals over half-wavefront instructions."""
+
+BankTable = namedtuple("BankTable", "accesses degree conflicted")
+"""Per bank (arrays of 32): accesses, worst conflict degree, accesses in a conflict."""
+
+Proxy = namedtuple("Proxy", "id wavefronts representative regions divergent")
+"""A proxy warp; ``regions`` is a list of (pattern id, lanes), largest region first."""
+
+
+def accesses_from_rows(rows):
+    """``Accesses`` from rows whose columns are in ``ACCESS_FIELDS`` order."""
+    table = np.asarray(rows, dtype=np.int64).reshape(-1, len(ACCESS_FIELDS))
+    return Accesses(*(np.ascontiguousarray(table[:, i]) for i in range(len(ACCESS_FIELDS))))
+
+
+# -- logical time ------------------------------------------------------------------------
+def _runs(keys):
+    """For rows sorted by ``keys`` (a tuple of arrays): the rank of each row in its run of
+    equal keys."""
+    n = len(keys[0])
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for key in keys:
+        new[1:] |= key[1:] != key[:-1]
+    starts = np.flatnonzero(new)
+    run_start = starts[np.cumsum(new) - 1]
+    return np.arange(n) - run_start
+
+
+def logical_layout(acc):
+    """Rows of the memory view (see ``Layout``); time runs down the rows.
+
+    Epoch ``e`` occupies rows ``[offset[e], offset[e] + h[e])`` where ``h[e]`` is the most
+    events any one work-item has in it, and the barrier ending epoch ``e`` (its rows carry
+    ``epoch == e``) sits on the row right after.
+    """
+    events = acc.kind != BARRIER
+    epochs = int(acc.epoch.max()) + 1 if len(acc.epoch) else 0
+    order = np.lexsort((acc.seq[events], acc.epoch[events], acc.work_item[events]))
+    idx = np.flatnonzero(events)[order]
+    rank = _runs((acc.work_item[idx], acc.epoch[idx]))
+    heights = np.zeros(epochs, dtype=np.int64)
+    np.maximum.at(heights, acc.epoch[idx], rank + 1)
+    offsets = np.concatenate([[0], np.cumsum(heights + 1)])
+    y = np.full(len(acc.kind), -1, dtype=np.int64)
+    y[idx] = offsets[acc.epoch[idx]] + rank
+    return Layout(y=y, barrier_y=offsets[:-1] + heights, epoch_rows=heights,
+                  rows=int(offsets[-1]) if epochs else 0)
+
+
+def barrier_marks(acc, layout):
+    """(work_item, y, line) of one mark per work-item per barrier row of its work-group, so a
+    barrier is drawn across exactly the work-items that reached it."""
+    events = acc.kind != BARRIER
+    pairs = np.unique(np.stack([acc.work_group[events], acc.work_item[events]], axis=1), axis=0)
+    bars = np.flatnonzero(~events)
+    if len(bars) == 0 or len(pairs) == 0:
+        return (np.zeros(0, np.int64),) * 3
+    groups, first = np.unique(pairs[:, 0], return_index=True)
+    counts = np.diff(np.append(first, len(pairs)))
+    slot = np.searchsorted(groups, acc.work_group[bars])
+    known = (slot < len(groups)) & (groups[np.minimum(slot, len(groups) - 1)]
+                                    == acc.work_group[bars])
+    bars, slot = bars[known], slot[known]
+    reps = counts[slot]
+    items = np.concatenate([pairs[first[s]:first[s] + c, 1] for s, c in zip(slot, reps)]) \
+        if len(bars) else np.zeros(0, np.int64)
+    y = np.repeat(layout.barrier_y[acc.epoch[bars]], reps)
+    return items, y, np.repeat(acc.line[bars], reps)
+
+
+# -- banks and conflicts -----------------------------------------------------------------
+def _group_ids(*columns):
+    """Dense ids of the distinct tuples of ``columns`` (row-aligned int arrays)."""
+    if len(columns[0]) == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+    return inverse.reshape(-1)
+
+
+def conflicts(acc):
+    """``Conflicts`` of the local-memory accesses (rows with a bank; others get 0)."""
+    n = len(acc.kind)
+    lds = np.flatnonzero((acc.kind != BARRIER) & (acc.bank >= 0))
+    bank_degree = np.zeros(n, dtype=np.int64)
+    inst_degree = np.zeros(n, dtype=np.int64)
+    if len(lds) == 0:
+        return Conflicts(bank_degree, inst_degree, 0, 0, 0)
+    # One half-wavefront instruction: same group, same issue, same 32-lane half.
+    half = _group_ids(acc.work_group[lds], acc.seq[lds], acc.local_id[lds] // HALF_WAVE)
+    dword = acc.address[lds] // 4
+    distinct = np.unique(np.stack([half, dword], axis=1), axis=0)
+    pair = distinct[:, 0] * BANKS + distinct[:, 1] % BANKS
+    pairs, per_pair = np.unique(pair, return_counts=True)
+    row_pair = half * BANKS + acc.bank[lds]
+    bank_degree[lds] = per_pair[np.searchsorted(pairs, row_pair)]
+    worst_of_half = np.zeros(int(half.max()) + 1, dtype=np.int64)
+    np.maximum.at(worst_of_half, pairs // BANKS, per_pair)
+    inst_degree[lds] = worst_of_half[half]
+    return Conflicts(bank_degree, inst_degree, len(worst_of_half),
+                     int((worst_of_half > 1).sum()), int(worst_of_half.max()))
+
+
+def bank_table(acc, found):
+    """``BankTable`` for the 32 banks, from ``conflicts(acc)``."""
+    lds = (acc.kind != BARRIER) & (acc.bank >= 0)
+    banks = acc.bank[lds]
+    accesses = np.bincount(banks, minlength=BANKS)[:BANKS]
+    degree = np.zeros(BANKS, dtype=np.int64)
+    np.maximum.at(degree, banks, found.bank_degree[lds])
+    conflicted = np.bincount(banks, weights=found.bank_degree[lds] > 1,
+                             minlength=BANKS)[:BANKS].astype(np.int64)
+    return BankTable(accesses, degree, conflicted)
+
+
+# -- branch patterns ---------------------------------------------------------------------
+def patterns_by_size(patterns):
+    """Pattern rows (id, bits, nodes, work_items) largest first, ties by id (Klein sorts
+    the histogram's bins by size: its x-axis has no meaning of its own)."""
+    return sorted(patterns, key=lambda p: (-p[3], p[0]))
+
+
+def proxies_by_size(rows):
+    """``Proxy`` list from kernel_proxy_warp rows (id, wavefronts, representative,
+    patterns JSON, divergent), most warps first, each donut's regions largest first."""
+    out = []
+    for pid, waves, rep, regions, divergent in rows:
+        parts = sorted(((int(k), int(v)) for k, v in json.loads(regions).items()),
+                       key=lambda r: (-r[1], r[0]))
+        out.append(Proxy(pid, waves, rep, parts, bool(divergent)))
+    return sorted(out, key=lambda p: (-p.wavefronts, p.representative))
+
+
+def _skip_space(text, pos):
+    """Position of the next character that is not blank or inside a comment."""
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+        elif text.startswith("//", pos):
+            end = text.find("\n", pos)
+            pos = len(text) if end < 0 else end
+        elif text.startswith("/*", pos):
+            end = text.find("*/", pos + 2)
+            pos = len(text) if end < 0 else end + 2
+        else:
+            break
+    return pos
+
+
+def _match(text, pos, open_, close):
+    """Position just after the bracket closing the one at ``pos`` (comments skipped)."""
+    depth = 0
+    while pos < len(text):
+        pos = _skip_space(text, pos)
+        if pos >= len(text):
+            break
+        ch = text[pos]
+        depth += (ch == open_) - (ch == close)
+        pos += 1
+        if depth == 0:
+            return pos
+    return len(text)
+
+
+def _statement_end(text, pos):
+    """Position after the statement starting at ``pos``: a block, or up to its ``;``."""
+    pos = _skip_space(text, pos)
+    if text.startswith("{", pos):
+        return _match(text, pos, "{", "}")
+    if text.startswith("if", pos) or text.startswith("for", pos) or text.startswith("while", pos):
+        paren = text.find("(", pos)
+        after = _statement_end(text, _match(text, paren, "(", ")"))
+        rest = _skip_space(text, after)
+        if text.startswith("else", rest) and text.startswith("if", pos):
+            return _statement_end(text, rest + 4)
+        return after
+    depth = 0
+    while pos < len(text):
+        ch = text[pos]
+        depth += (ch == "(") - (ch == ")")
+        pos += 1
+        if ch == ";" and depth == 0:
+            return pos
+    return len(text)
+
+
+def statement_parts(text, line, col):
+    """Line spans ``(then, else)`` of the ``if`` (or ``(body, None)`` of the loop) whose
+    keyword starts at 1-based ``line``/``col`` of ``text``; ``else`` is None if absent."""
+    starts = np.cumsum([0] + [len(s) + 1 for s in text.split("\n")])
+    pos = int(starts[line - 1]) + col - 1
+
+    def line_of(offset):
+        return int(np.searchsorted(starts, offset, side="right"))
+
+    paren = text.find("(", pos)
+    if paren < 0:
+        return (line, line), None
+    body = _skip_space(text, _match(text, paren, "(", ")"))
+    body_end = _statement_end(text, body)
+    first = (line_of(body), line_of(max(body_end - 1, body)))
+    rest = _skip_space(text, body_end)
+    if text.startswith("else", rest) and not text[rest + 4:rest + 5].isalnum():
+        last = _statement_end(text, rest + 4)
+        return first, (line_of(rest), line_of(max(last - 1, rest)))
+    return first, None
+
+
+def source_states(text, nodes, bits, node_ids):
+    """{line: state} highlighting one branch pattern in the source (Klein, Fig. 7.4).
+
+    ``nodes``: kernel_branch_node rows (id, parent, branch, type, line, col, end_line);
+    ``bits``/``node_ids``: the pattern's bit-stream and the node of each bit. States:
+    ``taken`` (the condition was true every time it was tested, or the loop ran),
+    ``not-taken`` (never true), ``mixed`` (an ``if`` tested several times both ways),
+    ``faded`` (code the pattern never executed). Lines not mentioned ran normally.
+    """
+    seen = {}
+    for bit, node in zip(bits, node_ids):
+        seen.setdefault(node, []).append(bit == "1")
+    states = {}
+
+    def fade(lo, hi):
+        for ln in range(lo, hi + 1):
+            states[ln] = "faded"
+
+    for node_id, _parent, _branch, kind, line, col, end_line in nodes:
+        tests = seen.get(node_id)
+        if not tests:
+            fade(line, end_line)
+            continue
+        first, second = statement_parts(text, line, col)
+        # The condition's own line keeps its colour even when the body shares it.
+        if not any(tests):
+            fade(max(first[0], line + 1), first[1])
+        if kind == "if" and all(tests) and second is not None:
+            fade(max(second[0], line + 1), second[1])
+    for node_id, _parent, _branch, kind, line, _col, _end in nodes:
+        tests = seen.get(node_id)
+        if not tests or states.get(line) == "faded":
+            continue
+        if kind == "loop":
+            states[line] = "taken" if any(tests) else "not-taken"
+        else:
+            states[line] = "taken" if all(tests) else "not-taken" if not any(tests) else "mixed"
+    return states
