@@ -1,0 +1,204 @@
+"""Klein's computations on hand-made access and branch records, and on real reduction traces."""
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dashapp import klein
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def access(rows):
+    """Accesses from dicts; unspecified columns get sensible defaults."""
+    out = []
+    for r in rows:
+        kind = r.get("kind", klein.READ)
+        address = r.get("address", -1 if kind == klein.BARRIER else 4 * r.get("element", 0))
+        bank = -1 if kind == klein.BARRIER else r.get("bank", (address // 4) % 32)
+        out.append((r.get("seq", 0), r.get("epoch", 0), r.get("wi", -1), r.get("wg", 0),
+                    r.get("lid", r.get("wi", -1)), kind, r.get("line", 1),
+                    r.get("element", -1), address, bank))
+    return klein.accesses_from_rows(out)
+
+
+def lanes(seq, elements, kind=klein.READ, wg=0, epoch=0):
+    return [dict(seq=seq, wi=wg * 64 + i, lid=i, wg=wg, kind=kind, element=e, epoch=epoch)
+            for i, e in enumerate(elements)]
+
+
+# -- banks and conflicts -----------------------------------------------------------------
+def test_consecutive_words_are_conflict_free():
+    acc = access(lanes(0, range(64)))
+    found = klein.conflicts(acc)
+    assert found.worst == 1 and found.conflicted == 0 and found.instructions == 2
+    assert set(found.bank_degree) == {1}
+
+
+def test_stride_two_is_a_two_way_conflict_in_every_bank_it_touches():
+    acc = access(lanes(0, range(0, 128, 2)))
+    found = klein.conflicts(acc)
+    assert found.worst == 2 and found.conflicted == 2
+    table = klein.bank_table(acc, found)
+    assert list(table.accesses[::2]) == [4] * 16 and not table.accesses[1::2].any()
+    assert list(table.degree[::2]) == [2] * 16 and list(table.conflicted[::2]) == [4] * 16
+
+
+def test_same_word_broadcasts_and_halves_are_separate_passes():
+    # All 32 lanes of the first half read word 0 (broadcast); the second half reads
+    # words 0, 32, 64, ... which all sit in bank 0: a 32-way conflict.
+    acc = access(lanes(0, [0] * 32 + [32 * i for i in range(32)]))
+    found = klein.conflicts(acc)
+    assert list(found.instruction_degree[:32]) == [1] * 32
+    assert list(found.instruction_degree[32:]) == [32] * 32
+    assert found.instructions == 2 and found.conflicted == 1 and found.worst == 32
+
+
+def test_different_instructions_and_groups_never_conflict_with_each_other():
+    rows = lanes(0, range(32)) + lanes(1, range(32)) + lanes(0, range(32), wg=1)
+    found = klein.conflicts(access(rows))
+    assert found.worst == 1 and found.instructions == 3
+
+
+def test_barriers_and_global_accesses_have_no_bank():
+    rows = lanes(0, range(4)) + [dict(seq=1, kind=klein.BARRIER, wg=0),
+                                 dict(seq=2, wi=0, lid=0, element=3, address=4096, bank=-1)]
+    acc = access(rows)
+    found = klein.conflicts(acc)
+    assert list(found.bank_degree) == [1, 1, 1, 1, 0, 0]
+    assert klein.bank_table(acc, found).accesses.sum() == 4
+
+
+# -- logical time ------------------------------------------------------------------------
+def test_events_are_ranked_per_work_item_inside_barrier_bands():
+    rows = ([dict(seq=0, wi=0, kind=klein.WRITE), dict(seq=0, wi=1, kind=klein.WRITE),
+             dict(seq=1, kind=klein.BARRIER, epoch=0, line=5)]
+            + [dict(seq=2, wi=0, epoch=1), dict(seq=3, wi=0, epoch=1),
+               dict(seq=4, wi=0, epoch=1, kind=klein.WRITE), dict(seq=3, wi=1, epoch=1)]
+            + [dict(seq=5, kind=klein.BARRIER, epoch=1, line=9), dict(seq=6, wi=1, epoch=2)])
+    acc = access(rows)
+    lay = klein.logical_layout(acc)
+    # Epoch 0: one row, barrier at row 1; epoch 1: three rows (2..4), barrier at 5.
+    assert list(lay.epoch_rows) == [1, 3, 1]
+    assert list(lay.barrier_y) == [1, 5, 7]
+    assert list(lay.y) == [0, 0, -1, 2, 3, 4, 2, -1, 6]
+    assert lay.rows == 8
+    items, y, line = klein.barrier_marks(acc, lay)
+    assert sorted(zip(items, y, line)) == [(0, 1, 5), (0, 5, 9), (1, 1, 5), (1, 5, 9)]
+
+
+def test_logical_order_follows_issue_order_not_row_order():
+    rows = [dict(seq=7, wi=0), dict(seq=3, wi=0), dict(seq=5, wi=0)]
+    assert list(klein.logical_layout(access(rows)).y) == [2, 0, 1]
+
+
+def test_barrier_marks_cover_only_their_own_work_group():
+    rows = (lanes(0, range(3)) + lanes(0, range(2), wg=1)
+            + [dict(seq=1, kind=klein.BARRIER, wg=1)])
+    acc = access(rows)
+    items, _, _ = klein.barrier_marks(acc, klein.logical_layout(acc))
+    assert sorted(items) == [64, 65]
+
+
+def test_an_empty_launch_has_an_empty_layout():
+    acc = klein.accesses_from_rows([])
+    assert klein.logical_layout(acc).rows == 0
+    assert klein.conflicts(acc).instructions == 0
+
+
+# -- branch patterns ---------------------------------------------------------------------
+def test_histogram_bins_and_donuts_are_sorted_by_size():
+    patterns = [(0, "1", "0", 4), (1, "0", "0", 9), (2, "11", "0,0", 9)]
+    assert [p[0] for p in klein.patterns_by_size(patterns)] == [1, 2, 0]
+    proxies = klein.proxies_by_size([(0, 2, 3, '{"0": 10, "1": 54}', 1),
+                                     (1, 5, 0, '{"2": 64}', 0)])
+    assert [p.wavefronts for p in proxies] == [5, 2]
+    assert proxies[1].regions == [(1, 54), (0, 10)] and proxies[1].divergent
+
+
+REDUCTION = """kernel void r(global float *a, local float *s)
+{
+    int t = get_local_id(0);
+    if (t < 4) {
+        s[t] = a[t];
+    } else {
+        s[t] = 0;
+    }
+    for (int k = 1; k < 4; k = k * 2) {
+        if (t % (2 * k) == 0) s[t] = s[t] + s[t + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0)
+        a[0] = s[0];
+}
+"""
+NODES = [(0, -1, "", "if", 4, 5, 8), (1, -1, "", "loop", 9, 5, 12),
+         (2, 1, "body", "if", 10, 9, 10), (3, -1, "", "if", 13, 5, 14)]
+
+
+def test_statement_parts_find_then_else_and_loop_bodies():
+    assert klein.statement_parts(REDUCTION, 4, 5) == ((4, 6), (6, 8))
+    assert klein.statement_parts(REDUCTION, 9, 5) == ((9, 12), None)
+    assert klein.statement_parts(REDUCTION, 13, 5) == ((14, 14), None)
+
+
+def test_source_states_colour_conditions_and_fade_unexecuted_code():
+    # Work-item 1: t < 4 true; loop tests 1,1,0 with the inner if false both times; t == 0 false.
+    states = klein.source_states(REDUCTION, NODES, "1" + "10" + "10" + "0" + "0",
+                                 [0, 1, 2, 1, 2, 1, 3])
+    assert states[4] == "taken" and states[9] == "taken"
+    assert states[10] == "not-taken" and states[13] == "not-taken"
+    assert states[7] == "faded" and states[14] == "faded"
+    assert 5 not in states and 11 not in states
+    # Work-item 0: inner if true once and... mixed when tested both ways.
+    mixed = klein.source_states(REDUCTION, NODES, "1" + "11" + "10" + "0" + "1",
+                                [0, 1, 2, 1, 2, 1, 3])
+    assert mixed[10] == "mixed" and mixed[13] == "taken" and 14 not in mixed
+
+
+# -- on real traces ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def reductions(tmp_path_factory):
+    """Reduction v2 and v3 traces of 512 elements in work-groups of 128 (kernel records)."""
+    out = {}
+    for version in ("v2", "v3"):
+        path = tmp_path_factory.mktemp("klein") / f"{version}.sqlite"
+        subprocess.run([sys.executable, "-m", "simulator", "run", f"reduction-{version}",
+                        "--size", "512", "--local", "128", "--trace-level", "kernel",
+                        "--no-progress", "-o", str(path)], cwd=ROOT, check=True,
+                       capture_output=True)
+        out[version] = path
+    return out
+
+
+def _launch_accesses(path, launch=0):
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT " + ", ".join(klein.ACCESS_FIELDS) + " FROM kernel_access"
+                      " WHERE launch = ?", (launch,)).fetchall()
+    summary = db.execute("SELECT lds_conflicted, lds_max_degree FROM kernel_launch"
+                         " WHERE id = ?", (launch,)).fetchone()
+    return klein.accesses_from_rows(rows), summary
+
+
+def test_reduction_v2_conflicts_and_v3_does_not(reductions):
+    acc2, (conflicted2, worst2) = _launch_accesses(reductions["v2"])
+    acc3, (conflicted3, worst3) = _launch_accesses(reductions["v3"])
+    found2, found3 = klein.conflicts(acc2), klein.conflicts(acc3)
+    # The same verdict as the simulator's own per-instruction passes.
+    assert found2.worst == worst2 > 1 and found2.conflicted > 0 and conflicted2 > 0
+    assert found3.worst == worst3 == 1 and found3.conflicted == 0 == conflicted3
+
+
+def test_reduction_barriers_line_up_in_logical_time(reductions):
+    acc, _ = _launch_accesses(reductions["v3"])
+    lay = klein.logical_layout(acc)
+    # One band per barrier interval: the load, then log2(128) = 7 reduction steps, then the write-out.
+    assert len(lay.barrier_y) == 9 and lay.rows > 9
+    items, y, _ = klein.barrier_marks(acc, lay)
+    assert len(items) == 512 * 8
+    assert set(y) == set(lay.barrier_y[:8])
+    events = acc.kind != klein.BARRIER
+    assert not np.isin(lay.y[events], lay.barrier_y).any()
