@@ -2,6 +2,8 @@
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator.engine import engine as py_engine
 
@@ -240,3 +242,25 @@ def test_back_pressure_blocks_the_producer_until_a_slot_frees(eng):
 def test_buffer_rejects_zero_capacity(eng):
     with pytest.raises(ValueError, match="capacity"):
         eng.Buffer(0, "bad")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 2)), min_size=1, max_size=60))
+def test_any_schedule_runs_in_time_priority_sequence_order(schedule):
+    expected = sorted((t, p, seq) for seq, (t, p) in enumerate(schedule))
+    for mod in (py_engine, cy_engine):
+        if mod is None:
+            continue
+        engine = mod.Engine()
+        log = []
+
+        class Probe(mod.Handler):
+            def handle(self, kind, arg):
+                log.append(arg)
+                return 0
+
+        probe = Probe()
+        for seq, (t, p) in enumerate(schedule):
+            engine.schedule(t, probe, 0, (t, p, seq), priority=p)
+        engine.run()
+        assert log == expected
