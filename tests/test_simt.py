@@ -307,3 +307,25 @@ def test_uniform_variables_stay_scalar_until_a_lane_dependent_write():
 }""", (128,), (64,), out=out, n=5)
     lane = np.arange(128) % 64
     np.testing.assert_array_equal(r["out"], np.where(lane < 10, lane, 5 + 63))
+
+
+def test_a_barrier_in_divergent_control_flow_is_an_error():
+    source = """kernel void k(global int *out)
+{
+    int l = get_local_id(0);
+    if (l < 32) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[l] = l;
+}"""
+    with pytest.raises(KernelError, match=r"t.cl:5:\d+: barrier reached by 32 of 64 work-items of work-group \(0,\)"):
+        run(source, (64,), (64,), out=np.zeros(64, np.int32))
+    # Work-items that returned are not waited for (as on GCN, where a finished
+    # wavefront leaves the barrier count).
+    run("""kernel void k(global int *out, int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[i] = i;
+}""", (128,), (64,), out=np.zeros(128, np.int32), n=100)

@@ -88,6 +88,8 @@ class Executor:
         self.broke = np.zeros(L, dtype=bool)
         self.continued = np.zeros(L, dtype=bool)
         self.retired = 0              # counts lanes retired by break/continue/return
+        self._live_per_group = None   # per-group count of lanes that have not returned
+        self._live_retired = -1
         self.env = {}
         for name, ty in kernel.variables.items():
             shape = (ty.width,) if ty.width > 1 else ()
@@ -330,10 +332,31 @@ class Executor:
         self.retired += 1
 
     def s_barrier(self, s, lanes):
+        self.check_barrier(s, lanes)
         self.wait(lanes)
         self.log.alu(lanes, Unit.BARRIER, s.line)
         if self.probes is not None:
             self.probes.barrier(s.line, lanes, bool(self.watched))
+
+    def check_barrier(self, s, lanes):
+        """Every work-item of a group that has not returned must reach the barrier.
+
+        OpenCL leaves a barrier in divergent control flow undefined (on a GPU it
+        hangs or silently mis-synchronises); here it is an error naming the group.
+        """
+        geo = self.geo
+        present = np.bincount(lanes.idx // geo.slots_per_group, minlength=geo.groups)
+        if self._live_per_group is None or self.retired != self._live_retired:
+            alive = geo.valid & ~self.returned
+            self._live_per_group = np.bincount(np.flatnonzero(alive) // geo.slots_per_group,
+                                               minlength=geo.groups)
+            self._live_retired = self.retired
+        short = np.flatnonzero((present > 0) & (present < self._live_per_group))
+        if len(short):
+            g = int(short[0])
+            raise self.error(s, f"barrier reached by {present[g]} of {self._live_per_group[g]}"
+                             f" work-items of work-group {geo.group_ids(g)[:geo.dims]}: a barrier"
+                             " in divergent control flow is undefined")
 
     def s_watch(self, s, lanes):
         self.watched.add(s.array)
