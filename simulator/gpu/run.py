@@ -77,7 +77,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     config = validate(config)
     levels = parse_trace_level(trace_level)
     implementation = implementation or default_implementation()
-    result = SimulationResult(trace_path=str(out_path) if out_path else None)
+    result = SimulationResult(trace_path=str(out_path) if out_path is not None and levels else None)
     writer = tracer = None
     tmp_path = None
     if out_path is not None and levels:
