@@ -329,3 +329,25 @@ def test_a_barrier_in_divergent_control_flow_is_an_error():
     barrier(CLK_LOCAL_MEM_FENCE);
     out[i] = i;
 }""", (128,), (64,), out=np.zeros(128, np.int32), n=100)
+
+
+def test_vload_and_vstore_move_vectors_through_scalar_pointers():
+    data = np.arange(256, dtype=np.float32)
+    out = np.zeros(256, dtype=np.float32)
+    res, r = run("""kernel void k(global const float *in, global float *out)
+{
+    local float stage[256];
+    int i = get_global_id(0);
+    float4 v = vload4(i, in);
+    vstore4(v.wzyx, i, stage);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    vstore4(vload4(i, stage) * 2.0f, i, out);
+}""", (64,), (64,), **{"in": data, "out": out})
+    np.testing.assert_array_equal(r["out"], (data.reshape(-1, 4)[:, ::-1] * 2).reshape(-1))
+    insts = stream_of(res).insts
+    vmem = insts[insts["unit"] == Unit.VMEM]
+    assert list(vmem["addr_cnt"]) == [16, 16]     # 64 lanes x 16 B = 1 KB = 16 lines each
+    with pytest.raises(KernelError, match="out-of-bounds read of vload4/vstore4 offset 16 of in"):
+        run("kernel void k(global const float *in, global float4 *out)"
+            " { int i = get_global_id(0); out[i] = vload4(i, in); }",
+            (64,), (64,), **{"in": np.zeros(64, np.float32), "out": np.zeros(256, np.float32)})

@@ -390,7 +390,35 @@ class _Lowering:
             return ir.Barrier(flags, **self.pos(node))
         if name in ("mem_fence", "read_mem_fence", "write_mem_fence"):
             return None  # ordering is already sequential in the functional model
+        width = _vector_op(name, "vstore")
+        if width:
+            if len(args) != 3:
+                raise self.error(node, f"{name} takes (data, offset, pointer)")
+            info = self.vector_view(node, args[2], width, name)
+            value = self.expr(args[0])
+            if value.type.width != width:
+                raise self.error(node, f"{name} stores a {width}-wide vector, not {value.type}")
+            return ir.Store(info.name, self.offset(args[1]), self.convert(value, info.elem), None,
+                            **self.pos(node))
         return ir.Eval(self.expr(node), **self.pos(node))
+
+    def vector_view(self, node, pointer, width, name):
+        """The ``@width`` vector view of a scalar array, for vloadN/vstoreN."""
+        target = self.resolve(pointer, pointer.name) if isinstance(pointer, c_ast.ID) else None
+        if not isinstance(target, ir.ArrayInfo) or target.elem.width != 1:
+            raise self.error(node, f"{name} needs a pointer to scalars as its last argument")
+        view = f"{target.name}@{width}"
+        if view not in self.arrays:
+            self.arrays[view] = ir.ArrayInfo(view, target.space, T.Vector(target.elem, width),
+                                             length=target.length // width, is_param=False,
+                                             view_of=target.name)
+        return self.arrays[view]
+
+    def offset(self, node):
+        value = self.expr(node)
+        if value.type.is_float or value.type.width != 1:
+            raise self.error(node, f"an offset must be an integer scalar, not {value.type}")
+        return self.convert(value, T.INT if value.type.rank <= T.INT.rank else value.type)
 
     def stmt_If(self, node):
         cond = self.condition(node.cond)
@@ -654,6 +682,12 @@ class _Lowering:
             raise self.error(node, f"{name} is a statement, not a value")
         if name.startswith(("atomic_", "atom_")):
             raise self.unsupported(node, f"atomic operations ({name})")
+        width = _vector_op(name, "vload")
+        if width:
+            if len(args) != 2:
+                raise self.error(node, f"{name} takes (offset, pointer)")
+            info = self.vector_view(node, args[1], width, name)
+            return ir.Load(info.name, self.offset(args[0]), type=info.elem, **pos)
         if name.startswith(("vload", "vstore", "read_image", "write_image", "async_work_group")):
             raise self.unsupported(node, f"built-in {name}")
         raise self.unsupported(node, f"call to '{name}' (user functions and unknown built-ins)")
@@ -675,6 +709,13 @@ class _Lowering:
         if len(head) > 2:
             return ir.Call("convert_" + "_".join(head[2:]), [value], type=ty, **self.pos(node))
         return self.convert(value, ty)
+
+
+def _vector_op(name, prefix):
+    """N for ``vloadN``/``vstoreN`` (N in 2, 3, 4, 8, 16), else 0."""
+    if name.startswith(prefix) and name[len(prefix):] in ("2", "3", "4", "8", "16"):
+        return int(name[len(prefix):])
+    return 0
 
 
 def _constant(lowering, node):

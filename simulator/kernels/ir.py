@@ -213,6 +213,7 @@ class ArrayInfo:
     length: int = 0      # elements, for declared arrays (0 for pointer arguments)
     is_param: bool = False
     dims: tuple = ()     # declared extents of a multi-dimensional array, outermost first
+    view_of: str = ""    # for vloadN/vstoreN: the scalar array this vector view reads
 
 
 @dataclass

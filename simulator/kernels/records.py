@@ -142,9 +142,10 @@ class KernelRecorder:
     def _arrays(self, launch_id, executor):
         rows = []
         for region in executor.regions.values():
-            plain = region.name.split("#")[0]
-            rows.append((launch_id, plain, region.space, str(region.elem), region.elem.size,
-                         region.length, region.base, int(region.name in executor.watched)))
+            if region.scale > 1:
+                continue  # a vloadN/vstoreN view of an array listed on its own
+            rows.append((launch_id, region.owner, region.space, str(region.elem), region.elem.size,
+                         region.length, region.base, int(region.owner in executor.watched)))
         self._rows("INSERT INTO kernel_array (launch, name, space, elem_type, elem_bytes, length,"
                    " base, watched) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 

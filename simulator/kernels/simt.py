@@ -42,11 +42,13 @@ INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of 
 class _Region:
     """A memory object during a launch: its storage, element type and addresses."""
 
-    __slots__ = ("name", "space", "elem", "data", "length", "base", "group_stride")
+    __slots__ = ("name", "space", "elem", "data", "length", "base", "owner", "scale")
 
-    def __init__(self, name, space, elem, data, length, base, group_stride=0):
+    def __init__(self, name, space, elem, data, length, base, owner=None, scale=1):
         self.name, self.space, self.elem, self.data = name, space, elem, data
-        self.length, self.base, self.group_stride = length, base, group_stride
+        self.length, self.base = length, base
+        # A vloadN/vstoreN view reads its owner's scalars N at a time.
+        self.owner, self.scale = (owner or name).split("#")[0], scale
 
 
 def _c_div(a, b):
@@ -161,23 +163,36 @@ class Executor:
         self.lds_bytes = -(-self.lds_bytes // align) * align
         shape = (self.geo.groups * length,) + ((elem.width,) if elem.width > 1 else ())
         self.regions[name] = _Region(name, "local", elem, np.zeros(shape, dtype=elem.dtype), length,
-                                     self.lds_bytes, length)
+                                     self.lds_bytes)
         self.lds_bytes += length * elem.size
 
     def _bind_arrays(self):
         for name, info in self.kernel.arrays.items():
-            if info.is_param:
+            if info.is_param or info.view_of:
                 continue
             if info.space == "local":
                 self._local(name, info.elem, info.length)
             else:
                 shape = (self.geo.lanes * info.length,) + ((info.elem.width,) if info.elem.width > 1 else ())
                 self.regions[name] = _Region(name, "private", info.elem,
-                                             np.zeros(shape, dtype=info.elem.dtype), info.length, 0,
-                                             info.length)
+                                             np.zeros(shape, dtype=info.elem.dtype), info.length, 0)
+        for name, info in self.kernel.arrays.items():
+            if info.view_of:
+                self._view(name, info)
         if self.lds_bytes > 65536:
             raise KernelError(self.path, self.kernel.line, 1,
                               f"kernel needs {self.lds_bytes} bytes of local memory per group (limit 65536)")
+
+    def _view(self, name, info):
+        owner = self.regions[info.view_of]
+        n = info.elem.width
+        if owner.space != "global" and owner.space != "constant" and owner.length % n:
+            raise KernelError(self.path, self.kernel.line, 1,
+                              f"vload{n}/vstore{n} on {owner.space} array '{owner.owner}' needs a"
+                              f" length that is a multiple of {n}, not {owner.length}")
+        usable = owner.data[:owner.data.shape[0] // n * n]
+        self.regions[name] = _Region(name, owner.space, info.elem, usable.reshape(-1, n),
+                                     owner.length // n, owner.base, owner.name, n)
 
     # -- running ---------------------------------------------------------------------
     def run(self):
@@ -359,7 +374,7 @@ class Executor:
                              " in divergent control flow is undefined")
 
     def s_watch(self, s, lanes):
-        self.watched.add(s.array)
+        self.watched.add(s.array.split("#")[0])
 
     def s_eval(self, s, lanes):
         self.eval(s.expr, lanes)
@@ -540,8 +555,9 @@ class Executor:
             where = np.flatnonzero(np.broadcast_to(bad, (lanes.n,)))[0]
             item = int(self.geo.lane_array("global_linear", 0)[lanes.idx[where]])
             value = int(np.broadcast_to(index, (lanes.n,))[where])
-            raise self.error(node, f"out-of-bounds {verb} of {region.name.split('#')[0]}[{value}]"
-                             f" (length {region.length}) by work-item {item}")
+            what = f"vload{region.scale}/vstore{region.scale} offset {value} of {region.owner}" \
+                if region.scale > 1 else f"{region.owner}[{value}]"
+            raise self.error(node, f"out-of-bounds {verb} of {what} (length {region.length}) by work-item {item}")
         index = np.asarray(index, dtype=np.int64)
         addresses = region.base + index * region.elem.size
         if region.space in ("global", "constant"):
@@ -561,9 +577,9 @@ class Executor:
             self.log.lds(lanes, node.line, int(write), addresses, size)
         else:
             self.log.alu(lanes, Unit.VALU, node.line)  # private arrays live in registers
-        if self.probes is not None and region.name in self.watched:
-            self.probes.access(WRITE if write else READ, node.line, lanes, region.name.split("#")[0],
-                               index, addresses, region.space == "local")
+        if self.probes is not None and region.owner in self.watched:
+            self.probes.access(WRITE if write else READ, node.line, lanes, region.owner,
+                               np.asarray(index) * region.scale, addresses, region.space == "local")
 
 
 def _widen(*typed):
