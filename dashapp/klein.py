@@ -87,25 +87,27 @@ def logical_layout(acc):
                   rows=int(offsets[-1]) if epochs else 0)
 
 
-def barrier_marks(acc, layout):
-    """(work_item, y, line) of one mark per work-item per barrier row of its work-group, so a
-    barrier is drawn across exactly the work-items that reached it."""
+def barrier_segments(acc, layout):
+    """Rows (x0, x1, y, line): each barrier drawn across the runs of consecutive work-item
+    ids of the work-group that passed it (one run per group in 1-D, one per row of a 2-D
+    group), so a barrier covers exactly the work-items that reached it."""
     events = acc.kind != BARRIER
     pairs = np.unique(np.stack([acc.work_group[events], acc.work_item[events]], axis=1), axis=0)
     bars = np.flatnonzero(~events)
     if len(bars) == 0 or len(pairs) == 0:
-        return (np.zeros(0, np.int64),) * 3
-    groups, first = np.unique(pairs[:, 0], return_index=True)
-    counts = np.diff(np.append(first, len(pairs)))
-    slot = np.searchsorted(groups, acc.work_group[bars])
-    known = (slot < len(groups)) & (groups[np.minimum(slot, len(groups) - 1)]
-                                    == acc.work_group[bars])
-    bars, slot = bars[known], slot[known]
-    reps = counts[slot]
-    items = np.concatenate([pairs[first[s]:first[s] + c, 1] for s, c in zip(slot, reps)]) \
-        if len(bars) else np.zeros(0, np.int64)
-    y = np.repeat(layout.barrier_y[acc.epoch[bars]], reps)
-    return items, y, np.repeat(acc.line[bars], reps)
+        return np.zeros((0, 4), dtype=np.int64)
+    # A run starts where the group changes or the work-item id jumps.
+    starts = np.ones(len(pairs), dtype=bool)
+    starts[1:] = (pairs[1:, 0] != pairs[:-1, 0]) | (pairs[1:, 1] != pairs[:-1, 1] + 1)
+    first = np.flatnonzero(starts)
+    last = np.append(first[1:], len(pairs)) - 1
+    runs = np.stack([pairs[first, 0], pairs[first, 1], pairs[last, 1]], axis=1)
+    out = []
+    for row in bars:
+        mine = runs[runs[:, 0] == acc.work_group[row]]
+        y = layout.barrier_y[acc.epoch[row]]
+        out += [(lo, hi, y, acc.line[row]) for _, lo, hi in mine]
+    return np.asarray(out, dtype=np.int64).reshape(-1, 4)
 
 
 # -- banks and conflicts -----------------------------------------------------------------

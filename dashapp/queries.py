@@ -244,3 +244,92 @@ def task_tags(db, key):
     return db.fetch(
         "SELECT g.time_ps, n.name FROM task_tag g JOIN tag_name n ON n.id = g.tag"
         " WHERE g.task = ? ORDER BY g.time_ps", (key,))
+
+
+# -- kernel records (Klein's views; dashapp/pages/kernel.py) ------------------------------
+KernelLaunch = namedtuple(
+    "KernelLaunch", "id source kernel global_size local_size work_groups wavefronts args"
+                    " lds_bytes instructions vector_instructions active_lanes"
+                    " partial_instructions lds_instructions lds_conflicted lds_max_degree"
+                    " watch_truncated branch_truncated")
+KernelSource = namedtuple("KernelSource", "id path text emits binds")
+
+
+def kernel_launches(db):
+    """Every kernel launch of the trace, in launch order (empty for traces without kernels)."""
+    return [KernelLaunch(*r) for r in db.fetch(
+        "SELECT " + ", ".join(KernelLaunch._fields) + " FROM kernel_launch ORDER BY id")]
+
+
+def kernel_source(db, source):
+    """The program text and annotations of a kernel_source id, or None."""
+    rows = db.fetch("SELECT id, path, text, emits, binds FROM kernel_source WHERE id = ?",
+                    (source,))
+    return KernelSource(*rows[0]) if rows else None
+
+
+def kernel_arrays(db, launch):
+    """(name, space, elem_type, elem_bytes, length, base, watched) of a launch's arrays."""
+    return db.fetch("SELECT name, space, elem_type, elem_bytes, length, base, watched"
+                    " FROM kernel_array WHERE launch = ? ORDER BY rowid", (launch,))
+
+
+def kernel_accesses(db, launch, array):
+    """Watched accesses to ``array`` plus the launch's barrier rows, in the column order of
+    ``dashapp.klein.ACCESS_FIELDS``."""
+    return db.fetch(
+        "SELECT seq, epoch, work_item, work_group, local_id, kind, line, element, address, bank"
+        " FROM kernel_access WHERE launch = ? AND (array = ? OR kind = 2)", (launch, array))
+
+
+def kernel_launch_task(db, launch):
+    """(task id, location name, start_ps, end_ps) of the 'kernel' task that ran a launch,
+    or None when the trace did not record one."""
+    rows = db.fetch(
+        "SELECT t.id, l.name, t.start_ps, t.end_ps FROM task t JOIN kind k ON k.id = t.kind"
+        " JOIN location l ON l.id = t.location WHERE k.category = 'kernel'"
+        " AND json_extract(t.details, '$.launch') = ? ORDER BY t.id LIMIT 1", (launch,))
+    return rows[0] if rows else None
+
+
+def task_kernel_launch(db, key):
+    """The kernel launch id a task belongs to: its own or its nearest ancestor's
+    'kernel' task details, walking up at most 8 parents; None if there is none."""
+    rows = db.fetch(
+        "WITH RECURSIVE up(id, depth) AS (SELECT ?, 0 UNION ALL SELECT t.parent, up.depth + 1"
+        " FROM up JOIN task t ON t.id = up.id WHERE t.parent IS NOT NULL AND up.depth < 8)"
+        " SELECT json_extract(t.details, '$.launch') FROM up JOIN task t ON t.id = up.id"
+        " JOIN kind k ON k.id = t.kind WHERE k.category = 'kernel' ORDER BY up.depth LIMIT 1",
+        (key,))
+    return rows[0][0] if rows and rows[0][0] is not None else None
+
+
+def branch_nodes(db, source, kernel):
+    """Klein's semantic model of one kernel: (id, parent, branch, type, line, col, end_line)."""
+    return db.fetch("SELECT id, parent, branch, type, line, col, end_line FROM"
+                    " kernel_branch_node WHERE source = ? AND kernel = ? ORDER BY id",
+                    (source, kernel))
+
+
+def branch_patterns(db, launch):
+    """(id, bits, nodes, work_items) of a launch's distinct branch bit-streams."""
+    return db.fetch("SELECT id, bits, nodes, work_items FROM kernel_branch_pattern"
+                    " WHERE launch = ? ORDER BY id", (launch,))
+
+
+def proxy_warps(db, launch):
+    """(id, wavefronts, representative, patterns JSON, divergent) of a launch's proxy warps."""
+    return db.fetch("SELECT id, wavefronts, representative, patterns, divergent FROM"
+                    " kernel_proxy_warp WHERE launch = ? ORDER BY id", (launch,))
+
+
+def work_item_branches(db, launch):
+    """(work_item, pattern, proxy) of every work-item of a launch with a branch stream."""
+    return db.fetch("SELECT work_item, pattern, proxy FROM kernel_branch WHERE launch = ?",
+                    (launch,))
+
+
+def emitted(db, launch, name):
+    """(idx, value) of one @emit series of a launch, by index."""
+    return db.fetch("SELECT idx, value FROM kernel_emit WHERE launch = ? AND name = ?"
+                    " ORDER BY idx", (launch, name))

@@ -2,7 +2,8 @@
 
 One figure holds both views and the concurrent-task line on a shared time axis, so a
 zoom or drag in either moves both. Clicking a bar makes it the current task (its key is
-the first custom-data field), and the window and task go to the URL. Legend hover and
+the first custom-data field) and shows its component; window, component and task go to
+the URL. Legend hover and
 cross-view hover highlighting run in the browser (assets/gpuscope.js).
 """
 from dataclasses import replace
@@ -129,10 +130,13 @@ def graph_to_url(relayout, click, search, shown_window):
     prop = ctx.triggered[0]["prop_id"].split(".")[-1]
     if prop == "clickData":
         try:
-            key = int(click["points"][0]["customdata"][0])
+            fields = click["points"][0]["customdata"]
+            key, location = int(fields[0]), fields[4]
         except (TypeError, KeyError, IndexError, ValueError):
             return no_update  # a click on the density map or the concurrency line
-        new = replace(state, task=key)
+        # The Component view follows the current task to its component (a subtask in
+        # the Task view may run elsewhere): this is how one walks across components.
+        new = replace(state, task=key, loc=location)
         if state.t0 is None and shown_window:
             # Keep the window that was on screen: a new task alone would reframe the view.
             t0, t1 = (int(v) for v in shown_window.split(","))

@@ -149,6 +149,46 @@ def test_hovering_a_legend_entry_highlights_that_kind(browser, app_url):
           "leaving the legend did not clear the highlight")
 
 
+FIND_BAR = (
+    "var gd = document.querySelector('#cv-graph .js-plotly-plot'); var out = null;"
+    "gd.querySelectorAll('.barlayer .trace').forEach(function (g) {"
+    "  var t = g.__data__[0].trace;"
+    "  if (t.meta[1] !== ROLE) { return; }"
+    "  g.querySelectorAll('.point').forEach(function (p) {"
+    "    if (t.customdata[p.__data__.i][0] === KEY) { out = p.querySelector('path'); } }); });"
+    "return out;")
+
+
+def _bar(browser, role, key):
+    return browser.execute_script(FIND_BAR.replace("ROLE", repr(role)).replace("KEY", str(key)))
+
+
+def test_clicking_the_parent_walks_up_the_tree(browser, app_url):
+    browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
+    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    points = browser.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
+    ActionChains(browser).move_to_element(max(
+        points, key=lambda p: p.size["width"] * p.size["height"])).pause(0.2).click().perform()
+    _wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
+    child = int(_query(browser)["task"])
+    fields = browser.execute_script(
+        "var gd = document.querySelector('#cv-graph .js-plotly-plot'); var out = {};"
+        "gd.data.forEach(function (t) { if (t.type === 'bar' && t.meta[1] === 'task') {"
+        "  t.customdata.forEach(function (c) { out[c[0]] = c; }); } });"
+        "return out;")
+    parent = fields[str(child)][8]
+    parent_location = fields[parent][4]
+    ActionChains(browser).move_to_element(_bar(browser, "task", int(parent))).pause(0.2) \
+        .click().perform()
+    _wait(browser, lambda d: _query(d).get("task") == parent, "the parent did not become current")
+    # The Component view follows the parent to its own component.
+    _wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == parent_location,
+          "the Component view did not move to the parent's component")
+    assert _query(browser)["loc"] == parent_location
+    _wait(browser, lambda d: int(parent) in (_bars(d, "component") or []),
+          "the parent is not drawn in its Component view")
+
+
 def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url):
     browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
     _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
@@ -157,16 +197,8 @@ def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url)
         points, key=lambda p: p.size["width"] * p.size["height"])).pause(0.2).click().perform()
     _wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
     key = int(_query(browser)["task"])
-    # Hover the current task's bar in the Task view (the middle row of the top band).
-    current = browser.execute_script(
-        "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
-        "var out = null;"
-        "gd.querySelectorAll('.barlayer .trace').forEach(function (g) {"
-        "  var t = g.__data__[0].trace;"
-        "  if (t.meta[1] !== 'task') { return; }"
-        "  g.querySelectorAll('.point').forEach(function (p) {"
-        "    if (t.customdata[p.__data__.i][0] === arguments[0]) { out = p; } }); });"
-        "return out && out.querySelector('path');".replace("arguments[0]", str(key)))
+    # Hover the current task's bar in the Task view.
+    current = _bar(browser, "task", key)
     ActionChains(browser).move_to_element(current).perform()
 
     def lit(d):

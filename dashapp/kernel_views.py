@@ -1,0 +1,124 @@
+"""Everything the kernel page shows for one launch, read from a trace and computed.
+
+``build(path, launch)`` is the whole path from a trace file to Klein's three views:
+the kernel records are read (``queries``), logical time, bank conflicts and pattern
+highlighting are computed (``klein``), and the figures are built (``kernel_figures``).
+The page renders the result; benchmarks/turnaround_views.py times it.
+"""
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import kernel_figures as kf
+from . import klein, queries
+
+MAX_PATTERN_STATES = 400
+"""Patterns whose source highlighting is sent to the browser (the largest first)."""
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """One @watch array: its memory view, bank panel and conflict totals."""
+    array: str
+    space: str
+    figure: dict
+    banks: dict
+    found: klein.Conflicts
+    table: klein.BankTable
+    accesses: int
+
+
+@dataclass(frozen=True)
+class KernelViews:
+    launch: queries.KernelLaunch
+    launches: list
+    source: queries.KernelSource
+    task: tuple
+    memory: list
+    patterns: list
+    proxies: list
+    histogram: dict
+    donuts: dict
+    image: dict
+    pattern_states: dict
+    work_items: dict
+    debug: list
+
+
+def _memory_views(db, launch):
+    views = []
+    for name, space, _type, _bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
+        if not watched:
+            continue
+        acc = klein.accesses_from_rows(queries.kernel_accesses(db, launch, name))
+        lay = klein.logical_layout(acc)
+        found = klein.conflicts(acc)
+        table = klein.bank_table(acc, found)
+        views.append(MemoryView(
+            array=name, space=space,
+            figure=kf.memory_figure(acc, lay, found, name, klein.barrier_segments(acc, lay)),
+            banks=kf.bank_figure(table), found=found, table=table,
+            accesses=int((acc.kind != klein.BARRIER).sum())))
+    return views
+
+
+def _work_item_maps(rows, global_size):
+    """Per global work-item id: its pattern's histogram rank and its proxy warp (-1: none)."""
+    total = int(np.prod(global_size))
+    pattern = np.full(total, -1, dtype=np.int64)
+    proxy = np.full(total, -1, dtype=np.int64)
+    if rows:
+        table = np.asarray(rows, dtype=np.int64)
+        keep = table[:, 0] < total
+        pattern[table[keep, 0]] = table[keep, 1]
+        proxy[table[keep, 0]] = table[keep, 2]
+    return pattern, proxy
+
+
+def build(path, launch_id):
+    """``KernelViews`` of launch ``launch_id`` in the trace at ``path``.
+
+    Raises ``LookupError`` when the trace has no such launch (or no kernel records).
+    """
+    with queries.open_trace(path) as db:
+        launches = queries.kernel_launches(db)
+        launch = next((x for x in launches if x.id == launch_id), None)
+        if launch is None:
+            raise LookupError(
+                f"{path.name} has no kernel launch {launch_id}" if launches
+                else f"{path.name} holds no kernel records (run a kernel workload with the"
+                     " simulator to get them)")
+        source = queries.kernel_source(db, launch.source)
+        task = queries.kernel_launch_task(db, launch.id)
+        memory = _memory_views(db, launch.id)
+        patterns = klein.patterns_by_size(queries.branch_patterns(db, launch.id))
+        proxies = klein.proxies_by_size(queries.proxy_warps(db, launch.id))
+        nodes = queries.branch_nodes(db, launch.source, launch.kernel)
+        branch_rows = queries.work_item_branches(db, launch.id)
+        binds = json.loads(source.binds or "[]")
+        series = {}
+        for bind in binds:
+            for name in bind.get("data", []):
+                rows = queries.emitted(db, launch.id, name)
+                series[name] = ([r[0] for r in rows], [r[1] for r in rows])
+    rank_of = {p[0]: i for i, p in enumerate(patterns)}
+    global_size = json.loads(launch.global_size)
+    pattern, proxy = _work_item_maps(branch_rows, global_size)
+    ranks = np.full(max(rank_of, default=-1) + 2, -1, dtype=np.int64)
+    for pid, rank in rank_of.items():
+        ranks[pid] = rank
+    pattern_rank = ranks[pattern]
+    image = None
+    if len(global_size) == 2 and branch_rows:
+        width, height = global_size
+        image = kf.image_figure(width, height, np.maximum(pattern_rank, 0))
+    states = {str(p[0]): klein.source_states(source.text, nodes, p[1],
+                                             [int(n) for n in p[2].split(",") if n])
+              for p in patterns[:MAX_PATTERN_STATES]}
+    return KernelViews(
+        launch=launch, launches=launches, source=source, task=task, memory=memory,
+        patterns=patterns, proxies=proxies, histogram=kf.histogram_figure(patterns),
+        donuts=kf.donut_figure(proxies, rank_of), image=image, pattern_states=states,
+        work_items={"pattern": pattern.tolist(), "proxy": proxy.tolist()},
+        debug=[(bind, kf.debug_figure(bind, series)) for bind in binds])
