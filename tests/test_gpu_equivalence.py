@@ -56,3 +56,21 @@ def test_cython_and_python_traces_are_identical(seed, overrides):
     assert py_trace.tasks == cy_trace.tasks
     assert py_trace.tags == cy_trace.tags
     assert py_trace.kinds == cy_trace.kinds and py_trace.locations == cy_trace.locations
+
+
+@pytest.mark.parametrize("name, options", [
+    ("transpose", {"size": 128}),
+    ("reduction-v2", {"size": 4096}),
+    ("pagerank", {"nodes": 128, "edges": 1024, "iterations": 2}),
+])
+def test_real_workloads_give_identical_traces(name, options):
+    from simulator.workloads import WORKLOADS
+
+    launches = list(WORKLOADS[name](seed=0, **options).launches())
+    overrides = ["gpu.shader_arrays=2"]
+    py_gpu, py_trace, py_cycles = run(launches, overrides, implementation="python")
+    cy_gpu, cy_trace, cy_cycles = run(launches, overrides, implementation="cython")
+    assert py_cycles == cy_cycles
+    assert py_gpu.stats() == cy_gpu.stats()
+    assert py_trace.tasks == cy_trace.tasks
+    assert py_trace.tags == cy_trace.tags
