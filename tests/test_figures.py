@@ -1,6 +1,8 @@
 """Figure builders, colours, exports and URL state, with no server."""
 import csv
 import io
+import re
+import sqlite3
 
 import numpy as np
 import plotly.graph_objects as go
@@ -9,7 +11,7 @@ import pytest
 from dashapp import colors, exporting, figures, urls, views
 from dashapp.catalog import trace_meta
 from dashapp.metrics import Series
-from test_app_traces import NS, write_exact_trace
+from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +106,6 @@ def test_component_csv_lists_the_drawn_tasks(exact):
 
 
 def test_too_many_tasks_switch_to_an_exact_density(tmp_path, monkeypatch):
-    from test_app_traces import write_synthetic_trace
-
     path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=4000)
     monkeypatch.setattr(views, "MAX_BARS", 5)
     page = views.component(path, urls.ComponentState(trace="syn.sqlite", loc="GPU.L2[0]"))
@@ -116,7 +116,27 @@ def test_too_many_tasks_switch_to_an_exact_density(tmp_path, monkeypatch):
     # Exact: the density integrates back to the total task time at this location.
     meta = trace_meta(path)
     loc = meta.by_name["GPU.L2[0]"]
-    import sqlite3
     total = sqlite3.connect(path).execute(
         "SELECT sum(end_ps - start_ps) FROM task WHERE location = ?", (loc.id,)).fetchone()[0]
     assert sum(float(v.sum()) for v in density.values()) * width == pytest.approx(total)
+
+
+def test_overview_pages_sort_and_report_counts(tmp_path):
+    path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=3000)
+    meta = trace_meta(path)
+    first = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter=r"CU\[\d+\]$"))
+    second = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter=r"CU\[\d+\]$",
+                                                     page=2))
+    names = [c.location.name for c in first.charts + second.charts]
+    cus = [loc for loc in meta.locations if loc.task_count and re.search(r"CU\[\d+\]$", loc.name)]
+    # Natural order: CU[2] before CU[10] (a plain string sort would put CU[10] first).
+    expected = sorted((loc.name for loc in cus),
+                      key=lambda n: int(re.search(r"CU\[(\d+)\]$", n).group(1)))
+    assert 16 < len(cus) <= 32 and first.matched == len(cus) and first.pages == 2
+    assert len(first.charts) == 16 and names == expected
+    by_load = views.overview(path, urls.OverviewState(trace="syn.sqlite", sort="load"))
+    busy = [c.location.busy_ps for c in by_load.charts]
+    assert busy == sorted(busy, reverse=True)
+    assert busy[0] == max(loc.busy_ps or 0 for loc in meta.locations)
+    beyond = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter="L2", page=5))
+    assert beyond.state.page == 1 and "no page 5" in beyond.messages[0]
