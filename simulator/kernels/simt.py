@@ -30,25 +30,13 @@ from . import types as T
 from .builtins import apply_math, math_cost
 from .diagnostics import KernelError
 from .lanes import Geometry, Lanes, all_lanes
-from .memory import Buffer, LocalMem
 from .probes import READ, WRITE
+from .regions import LaunchMemory
 from .stream import KernelLaunch, Unit, WorkGroupStream
 from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000
 INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
-
-
-class _Region:
-    """A memory object during a launch: its storage, element type and addresses."""
-
-    __slots__ = ("name", "space", "elem", "data", "length", "base", "owner", "scale")
-
-    def __init__(self, name, space, elem, data, length, base, owner=None, scale=1):
-        self.name, self.space, self.elem, self.data = name, space, elem, data
-        self.length, self.base = length, base
-        # A vloadN/vstoreN view reads its owner's scalars N at a time.
-        self.owner, self.scale = (owner or name).split("#")[0], scale
 
 
 def _c_div(a, b):
@@ -99,10 +87,10 @@ class Executor:
                 self.env[name] = np.zeros((L,) + shape, dtype=ty.dtype)
             else:
                 self.env[name] = np.zeros(shape, dtype=ty.dtype) if shape else ty.dtype.type(0)
-        self.regions = {}
-        self.lds_bytes = 0
-        self._bind_args(args)
-        self._bind_arrays()
+        self.memory = LaunchMemory(self.path, kernel, geometry, args)
+        self.regions = self.memory.regions
+        self.lds_bytes = self.memory.lds_bytes
+        self.env.update(self.memory.scalars)
         self._stmt = {ir.Block: self.s_block, ir.Assign: self.s_assign, ir.Store: self.s_store,
                       ir.EmitStore: self.s_emit, ir.If: self.s_if, ir.Loop: self.s_loop,
                       ir.Break: self.s_break, ir.Continue: self.s_continue,
@@ -116,83 +104,6 @@ class Executor:
     # -- set-up --------------------------------------------------------------------
     def error(self, node, reason):
         return KernelError(self.path, node.line, node.col, reason)
-
-    def _bind_args(self, args):
-        kernel = self.kernel
-        names = [name.split("#")[0] for name, _ in kernel.params]
-        missing = [n for n in names if n not in args]
-        extra = [n for n in args if n not in names]
-        if missing or extra:
-            raise KernelError(self.path, kernel.line, 1, f"kernel '{kernel.name}' arguments:"
-                              + (f" missing {', '.join(missing)}" if missing else "")
-                              + (f" unknown {', '.join(extra)}" if extra else ""))
-        for (name, ty), plain in zip(kernel.params, names):
-            value = args[plain]
-            if isinstance(ty, T.Pointer):
-                self._bind_pointer(plain, ty, value)
-            else:
-                if isinstance(value, (Buffer, LocalMem, np.ndarray)):
-                    raise KernelError(self.path, kernel.line, 1, f"argument '{plain}' is a {ty}, not a buffer")
-                self.env[name] = np.asarray(value).astype(ty.dtype)[()] if ty.width == 1 else \
-                    np.broadcast_to(np.asarray(value, dtype=ty.dtype), (ty.width,)).copy()
-
-    def _bind_pointer(self, name, ty, value):
-        elem = ty.elem
-        where = f"argument '{name}' ({ty})"
-        if ty.space == "local":
-            if not isinstance(value, LocalMem):
-                raise KernelError(self.path, self.kernel.line, 1, f"{where} needs LocalMem(elements)")
-            self._local(name, elem, value.elements)
-            return
-        if not isinstance(value, Buffer):
-            raise KernelError(self.path, self.kernel.line, 1, f"{where} needs a Buffer")
-        array = value.array
-        if array.dtype != elem.dtype:
-            raise KernelError(self.path, self.kernel.line, 1,
-                              f"{where} needs {elem.dtype} data, the buffer holds {array.dtype}")
-        flat = array.reshape(-1)
-        if elem.width > 1:
-            if flat.size % elem.width:
-                raise KernelError(self.path, self.kernel.line, 1,
-                                  f"{where}: {flat.size} elements are not a whole number of {elem}")
-            flat = flat.reshape(-1, elem.width)
-        self.regions[name] = _Region(name, ty.space, elem, flat, len(flat), value.base)
-
-    def _local(self, name, elem, length):
-        align = max(4, elem.size)
-        self.lds_bytes = -(-self.lds_bytes // align) * align
-        shape = (self.geo.groups * length,) + ((elem.width,) if elem.width > 1 else ())
-        self.regions[name] = _Region(name, "local", elem, np.zeros(shape, dtype=elem.dtype), length,
-                                     self.lds_bytes)
-        self.lds_bytes += length * elem.size
-
-    def _bind_arrays(self):
-        for name, info in self.kernel.arrays.items():
-            if info.is_param or info.view_of:
-                continue
-            if info.space == "local":
-                self._local(name, info.elem, info.length)
-            else:
-                shape = (self.geo.lanes * info.length,) + ((info.elem.width,) if info.elem.width > 1 else ())
-                self.regions[name] = _Region(name, "private", info.elem,
-                                             np.zeros(shape, dtype=info.elem.dtype), info.length, 0)
-        for name, info in self.kernel.arrays.items():
-            if info.view_of:
-                self._view(name, info)
-        if self.lds_bytes > 65536:
-            raise KernelError(self.path, self.kernel.line, 1,
-                              f"kernel needs {self.lds_bytes} bytes of local memory per group (limit 65536)")
-
-    def _view(self, name, info):
-        owner = self.regions[info.view_of]
-        n = info.elem.width
-        if owner.space != "global" and owner.space != "constant" and owner.length % n:
-            raise KernelError(self.path, self.kernel.line, 1,
-                              f"vload{n}/vstore{n} on {owner.space} array '{owner.owner}' needs a"
-                              f" length that is a multiple of {n}, not {owner.length}")
-        usable = owner.data[:owner.data.shape[0] // n * n]
-        self.regions[name] = _Region(name, owner.space, info.elem, usable.reshape(-1, n),
-                                     owner.length // n, owner.base, owner.name, n)
 
     # -- running ---------------------------------------------------------------------
     def run(self):
@@ -252,7 +163,7 @@ class Executor:
         value = self.eval(s.value, lanes)
         self.wait_for(s.value, lanes)
         self.wait_for(s.index, lanes)
-        positions, addresses = self.locate(s, region, index, lanes, "write")
+        positions, addresses = self.memory.locate(s, region, index, lanes, "write")
         if s.comps is not None:
             comps = s.comps[0] if len(s.comps) == 1 else s.comps
             region.data[positions, comps] = value
@@ -542,31 +453,12 @@ class Executor:
         index = self.eval(e.index, lanes)
         if self.pending and type(e.index) is ir.Load:
             self.wait(lanes)
-        positions, addresses = self.locate(e, region, index, lanes, "read")
+        positions, addresses = self.memory.locate(e, region, index, lanes, "read")
         value = region.data[positions]
         self.memory_record(e, region, lanes, addresses, index, False)
         return value
 
     # -- memory ------------------------------------------------------------------------
-    def locate(self, node, region, index, lanes, verb):
-        """(storage positions, byte addresses) of ``region[index]`` for the active lanes."""
-        bad = (index < 0) | (index >= region.length)
-        if np.any(bad):
-            where = np.flatnonzero(np.broadcast_to(bad, (lanes.n,)))[0]
-            item = int(self.geo.lane_array("global_linear", 0)[lanes.idx[where]])
-            value = int(np.broadcast_to(index, (lanes.n,))[where])
-            what = f"vload{region.scale}/vstore{region.scale} offset {value} of {region.owner}" \
-                if region.scale > 1 else f"{region.owner}[{value}]"
-            raise self.error(node, f"out-of-bounds {verb} of {what} (length {region.length}) by work-item {item}")
-        index = np.asarray(index, dtype=np.int64)
-        addresses = region.base + index * region.elem.size
-        if region.space in ("global", "constant"):
-            return index, addresses
-        if region.space == "local":
-            group = lanes.idx // self.geo.slots_per_group
-            return group * region.length + index, addresses
-        return lanes.idx * region.length + index, addresses
-
     def memory_record(self, node, region, lanes, addresses, index, write):
         size = region.elem.size
         if region.space in ("global", "constant"):
