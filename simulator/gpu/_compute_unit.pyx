@@ -11,7 +11,7 @@ from collections import deque
 from libc.stdint cimport int64_t
 
 from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
-from simulator.gpu._memory cimport L1VCache, MemRequest
+from simulator.gpu._memory cimport L1VCache, MemRequest, new_request
 from simulator.tracing._api cimport Tracer
 
 WG_DONE = 2
@@ -251,7 +251,7 @@ cdef class ComputeUnit(TickingComponent):
                 req_out = self.tracer.trace_req_initiate(
                     inst.task, self.kind_write_out if inst.write else self.kind_read_out,
                     self.loc, now)
-            inbox.push(MemRequest(inst.wf.addresses[inst.first + inst.sent], inst.write, self,
+            inbox.push(new_request(inst.wf.addresses[inst.first + inst.sent], inst.write, self,
                                   inst, req_out))
             inst.sent += 1
             sent += 1

@@ -15,6 +15,10 @@ cdef class MemRequest:
     cdef public int64_t req_in
 
 
+cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object payload,
+                            int64_t req_out)
+
+
 cdef class TagArray:
     cdef public int64_t ways, sets, clock
     cdef int64_t* tags

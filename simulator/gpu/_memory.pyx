@@ -32,6 +32,19 @@ cdef class MemRequest:
         self.req_in = NO_TASK
 
 
+cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object payload,
+                            int64_t req_out):
+    """A ``MemRequest`` made without argument parsing (one per line per level: it adds up)."""
+    cdef MemRequest req = MemRequest.__new__(MemRequest)
+    req.addr = addr
+    req.write = write
+    req.requester = requester
+    req.payload = payload
+    req.req_out = req_out
+    req.req_in = NO_TASK
+    return req
+
+
 cdef class TagArray:
     """Tags of a set-associative cache: LRU replacement and dirty bits."""
 
@@ -184,7 +197,7 @@ cdef class L2Bank(TickingComponent):
         cdef int64_t req_out = NO_TASK
         if self.tracer is not None:
             req_out = self.tracer.trace_req_initiate(parent, self.kind_write_out, self.loc, now)
-        self.writebacks.append(MemRequest(self.address_of(index), True, self, None, req_out))
+        self.writebacks.append(new_request(self.address_of(index), True, self, None, req_out))
         return 0
 
     cpdef int64_t tick(self, int64_t now) except? -2:
@@ -223,7 +236,7 @@ cdef class L2Bank(TickingComponent):
                         req_out = tracer.trace_req_initiate(req.req_in, self.kind_read_out,
                                                             self.loc, now)
                     self.mshr[index] = [req]
-                    drain.push(MemRequest(req.addr, False, self, index, req_out))
+                    drain.push(new_request(req.addr, False, self, index, req_out))
                 else:
                     break
             else:
@@ -326,7 +339,7 @@ cdef class L1VCache(TickingComponent):
         if self.tracer is not None:
             req_out = self.tracer.trace_req_initiate(
                 req.req_in, self.kind_write_out if write else self.kind_read_out, self.loc, now)
-        bank.inbox.push(MemRequest(req.addr, write, self, payload, req_out))
+        bank.inbox.push(new_request(req.addr, write, self, payload, req_out))
         return 0
 
     cpdef int64_t tick(self, int64_t now) except? -2:
