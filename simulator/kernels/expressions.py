@@ -64,7 +64,7 @@ class ExpressionLowering:
                              " (supported: char..ulong, float and their vectors)")
         return found
 
-    # -- kernel --------------------------------------------------------------------
+    # -- memory views ----------------------------------------------------------------
     def vector_view(self, node, pointer, width, name):
         """The ``@width`` vector view of a scalar array, for vloadN/vstoreN."""
         target = self.resolve(pointer, pointer.name) if isinstance(pointer, c_ast.ID) else None

@@ -63,8 +63,7 @@ def compile_source(path, source):
         if not isinstance(ext, c_ast.FuncDef):
             raise at(ext.coord, path, "only kernel functions are allowed at file scope"
                      " (global variables, structs and typedefs are not supported)", KernelError)
-        is_kernel = _qualifier_before(pre, ext.decl.coord, stops=";}", words=pre.kernel_offsets)
-        if not is_kernel:
+        if not _marks_before(pre, ext.decl.coord, ";}", [(off, True) for off in pre.kernel_offsets]):
             raise at(ext.decl.coord, path, "helper functions (calls to user functions)",
                      Unsupported)
         kernel = _Lowering(path, pre).kernel(ext)
@@ -80,28 +79,24 @@ def compile_source(path, source):
     return ir.Program(path, source, kernels, binds=pre.binds, emits=pre.emits)
 
 
-def _qualifier_before(pre, coord, stops, words):
-    """True if one of ``words`` (offsets) lies between ``coord`` and the previous stop char."""
+def _marks_before(pre, coord, stops, marks):
+    """The (offset, value) ``marks`` between the declaration at ``coord`` and the stop before it.
+
+    Qualifiers were blanked out by the preprocessor; a qualifier belongs to the
+    declaration whose name follows it with none of the ``stops`` characters between.
+    """
     if coord is None:
-        return False
+        return []
     end = pre.offset(coord.line, coord.column)
-    body = pre.text.split("\n", 2)[2]
     start = end - 1
-    while start >= 0 and body[start] not in stops:
+    while start >= 0 and pre.body[start] not in stops:
         start -= 1
-    return any(start < off < end for off in words)
+    return [value for offset, value in marks if start < offset < end]
 
 
 def _space_before(pre, coord, stops):
     """The address-space qualifier written before the declaration at ``coord`` (or None)."""
-    if coord is None:
-        return None
-    end = pre.offset(coord.line, coord.column)
-    body = pre.text.split("\n", 2)[2]
-    start = end - 1
-    while start >= 0 and body[start] not in stops:
-        start -= 1
-    found = [space for off, space in pre.qualifiers if start < off < end]
+    found = _marks_before(pre, coord, stops, pre.qualifiers)
     return found[-1] if found else None
 
 
@@ -119,7 +114,7 @@ class _Lowering(ExpressionLowering):
         self.loop_depth = 0
         self.names_used = {}
 
-    # -- helpers -------------------------------------------------------------------
+    # -- kernel --------------------------------------------------------------------
     def kernel(self, funcdef):
         decl = funcdef.decl
         functype = decl.type

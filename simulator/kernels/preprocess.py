@@ -54,6 +54,7 @@ class Preprocessed:
     """The parser-ready text and what was taken out of the original."""
 
     text: str                                  # prelude + '#line 1' + transformed source
+    body: str = ""                             # the transformed source alone (what coordinates index)
     qualifiers: list = field(default_factory=list)  # (offset, word) in the original text
     kernel_offsets: list = field(default_factory=list)  # offsets of 'kernel' keywords
     emits: list = field(default_factory=list)  # Emit
@@ -224,6 +225,7 @@ def preprocess(path, source):
             continue
         _blank(chars, match.start(), match.end())
     body = "".join(chars)
+    out.body = body
     prelude = " ".join(f"typedef int {name};" for name in TYPE_NAMES)
     out.text = f'{prelude}\n#line 1 "{path}"\n{body}'
     return out

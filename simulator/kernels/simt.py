@@ -101,7 +101,6 @@ class Executor:
                       ir.Cast: self.e_cast, ir.Select: self.e_select, ir.Call: self.e_call,
                       ir.Load: self.e_load, ir.Swizzle: self.e_swizzle, ir.VecLit: self.e_veclit}
 
-    # -- set-up --------------------------------------------------------------------
     def error(self, node, reason):
         return KernelError(self.path, node.line, node.col, reason)
 
