@@ -2,8 +2,9 @@
 
 ``gunicorn 'dashapp.app:server'`` builds the app on first access to ``server`` from the
 environment: ``GPUSCOPE_TRACE_DIR`` (a directory of traces, default ``traces``) or
-``GPUSCOPE_TRACE`` (one file). Pages are registered by importing ``dashapp.pages``
-after the app exists (Dash's own folder scan is off), and the assets folder is given
+``GPUSCOPE_TRACE`` (one file). Pages are registered by importing every module of
+``dashapp.pages`` after the app exists (Dash's own folder scan is off, since it would
+import them under a second name), and the assets folder is given
 explicitly so it is found from a checkout and from an installed package alike.
 
 Dash keeps pages and ``dash.callback`` registrations in process-wide registries, so
@@ -11,6 +12,7 @@ one process serves one app: a second ``create_app`` call is refused.
 """
 import importlib
 import os
+import pkgutil
 from pathlib import Path
 
 import dash
@@ -20,9 +22,14 @@ from dash import html
 from .catalog import Catalog
 
 ASSETS = Path(__file__).resolve().parent / "assets"
-PAGES = ("home", "overview", "component", "not_found_404")
 CATALOG_KEY = "GPUSCOPE_CATALOG"
 _created = []
+
+
+def page_modules():
+    """Every module of ``dashapp.pages``: each registers its page when imported."""
+    folder = Path(__file__).resolve().parent / "pages"
+    return sorted(m.name for m in pkgutil.iter_modules([str(folder)]) if not m.ispkg)
 
 
 def create_app(trace_dir=None, trace=None):
@@ -36,7 +43,7 @@ def create_app(trace_dir=None, trace=None):
         # Bootstrap is vendored in assets/ (served offline), not taken from a CDN.
         external_stylesheets=[])
     app.server.config[CATALOG_KEY] = catalog
-    for page in PAGES:
+    for page in page_modules():
         importlib.import_module(f"{__package__}.pages.{page}")
     app.layout = dbc.Container([
         dbc.NavbarSimple(

@@ -85,8 +85,10 @@ def memory_figure(acc, lay, found, array, segments):
                        customdata=line, line=dict(color=BARRIER_COLOUR, width=4),
                        meta=["barrier"], hovertemplate="barrier, line %{customdata}<extra></extra>"))
     items = int(acc.work_item[events].max()) + 1 if events.any() else 1
-    shown = min(items, 512)
-    size = max(2, min(12, int(900 / max(shown, 1)), int(480 / max(lay.rows, 1))))
+    # Open on the first 128 work-items (two wavefronts), large enough to see each access;
+    # the rest is a pan or a zoom-out away.
+    shown = min(items, 128)
+    size = max(2, min(12, int(700 / max(shown, 1)), int(480 / max(lay.rows, 1))))
     for trace in traces[:2]:
         trace["marker"]["size"] = size
     return dict(data=traces, layout=_base_layout(
