@@ -44,7 +44,7 @@ METRICS = {m.key: m for m in (
 class Series:
     """Per-bin sums of one location: bins ``first_bin ..`` of ``width_ps``.
 
-    ``present`` marks bins with activity; ``exact_from`` says where the sums came from:
+    ``present`` marks bins with activity; ``source`` says where the sums came from:
     ``"pyramid"`` (stored level ``level``) or ``"tasks"`` (computed from raw tasks).
     """
     first_bin: int
