@@ -70,9 +70,10 @@ def wavefront(*records):
     return make_stream(out, addresses)
 
 
-def launch(groups, name="k", lds_bytes=0, launch_id=0):
+def launch(groups, name="k", lds_bytes=0, launch_id=0, vgprs=32, sgprs=16):
     """A KernelLaunch of work-groups, each a list of wavefront streams."""
-    wgs = [WorkGroupStream((i, 0, 0), list(wfs), lds_bytes=lds_bytes) for i, wfs in enumerate(groups)]
+    wgs = [WorkGroupStream((i, 0, 0), list(wfs), lds_bytes=lds_bytes, vgprs_per_wavefront=vgprs,
+                           sgprs_per_wavefront=sgprs) for i, wfs in enumerate(groups)]
     size = 64 * max((len(w) for w in groups), default=1)
     return KernelLaunch(name, (size * len(groups),), (size,), wgs, launch_id)
 
@@ -179,16 +180,22 @@ def test_waitcnt_waits_for_the_load(impl):
     assert valu[4] < load[5]
 
 
-def test_dispatch_rate_and_lds_occupancy_limit(impl):
+@pytest.mark.parametrize("resources", [
+    {"lds_bytes": 16384},       # 64 KB of LDS / 16 KB
+    {"lds_bytes": 16200},       # rounded up to the 256 B granularity: still 4
+    {"vgprs": 200},             # 256 VGPRs per SIMD: one wavefront per SIMD
+    {"sgprs": 790},             # rounded to 800 of the CU's 3200 SGPRs
+], ids=["lds", "lds-granularity", "vgpr", "sgpr"])
+def test_dispatch_rate_and_occupancy_limits(impl, resources):
     long_wf = [inst(Unit.VALU)] * 50
     groups = [[wavefront(*long_wf)] for _ in range(12)]
     for rate in (1, 2):
-        _, trace, _ = run([launch(groups, lds_bytes=16384)],
+        _, trace, _ = run([launch(groups, **resources)],
                           [f"cp.wg_dispatch_per_cycle={rate}", "cp.map_buffer=8"],
                           implementation=impl)
         maps = trace.rows("req_out", "MapWGReq")
         starts = [r[4] for r in maps]
-        # the first wave: 2 CUs x 4 work-groups (16 KB of the 64 KB LDS each)
+        # the first wave: 2 CUs x 4 work-groups, then the resource is exhausted
         assert starts[:8] == [i // rate for i in range(8)]
         assert min(starts[8:]) > 100  # the rest waits for a work-group to finish
         wgs = trace.rows("work-group")
