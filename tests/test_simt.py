@@ -351,3 +351,47 @@ def test_vload_and_vstore_move_vectors_through_scalar_pointers():
         run("kernel void k(global const float *in, global float4 *out)"
             " { int i = get_global_id(0); out[i] = vload4(i, in); }",
             (64,), (64,), **{"in": np.zeros(64, np.float32), "out": np.zeros(256, np.float32)})
+
+
+def test_atomics_update_in_lane_order_and_return_old_values():
+    values = np.array([3, 1, 3, 0, 3, 2] * 16, dtype=np.int32)
+    hist = np.zeros(4, dtype=np.int32)
+    ticket = np.zeros(96, dtype=np.int32)
+    extremes = np.array([100, -100], dtype=np.int32)
+    _, r = run("""kernel void k(global const int *values, global int *hist, global int *ticket,
+                  global int *extremes)
+{
+    local int counter[1];
+    int i = get_global_id(0);
+    int l = get_local_id(0);
+    if (l == 0) counter[0] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_add(&hist[values[i]], 1);
+    ticket[i] = atomic_inc(counter) * 1000 + atomic_sub(hist + 3, 0);
+    atomic_min(&extremes[0], values[i] * 7 - i);
+    atomic_max(extremes + 1, values[i] * 7 - i);
+}""", (96,), (32,), values=values, hist=hist, ticket=ticket, extremes=extremes)
+    np.testing.assert_array_equal(r["hist"], np.bincount(values, minlength=4))
+    np.testing.assert_array_equal(r["ticket"] // 1000, np.tile(np.arange(32), 3))
+    assert (r["ticket"] % 1000 == 48).all()   # all 48 threes were counted before
+    key = values * 7 - np.arange(96)
+    assert r["extremes"].tolist() == [min(100, key.min()), max(-100, key.max())]
+
+
+def test_atomic_update_matches_a_sequential_loop():
+    from simulator.kernels.atomics import atomic_update
+
+    rng = np.random.default_rng(4)
+    positions = rng.integers(0, 5, size=200)
+    values = rng.integers(-50, 50, size=200).astype(np.int32)
+    for op, fn in (("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("xchg", lambda a, b: b),
+                   ("min", min), ("max", max), ("xor", lambda a, b: a ^ b)):
+        data = rng.integers(-9, 9, size=5).astype(np.int32)
+        expected_data = data.copy()
+        expected_old = []
+        for p, v in zip(positions, values):
+            expected_old.append(expected_data[p])
+            expected_data[p] = fn(int(expected_data[p]), int(v))
+        old = atomic_update(data, positions, values, op)
+        np.testing.assert_array_equal(old, expected_old, err_msg=op)
+        np.testing.assert_array_equal(data, expected_data, err_msg=op)

@@ -5,7 +5,7 @@ expressions; ``frontend._Lowering`` adds statements and scopes on top of it. Eve
 expression gets its static type here, with C's usual arithmetic conversions made
 explicit as ``ir.Cast`` nodes, so the executor never has to guess a numpy dtype.
 Constructs outside the subset are refused by name (pointer arithmetic, ``sizeof``,
-the comma operator, ``++`` inside an expression, atomics, user functions).
+the comma operator, ``++`` inside an expression, user functions).
 """
 from pycparser import c_ast
 
@@ -18,6 +18,7 @@ from .preprocess import WATCH_CALL
 ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 COMPARE = {"<", ">", "<=", ">=", "==", "!="}
 SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
+ATOMIC_OPS = ("add", "sub", "inc", "dec", "xchg", "min", "max", "and", "or", "xor")
 
 
 class ExpressionLowering:
@@ -282,7 +283,7 @@ class ExpressionLowering:
         if name in ("barrier", "mem_fence", WATCH_CALL):
             raise self.error(node, f"{name} is a statement, not a value")
         if name.startswith(("atomic_", "atom_")):
-            raise self.unsupported(node, f"atomic operations ({name})")
+            return self.atomic(node, name, args)
         width = vector_width(name, "vload")
         if width:
             if len(args) != 2:
@@ -292,6 +293,38 @@ class ExpressionLowering:
         if name.startswith(("vload", "vstore", "read_image", "write_image", "async_work_group")):
             raise self.unsupported(node, f"built-in {name}")
         raise self.unsupported(node, f"call to '{name}' (user functions and unknown built-ins)")
+
+    def atomic(self, node, name, args):
+        """``atomic_OP(pointer, value)`` on an int/uint element of a global or local array."""
+        op = name.split("_", 1)[1]
+        if op not in ATOMIC_OPS:
+            raise self.unsupported(node, f"atomic operation {name}")
+        arity = 1 if op in ("inc", "dec") else 2
+        if len(args) != arity:
+            raise self.error(node, f"{name} takes {arity} argument{'s' if arity > 1 else ''}")
+        info, index = self.atomic_target(node, args[0], name)
+        value = self.convert(self.expr(args[1]), info.elem) if arity == 2 else None
+        return ir.Atomic(op, info.name, index, value, type=info.elem, **self.pos(node))
+
+    def atomic_target(self, node, pointer, name):
+        """(ArrayInfo, index) of ``&a[i]``, ``a + i`` or ``a``."""
+        if isinstance(pointer, c_ast.UnaryOp) and pointer.op == "&" and isinstance(pointer.expr, c_ast.ArrayRef):
+            info, index = self.element(pointer.expr)
+        elif isinstance(pointer, c_ast.BinaryOp) and pointer.op == "+":
+            base, offset = pointer.left, pointer.right
+            if not (isinstance(base, c_ast.ID) and isinstance(self.resolve(base, base.name), ir.ArrayInfo)):
+                base, offset = offset, base
+            if not isinstance(base, c_ast.ID) or not isinstance(self.resolve(base, base.name), ir.ArrayInfo):
+                raise self.error(node, f"{name} needs &array[index], array + index or array")
+            info, index = self.resolve(base, base.name), self.offset(offset)
+        elif isinstance(pointer, c_ast.ID) and isinstance(self.resolve(pointer, pointer.name), ir.ArrayInfo):
+            info = self.resolve(pointer, pointer.name)
+            index = ir.Const(T.INT.dtype.type(0), type=T.INT, uniform=True, **self.pos(pointer))
+        else:
+            raise self.error(node, f"{name} needs &array[index], array + index or array")
+        if info.elem not in (T.INT, T.UINT) or info.space not in ("global", "local"):
+            raise self.error(node, f"{name} works on global or local int/uint, not {info.space} {info.elem}")
+        return info, index
 
     def conversion(self, node, name, args):
         if len(args) != 1:

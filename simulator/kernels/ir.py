@@ -103,6 +103,12 @@ class VecLit(Expr):
     fields = ("parts",)
 
 
+class Atomic(Expr):
+    """``atomic_add(&array[index], value)`` and friends; the value is the old contents."""
+
+    fields = ("op", "array", "index", "value")
+
+
 class Stmt(Node):
     """A statement; the executor runs it for a set of active lanes."""
 
@@ -180,7 +186,7 @@ class Eval(Stmt):
 
 
 for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, Load,
-             Swizzle, VecLit):
+             Swizzle, VecLit, Atomic):
     _expr(_cls)
 for _cls in (Block, Assign, Store, EmitStore, If, Loop, Break, Continue, Return, Barrier,
              Watch, Eval):

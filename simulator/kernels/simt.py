@@ -27,6 +27,7 @@ import numpy as np
 
 from . import ir
 from . import types as T
+from .atomics import atomic_update
 from .builtins import apply_math, math_cost
 from .diagnostics import KernelError
 from .lanes import Geometry, Lanes, all_lanes
@@ -99,7 +100,8 @@ class Executor:
         self._expr = {ir.Const: self.e_const, ir.Var: self.e_var, ir.WorkItem: self.e_workitem,
                       ir.Binary: self.e_binary, ir.Logical: self.e_logical, ir.Unary: self.e_unary,
                       ir.Cast: self.e_cast, ir.Select: self.e_select, ir.Call: self.e_call,
-                      ir.Load: self.e_load, ir.Swizzle: self.e_swizzle, ir.VecLit: self.e_veclit}
+                      ir.Load: self.e_load, ir.Swizzle: self.e_swizzle, ir.VecLit: self.e_veclit,
+                      ir.Atomic: self.e_atomic}
 
     def error(self, node, reason):
         return KernelError(self.path, node.line, node.col, reason)
@@ -446,6 +448,22 @@ class Executor:
         if all(c.ndim == 0 for c in columns):
             return np.array(columns, dtype=e.type.dtype)
         return np.stack([np.broadcast_to(c, (lanes.n,)) for c in columns], axis=-1).astype(e.type.dtype)
+
+    def e_atomic(self, e, lanes):
+        region = self.regions[e.array]
+        index = self.eval(e.index, lanes)
+        value = self.eval(e.value, lanes) if e.value is not None else e.type.dtype.type(1)
+        if self.pending and (type(e.index) is ir.Load or type(e.value) is ir.Load):
+            self.wait(lanes)
+        positions, addresses = self.memory.locate(e, region, index, lanes, "atomic update")
+        positions = np.broadcast_to(positions, (lanes.n,))
+        values = np.broadcast_to(np.asarray(value, dtype=e.type.dtype), (lanes.n,))
+        old = atomic_update(region.data, positions, values, e.op)
+        # A returning atomic is a memory write whose result comes back like a load.
+        self.memory_record(e, region, lanes, addresses, index, True)
+        if region.space != "local":
+            self.pending = True
+        return old
 
     def e_load(self, e, lanes):
         region = self.regions[e.array]

@@ -34,6 +34,12 @@ class _Analysis:
             e.uniform = e.name not in self.varying
             e.wave = e.name not in self.wave_varying
             return
+        if kind is ir.Atomic:
+            self.expr(e.index)
+            if e.value is not None:
+                self.expr(e.value)
+            e.uniform = e.wave = False   # each lane sees a different old value
+            return
         if kind is ir.Load:
             self.expr(e.index)
             space = self.kernel.arrays[e.array].space
