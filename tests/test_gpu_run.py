@@ -113,6 +113,11 @@ def test_untraced_run_and_window(tmp_path, impl):
     assert traced.cycles == full.cycles  # tracing never changes timing
     tasks = dump(out)[0]["task"]
     assert tasks and all(row[4] < 200_000 for row in tasks)
+    assert traced.tasks == len(tasks)
+    late = simulate(HandMade(), tiny_config(), tmp_path / "late.sqlite", progress=False,
+                    implementation=impl, window=(200, None))
+    late_tasks = dump(tmp_path / "late.sqlite")[0]["task"]
+    assert late.tasks == len(late_tasks) and all(row[5] >= 200_000 for row in late_tasks)
 
 
 def test_stall_or_bad_input_leaves_no_file(tmp_path):

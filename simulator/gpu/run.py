@@ -139,7 +139,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     result.simulated_ps = result.cycles * ps_per_cycle(config)
     if tracer is not None:
         open_tasks = tracer.close(result.cycles)
-        result.tasks = tracer.next_key
+        result.tasks = tracer.next_key - tracer.dropped  # recorded, not cut by the window
         writer.sync()  # every row is in the file: the traced run's time ends here
     result.wall_seconds = time.perf_counter() - wall_start
     if tracer is not None:
