@@ -180,3 +180,14 @@ def test_workload_records_through_simulate(tmp_path):
     assert db.execute("SELECT count(*) FROM kernel_access WHERE array = 'tile'").fetchone()[0] > 0
     proxies = db.execute("SELECT count(*), sum(divergent) FROM kernel_proxy_warp").fetchone()
     assert proxies[0] >= 2 and proxies[1] >= 1
+
+
+def test_records_are_deterministic(tmp_path):
+    def dump(sub):
+        (tmp_path / sub).mkdir()
+        db, _ = reduction_trace(tmp_path / sub, groups=3)
+        return {table: db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+                for table in ("kernel_launch", "kernel_access", "kernel_branch", "kernel_branch_pattern",
+                              "kernel_proxy_warp", "kernel_array")}
+
+    assert dump("a") == dump("b")

@@ -18,6 +18,7 @@ import numpy as np
 
 from .diagnostics import KernelError
 from .frontend import compile_source
+from .lanes import Geometry
 from .memory import LocalMem, Memory
 from .records import KernelRecorder
 from .types import Pointer
@@ -50,6 +51,7 @@ class KernelFile:
         self.name = Path(program.path).name
         self.seed = seed
         self.global_size, self.local_size = global_size, local_size
+        Geometry(global_size, local_size)  # a bad NDRange fails here, before any run starts
         self.args = self._build_args(dict(arg_specs))
         self.launch = None
 
