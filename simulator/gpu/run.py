@@ -108,6 +108,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             ctrl_c.check()
             if bar is not None:
                 bar.set_description(launch.name)
+                bar.total = done_before + len(launch.work_groups)
 
             def report(completed, base=done_before):
                 if bar is not None:
