@@ -33,9 +33,25 @@ def cubehelix(fraction):
 def kind_colours(labels):
     """{kind id: colour} for ``labels`` = {kind id: "category-action"}.
 
-    Keys are sorted by label and spread over n + 1 steps of the ramp with the darkest
-    dropped (as Daisen does), so the same set of kinds always gets the same colours.
+    Keys are sorted by label and given n evenly spaced steps of the ramp (the darkest
+    end left out, as Daisen does), so the same set of kinds always gets the same colours.
+    Sorted neighbours (``wavefront-…`` and ``work-group-…``) often nest inside each
+    other, so ranks are dealt out with a stride near n / golden ratio² rather than in
+    order: neighbours land far apart on the ramp and stay distinguishable.
     """
     ordered = sorted(labels, key=lambda k: (labels[k], k))
     n = len(ordered)
-    return {k: cubehelix((i + 1) / n if n else 0.0) for i, k in enumerate(ordered)}
+    step = _coprime_stride(n)
+    return {k: cubehelix(((i * step) % n + 1) / n) for i, k in enumerate(ordered)}
+
+
+def _coprime_stride(n):
+    """The stride nearest 0.382 n that visits every one of n slots once."""
+    if n <= 2:
+        return 1
+    target = max(1, round(n * 0.382))
+    for delta in range(n):
+        for step in (target + delta, target - delta):
+            if 0 < step < n and math.gcd(step, n) == 1:
+                return step
+    return 1

@@ -101,17 +101,21 @@ HOVER = ("<b>%{customdata[2]}-%{customdata[3]}</b><br>ID: %{customdata[1]}"
 
 
 def bar_traces(tasks, extents, meta, role, location_names, yaxis):
-    """One horizontal bar trace per kind on ``yaxis``; ``extents`` maps key → (y0, y1).
+    """Horizontal bar traces on ``yaxis``; ``extents`` maps key → (y0, y1[, depth]).
 
+    One trace per (depth, kind), shallow first: Plotly draws later traces on top, so a
+    subtask nested in its parent's band is never hidden under the parent's bar.
     ``meta`` (a ``catalog.TraceMeta``) gives kinds and colours; ``role`` names the view
     so client-side highlighting can tell the Task view from the Component view.
     """
-    by_kind = {}
+    groups = {}
     for t in tasks:
-        by_kind.setdefault(t.kind, []).append(t)
+        extent = extents[t.id]
+        depth = extent[2] if len(extent) > 2 else 0
+        groups.setdefault((depth, t.kind), []).append(t)
     traces = []
-    for kind in sorted(by_kind, key=meta.kind_label):
-        group = by_kind[kind]
+    for depth, kind in sorted(groups, key=lambda g: (g[0], meta.kind_label(g[1]))):
+        group = groups[(depth, kind)]
         colour = meta.colours.get(kind, MUTED)
         traces.append(dict(
             type="bar", orientation="h", base=[t.start_ps * PS for t in group],
@@ -173,7 +177,7 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
                                 y=sum(TASK_BAND) / 2, font=dict(color="#888")))
     if component[0] == "bars":
         _, tasks, placements, rows = component
-        extents = {k: (p.y0, p.y1) for k, p in placements.items()}
+        extents = {k: (p.y0, p.y1, p.depth) for k, p in placements.items()}
         data += bar_traces(tasks, extents, meta, "component", location_names, "y2")
         layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, range=[max(rows, 1), 0],
                                 showticklabels=False)

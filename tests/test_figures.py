@@ -140,3 +140,12 @@ def test_overview_pages_sort_and_report_counts(tmp_path):
     assert busy[0] == max(loc.busy_ps or 0 for loc in meta.locations)
     beyond = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter="L2", page=5))
     assert beyond.state.page == 1 and "no page 5" in beyond.messages[0]
+
+
+def test_nested_bars_are_drawn_above_their_parents(exact):
+    page = views.component(exact, urls.ComponentState(trace="exact.sqlite", loc="GPU.L2[0]"))
+    order = [t["meta"][0] for t in page.figure["data"]
+             if t["type"] == "bar" and t["meta"][1] == "component"]
+    # The cache transaction (depth 1) sorts before req_in by name but nests inside one,
+    # so its trace must come later (Plotly paints later traces on top).
+    assert order.index("cache_transaction-read") > order.index("req_in-ReadReq")
