@@ -1,0 +1,130 @@
+"""The kernel page in headless Chromium: reduction v2's bank conflicts, the bank hover, and
+editing the kernel into v3 in the browser (a real re-run) until the conflicts are gone."""
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+V3 = (ROOT / "simulator" / "kernels" / "builtin" / "reduction_v3.cl").read_text()
+WAIT = 30
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def kernel_app(tmp_path_factory):
+    """The app serving a small reduction v2 trace (512 elements, work-groups of 128)."""
+    directory = tmp_path_factory.mktemp("kernel-traces")
+    subprocess.run([sys.executable, "-m", "simulator", "run", "reduction-v2", "--size", "512",
+                    "--local", "128", "--trace-level", "kernel", "--no-progress",
+                    "-o", str(directory / "v2.sqlite")], cwd=ROOT, check=True,
+                   capture_output=True)
+    port = _free_port()
+    log = open(directory / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dashapp", "--trace-dir", str(directory), "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url + "/", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("the app did not start:\n" +
+                                   (directory / "server.log").read_text())
+            time.sleep(0.2)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+    log.close()
+
+
+def _wait(browser, predicate, message):
+    return WebDriverWait(browser, WAIT, ignored_exceptions=(StaleElementReferenceException,)) \
+        .until(lambda d: predicate(d), message=message)
+
+
+def _report(browser):
+    el = browser.find_element(By.ID, "kv-bank-report-0")
+    return el.text, int(el.get_attribute("data-conflicted"))
+
+
+def _set_editor(browser, text):
+    # React owns the textarea's value: set it through the native setter, then tell React.
+    browser.execute_script(
+        "var el = document.getElementById('kv-editor');"
+        "var set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;"
+        "set.call(el, arguments[0]); el.dispatchEvent(new Event('input', {bubbles: true}));",
+        text)
+
+
+def _run(browser):
+    # A DOM click: the side column scrolls on its own, so a pointer click can land on
+    # whatever scrolled over the button in between.
+    browser.execute_script("arguments[0].click();", browser.find_element(By.ID, "kv-run"))
+
+
+def _open(browser, kernel_app):
+    browser.get(f"{kernel_app}/kernel?trace=v2.sqlite")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point"),
+          "the bank panel did not render")
+
+
+def test_v2_bank_panel_reports_conflicts_and_a_bank_hover_highlights_accesses(
+        browser, kernel_app):
+    _open(browser, kernel_app)
+    text, conflicted = _report(browser)
+    assert text.startswith("Bank conflicts:") and conflicted > 0
+    # Bank 2 is hit by the strided steps of v2 (words 0, 2, 4, ... of each step).
+    bar = browser.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point")[2]
+    ActionChains(browser).move_to_element(bar).perform()
+    info = browser.find_element(By.CSS_SELECTOR, ".kv-hover-info")
+    _wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
+          "hovering a bank highlighted no access")
+    assert info.text.startswith("bank 2:") and "conflict degree" in info.text
+    # The highlighted points are exactly the accesses to bank 2, in the plot itself.
+    picked = browser.execute_script(
+        "var gd = document.querySelector('.kv-memory .js-plotly-plot');"
+        "return gd.data.filter(t => t.meta && t.meta[0] === 'access')"
+        ".reduce((n, t) => n + (t.selectedpoints || []).length, 0);")
+    assert picked == int(info.get_attribute("data-highlighted"))
+
+
+def test_an_edit_with_an_error_comes_back_with_line_and_column(browser, kernel_app):
+    _open(browser, kernel_app)
+    _set_editor(browser, V3.replace("int tid = get_local_id(0);", "int tid = get_local_id(0)"))
+    _run(browser)
+    error = _wait(browser, lambda d: d.find_elements(By.ID, "kv-run-error"),
+                  "no error message came back")[0]
+    assert error.text.startswith("kernel.cl:") and error.text.split(":")[1].isdigit()
+    assert "run" not in parse_qs(urlparse(browser.current_url).query)
+
+
+def test_editing_the_kernel_into_v3_and_rerunning_shows_no_conflicts(browser, kernel_app):
+    _open(browser, kernel_app)
+    _set_editor(browser, V3)
+    _run(browser)
+    _wait(browser, lambda d: "run" in parse_qs(urlparse(d.current_url).query),
+          "the edited run did not open")
+    _wait(browser, lambda d: _report(d)[0].startswith("No bank conflicts"),
+          "the re-run still reports bank conflicts")
+    assert _report(browser)[1] == 0
+    assert "(edited run)" in browser.find_element(By.ID, "kv-title").text
