@@ -86,8 +86,8 @@ def test_events_are_ranked_per_work_item_inside_barrier_bands():
     assert list(lay.barrier_y) == [1, 5, 7]
     assert list(lay.y) == [0, 0, -1, 2, 3, 4, 2, -1, 6]
     assert lay.rows == 8
-    items, y, line = klein.barrier_marks(acc, lay)
-    assert sorted(zip(items, y, line)) == [(0, 1, 5), (0, 5, 9), (1, 1, 5), (1, 5, 9)]
+    segments = klein.barrier_segments(acc, lay)
+    assert sorted(map(tuple, segments.tolist())) == [(0, 1, 1, 5), (0, 1, 5, 9)]
 
 
 def test_logical_order_follows_issue_order_not_row_order():
@@ -95,12 +95,14 @@ def test_logical_order_follows_issue_order_not_row_order():
     assert list(klein.logical_layout(access(rows)).y) == [2, 0, 1]
 
 
-def test_barrier_marks_cover_only_their_own_work_group():
-    rows = (lanes(0, range(3)) + lanes(0, range(2), wg=1)
-            + [dict(seq=1, kind=klein.BARRIER, wg=1)])
+def test_barriers_cover_only_their_own_work_group_in_runs_of_work_items():
+    # Group 1 is a 2-D tile: work-items 64, 65 and 80, 81 (two rows of a 16-wide NDRange).
+    rows = (lanes(0, range(3)) + [dict(seq=0, wi=w, lid=i, wg=1)
+                                  for i, w in enumerate((64, 65, 80, 81))]
+            + [dict(seq=1, kind=klein.BARRIER, wg=1, line=3)])
     acc = access(rows)
-    items, _, _ = klein.barrier_marks(acc, klein.logical_layout(acc))
-    assert sorted(items) == [64, 65]
+    segments = klein.barrier_segments(acc, klein.logical_layout(acc))
+    assert sorted(map(tuple, segments.tolist())) == [(64, 65, 1, 3), (80, 81, 1, 3)]
 
 
 def test_an_empty_launch_has_an_empty_layout():
@@ -197,8 +199,10 @@ def test_reduction_barriers_line_up_in_logical_time(reductions):
     lay = klein.logical_layout(acc)
     # One band per barrier interval: the load, then log2(128) = 7 reduction steps, then the write-out.
     assert len(lay.barrier_y) == 9 and lay.rows > 9
-    items, y, _ = klein.barrier_marks(acc, lay)
-    assert len(items) == 512 * 8
-    assert set(y) == set(lay.barrier_y[:8])
+    segments = klein.barrier_segments(acc, lay)
+    # Four groups of 128 consecutive work-items, eight barriers each.
+    assert len(segments) == 4 * 8
+    assert set(segments[:, 1] - segments[:, 0]) == {127}
+    assert set(segments[:, 2]) == set(lay.barrier_y[:8])
     events = acc.kind != klein.BARRIER
     assert not np.isin(lay.y[events], lay.barrier_y).any()
