@@ -386,7 +386,8 @@ class Executor:
             return _as_type(-a, e.type)
         if e.op == "~":
             return _as_type(~a, e.type)
-        return _as_type(np.asarray(a) == 0, e.type)  # '!'
+        zero = np.asarray(a) == 0   # '!': OpenCL gives 1 for scalars, -1 per vector component
+        return _as_type(zero if e.type.width == 1 else np.where(zero, -1, 0), e.type)
 
     def e_cast(self, e, lanes):
         (a,) = self.operands(e, lanes, e.a)
