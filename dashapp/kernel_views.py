@@ -7,6 +7,7 @@ The page renders the result; benchmarks/turnaround_views.py times it.
 """
 import json
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import numpy as np
 
@@ -122,3 +123,20 @@ def build(path, launch_id):
         donuts=kf.donut_figure(proxies, rank_of), image=image, pattern_states=states,
         work_items={"pattern": pattern.tolist(), "proxy": proxy.tolist()},
         debug=[(bind, kf.debug_figure(bind, series)) for bind in binds])
+
+
+KERNEL_CATEGORIES = ("kernel", "work-group", "wavefront")
+"""Task categories whose Component/Task view links to the kernel page."""
+
+
+def task_launch(path, task_id, category):
+    """The kernel launch a kernel, work-group or wavefront task belongs to, or None."""
+    if category not in KERNEL_CATEGORIES:
+        return None
+    with queries.open_trace(path) as db:
+        return queries.task_kernel_launch(db, task_id)
+
+
+def kernel_href(trace, launch):
+    """The kernel page of ``launch`` in ``trace``."""
+    return "/kernel?" + urlencode({"trace": trace, "launch": launch})

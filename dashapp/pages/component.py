@@ -13,7 +13,7 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
-from .. import exporting, figures, urls, views, widgets
+from .. import exporting, figures, kernel_views, urls, views, widgets
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 
@@ -27,6 +27,15 @@ def _legend(meta, kinds):
                       className="gs-legend-item", **{"data-kind": meta.kind_label(k)})
              for k in sorted(kinds, key=meta.kind_label)]
     return html.Div([html.H6("Legend"), *items], id="cv-legend")
+
+
+def _kernel_link(meta, state, task, kind):
+    """A link to Klein's kernel views for a kernel, work-group or wavefront task."""
+    launch = kernel_views.task_launch(meta.path, task.id, kind.category)
+    if launch is None:
+        return ""
+    return html.Div(dcc.Link("kernel views of this launch", id="cv-kernel-link",
+                             href=kernel_views.kernel_href(state.trace, launch)))
 
 
 def _task_panel(page, meta, state):
@@ -53,6 +62,7 @@ def _task_panel(page, meta, state):
         html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows],
                    className="gs-summary-table", id="cv-current"),
         up or "",
+        _kernel_link(meta, state, task, kind),
         html.Div(figures.details_text(task), className="gs-details mt-1"),
         html.Div([html.Div(f"{fmt_ps(t)}  {n}") for t, n in page.tags],
                  className="gs-details mt-1") if page.tags else "",
