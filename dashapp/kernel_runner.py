@@ -203,4 +203,6 @@ def run(spec, timeout=TIMEOUT_SECONDS):
 def _prune(root):
     runs = sorted(root.glob("*.sqlite"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in runs[KEEP:]:
-        old.unlink(missing_ok=True)
+        # A trace the page has read may have SQLite's -wal/-shm files beside it.
+        for suffix in ("", "-wal", "-shm"):
+            old.with_name(old.name + suffix).unlink(missing_ok=True)

@@ -1,0 +1,201 @@
+"""The kernel page without a browser: its layout on real kernel traces, bad URLs, the link
+from the Component view, and the bounded edit-and-run runner."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dashapp import kernel_runner, kernel_views
+from test_app import _render, _texts
+from test_app_traces import write_synthetic_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILTIN = ROOT / "simulator" / "kernels" / "builtin"
+EMITTER = """kernel void twice(global const float *in, global float *out)
+{
+    @emit float doubled[64];
+    @emit float kept[64];
+    int i = get_global_id(0);
+    doubled = in[i] * 2.0f;
+    kept = in[i];
+    out[i] = in[i];
+}
+@bind ["class":"stackedAreaChart", "data":["doubled", "kept"]]
+@bind ["class":"multiBarChart", "data":["kept"]]
+"""
+
+
+def _simulate(*args):
+    subprocess.run([sys.executable, "-m", "simulator", *args, "--trace-level", "kernel",
+                    "--no-progress"], cwd=ROOT, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from dashapp import app as app_module
+
+    app = app_module._created[0] if app_module._created else \
+        app_module.create_app(trace_dir=tmp_path_factory.mktemp("served"))
+    directory = tmp_path_factory.mktemp("kernel-traces")
+    _simulate("run", "reduction-v2", "--size", "512", "--local", "128",
+              "-o", str(directory / "v2.sqlite"))
+    _simulate("run", "sobel", "--width", "32", "--height", "16", "--local-x", "16",
+              "--local-y", "8", "-o", str(directory / "sobel.sqlite"))
+    (directory / "emit.cl").write_text(EMITTER)
+    _simulate("run-kernel", str(directory / "emit.cl"), "--global", "64", "--local", "64",
+              "--arg", "in=range:64", "--arg", "out=zeros:64", "-o", str(directory / "emit.sqlite"))
+    (directory / "emit.cl").unlink()
+    write_synthetic_trace(directory / "synthetic.sqlite", tasks=500)
+    catalog = app.server.config["GPUSCOPE_CATALOG"]
+    saved = dict(catalog.__dict__)
+    catalog.__init__(trace_dir=directory)
+    yield app, directory
+    catalog.__dict__.update(saved)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _graphs(component):
+    found = {}
+
+    def walk(node):
+        if isinstance(node, (list, tuple)):
+            for n in node:
+                walk(n)
+        elif node is not None and hasattr(node, "to_plotly_json"):
+            if type(node).__name__ == "Graph":
+                found[node.id] = node.figure
+            walk(getattr(node, "children", None))
+    walk(component)
+    return found
+
+
+def test_v2_page_shows_launch_facts_source_and_both_views(app):
+    page = _render(app[0], "kernel", trace="v2.sqlite", launch="0")
+    text = _texts(page)
+    for fact in ("NDRange", "512", "Work-group size", "128", "Simulated time",
+                 "Bank conflicts:", "Branching view", "Proxy warps"):
+        assert fact in text, fact
+    assert "for (int s = 1; s < get_local_size(0); s = s * 2) {" in text
+    graphs = _graphs(page)
+    assert {"kv-memory-0", "kv-banks-0", "kv-histogram", "kv-donuts"} <= set(graphs)
+    assert "kv-image" not in graphs  # a 1-D launch has no image
+    memory = graphs["kv-memory-0"]
+    assert [t["name"] for t in memory["data"]] == ["read", "write", "barrier"]
+    banks = graphs["kv-banks-0"]["data"][0]
+    assert len(banks["x"]) == 32 and sum(banks["y"]) > 0
+    # Donuts are sorted by the warps they stand for (4 groups of 2 wavefronts in all),
+    # and each covers a whole wavefront.
+    centres = [int(a["text"].strip("<b>/")) for a in graphs["kv-donuts"]["layout"]["annotations"]]
+    assert centres == sorted(centres, reverse=True) and sum(centres) == 4 * 2
+    assert all(sum(d["values"]) == 64 for d in graphs["kv-donuts"]["data"])
+
+
+def test_second_launch_and_component_link(app):
+    text = _texts(_render(app[0], "kernel", trace="v2.sqlite", launch="1"))
+    assert "launch 1" in text and "launch 0" in text
+    views = kernel_views.build(app[1] / "v2.sqlite", 0)
+    key, loc, _start, _end = views.task
+    component = _texts(_render(app[0], "component", trace="v2.sqlite", loc=loc, task=str(key)))
+    assert "kernel views of this launch" in component
+
+
+def test_a_2d_launch_shows_its_work_items_as_an_image(app):
+    graphs = _graphs(_render(app[0], "kernel", trace="sobel.sqlite"))
+    image = graphs["kv-image"]
+    assert image["data"][0]["z"]["shape"] == "16, 32"
+    assert image["data"][1]["meta"] == ["paint"]
+
+
+def test_emit_and_bind_give_one_debug_chart_per_bind(app):
+    page = _render(app[0], "kernel", trace="emit.sqlite")
+    graphs = _graphs(page)
+    area, bars = graphs["kv-debug-0"], graphs["kv-debug-1"]
+    assert [t["name"] for t in area["data"]] == ["doubled", "kept"]
+    assert all(t.get("stackgroup") == "emit" for t in area["data"])
+    assert area["data"][0]["y"] == [2.0 * i for i in range(64)]
+    assert bars["data"][0]["type"] == "bar" and bars["data"][0]["y"] == list(map(float, range(64)))
+    assert "No @watch array" in _texts(page)
+
+
+@pytest.mark.parametrize("query, fragment", [
+    (dict(trace="v2.sqlite", launch="x"), "launch='x'"),
+    (dict(trace="v2.sqlite", launch="9"), "no kernel launch 9"),
+    (dict(trace="synthetic.sqlite"), "holds no kernel records"),
+    (dict(trace="v2.sqlite", run="../../etc"), "not an edited run"),
+    (dict(trace="v2.sqlite", run="0123456789abcdef"), "edited run is gone"),
+    (dict(trace="nope.sqlite"), "no trace named"),
+])
+def test_bad_kernel_urls_give_messages(app, query, fragment):
+    assert fragment in _texts(_render(app[0], "kernel", **query))
+
+
+# -- edit and run ------------------------------------------------------------------------
+ARRAYS = [("g_idata", "global", "float", 4, 512, 0, 0), ("g_odata", "global", "float", 4, 4,
+                                                          4096, 0),
+          ("sdata", "local", "float", 4, 128, 0, 1)]
+ARGS = json.dumps({"g_idata": {"buffer": "input", "base": 0, "bytes": 2048, "dtype": "float32"},
+                   "g_odata": {"buffer": "p", "base": 4096, "bytes": 16, "dtype": "float32"},
+                   "n": 512, "sdata": {"local": 128}})
+
+
+def test_scaled_args_follow_the_ndrange():
+    assert kernel_runner.scaled_args(ARGS, ARRAYS, [512], (256,)) == (
+        ("g_idata", "random:256"), ("g_odata", "random:2"), ("n", "256"), ("sdata", "local:128"))
+    sobel = json.dumps({"in": {"buffer": "i"}, "width": 32, "height": 16, "tile": {"local": 180}})
+    assert kernel_runner.scaled_args(sobel, [("in", "global", "float", 4, 512, 0, 0)],
+                                     [32, 16], (64, 32)) == (
+        ("in", "random:2048"), ("width", "64"), ("height", "32"), ("tile", "local:180"))
+
+
+def test_size_options_are_whole_work_groups_and_small():
+    options = kernel_runner.size_options([25600], [64])
+    assert options[0] == (64,) and (25600,) in options
+    assert all(d[0] % 64 == 0 and d[0] <= kernel_runner.MAX_WORK_ITEMS for d in options)
+    assert (16, 8) in kernel_runner.size_options([32, 16], [16, 8])
+    assert (10 ** 6,) not in kernel_runner.size_options([10 ** 6], [256])
+
+
+def _spec(source, args=(("g_idata", "random:256"), ("g_odata", "random:2"), ("n", "256"),
+                        ("sdata", "local:128"))):
+    return kernel_runner.RunSpec(source=source, kernel="reduce", global_size=(256,),
+                                 local_size=(128,), args=args)
+
+
+def test_an_edited_v3_runs_into_a_trace_without_conflicts():
+    run_id, path, _seconds = kernel_runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))
+    assert kernel_runner.run_path(run_id) == path
+    views = kernel_views.build(path, 0)
+    assert views.memory[0].found.conflicted == 0 and views.memory[0].found.instructions > 0
+    # The same run again is the same trace, not a second run.
+    assert kernel_runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
+
+
+def test_a_syntax_error_comes_back_with_line_and_column():
+    source = (BUILTIN / "reduction_v3.cl").read_text().replace("int i = get_global_id(0);",
+                                                                "int i = get_global_id(0)")
+    with pytest.raises(kernel_runner.RunError) as err:
+        kernel_runner.run(_spec(source))
+    line = source.split("\n").index("    int i = get_global_id(0)") + 1
+    assert err.value.line in (line, line + 1) and err.value.col >= 1
+    assert str(err.value).startswith(f"kernel.cl:{err.value.line}:")
+    assert "Traceback" not in str(err.value)
+
+
+def test_a_kernel_that_never_ends_is_stopped_by_the_timeout():
+    endless = ("kernel void reduce(global float *g_idata, global float *g_odata, int n,"
+               " local float *sdata)\n{\n    int k = 0;\n    while (k >= 0) { k = k + 1; }\n}\n")
+    with pytest.raises(kernel_runner.RunError, match="longer than 3 s"):
+        kernel_runner.run(_spec(endless), timeout=3)
+    # Nothing of the stopped run is left behind: no work directory, no partial trace.
+    assert all(p.is_file() and kernel_runner.RUN_ID.match(p.name.split(".")[0])
+               for p in kernel_runner.scratch_dir().iterdir())
+
+
+def test_the_child_limits_bound_memory():
+    child = subprocess.run([sys.executable, "-c", "bytearray(%d)" % (kernel_runner.MEMORY_BYTES
+                                                                     + (1 << 30))],
+                           preexec_fn=kernel_runner._limits, capture_output=True, text=True)
+    assert child.returncode != 0 and "MemoryError" in child.stderr
