@@ -52,11 +52,10 @@ def test_secondary_runs_after_primary_scheduled_later_at_same_time(eng):
     log = []
 
     class Chain(eng.Handler):
-        def handle(self, kind, arg):
+        def handle(self, kind, arg):  # returns None, as plain Python handlers do
             log.append(arg)
             if arg == "a":  # a primary event at the same time, scheduled after the secondary
                 engine.schedule(engine.now, self, 0, "b")
-            return 0
 
     chain = Chain()
     engine.schedule(3, chain, 0, "end-of-cycle", priority=eng.SECONDARY)

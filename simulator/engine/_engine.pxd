@@ -14,7 +14,7 @@ cdef struct Event:
 
 
 cdef class Handler:
-    cpdef int handle(self, int kind, object arg) except -1
+    cpdef handle(self, int kind, object arg)
 
 
 cdef class Engine:
@@ -43,7 +43,7 @@ cdef class TickingComponent(Handler):
     cpdef int wake_at(self, int64_t time) except -1
     cpdef int wake(self) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
-    cpdef int receive(self, int kind, object arg) except -1
+    cpdef receive(self, int kind, object arg)
 
 
 cdef class Buffer:

@@ -31,7 +31,7 @@ cdef inline bint _before(Event* a, Event* b) noexcept nogil:
 cdef class Handler:
     """Anything an event can be delivered to."""
 
-    cpdef int handle(self, int kind, object arg) except -1:
+    cpdef handle(self, int kind, object arg):
         raise NotImplementedError
 
 
@@ -172,7 +172,7 @@ cdef class TickingComponent(Handler):
         """Tick in the next cycle (akita's ``TickLater``)."""
         return self.wake_at(self.engine.now + 1)
 
-    cpdef int handle(self, int kind, object arg) except -1:
+    cpdef handle(self, int kind, object arg):
         cdef int64_t now, following
         if kind != TICK_KIND:
             return self.receive(kind, arg)
@@ -184,13 +184,12 @@ cdef class TickingComponent(Handler):
         following = self.tick(now)
         if following >= 0:
             self.wake_at(following)
-        return 0
 
     cpdef int64_t tick(self, int64_t now) except? -2:
         """One cycle of work; return the next time to tick (> now) or -1 to sleep."""
         return -1
 
-    cpdef int receive(self, int kind, object arg) except -1:
+    cpdef receive(self, int kind, object arg):
         """A timed event other than a tick (for example a response arriving)."""
         raise NotImplementedError(f"{self.name} got an unexpected event of kind {kind}")
 
@@ -257,8 +256,7 @@ cdef class TimeoutProcess(Handler):
         if count > 0:
             engine.schedule(engine.now + delay, self)
 
-    cpdef int handle(self, int kind, object arg) except -1:
+    cpdef handle(self, int kind, object arg):
         self.done += 1
         if self.done < self.count:
             self.engine.schedule(self.engine.now + self.delay, self)
-        return 0

@@ -218,7 +218,7 @@ cdef class CommandProcessor(TickingComponent):
             return now + 1
         return -1
 
-    cpdef int receive(self, int kind, object arg) except -1:
+    cpdef receive(self, int kind, object arg):
         cdef MapWG msg = <MapWG>arg
         cdef int64_t now = self.engine.now
         self._release(msg.cu, msg.stream, msg.simds)
@@ -230,7 +230,6 @@ cdef class CommandProcessor(TickingComponent):
             self.wake()
         elif self.in_flight == 0:
             self._end_kernel(now)
-        return 0
 
     cdef int _end_kernel(self, int64_t now) except -1:
         self.kernel_done = True

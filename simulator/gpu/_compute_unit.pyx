@@ -388,7 +388,7 @@ cdef class ComputeUnit(TickingComponent):
         return best
 
     # -- memory responses -------------------------------------------------------------
-    cpdef int receive(self, int kind, object arg) except -1:
+    cpdef receive(self, int kind, object arg):
         cdef MemRequest req = <MemRequest>arg
         cdef int64_t now = self.engine.now
         cdef VmemInst inst
@@ -398,7 +398,7 @@ cdef class ComputeUnit(TickingComponent):
         inst = <VmemInst>req.payload
         inst.pending -= 1
         if inst.pending:
-            return 0
+            return
         if self.trace_inst:
             self.tracer.end_task(inst.task, now)
         wf = inst.wf
@@ -413,4 +413,3 @@ cdef class ComputeUnit(TickingComponent):
         elif wf.state == ENDING and wf.loads == 0 and wf.stores == 0:
             self._finish(wf, now)
             self.wake()
-        return 0

@@ -263,7 +263,7 @@ cdef class L2Bank(TickingComponent):
             return now + 1
         return -1
 
-    cpdef int receive(self, int kind, object arg) except -1:
+    cpdef receive(self, int kind, object arg):
         cdef MemRequest req = <MemRequest>arg
         cdef MemRequest original
         cdef int64_t now = self.engine.now
@@ -272,7 +272,7 @@ cdef class L2Bank(TickingComponent):
         if self.tracer is not None:
             self.tracer.trace_req_finalize(req.req_out, now)
         if req.write:
-            return 0
+            return
         index = req.payload
         waiting = self.mshr.pop(index)
         evicted = self.tags.fill(index, False)
@@ -281,7 +281,6 @@ cdef class L2Bank(TickingComponent):
         for original in waiting:
             self._respond(original, now + 1)
         self.wake()
-        return 0
 
 
 cdef class L1VCache(TickingComponent):
@@ -386,7 +385,7 @@ cdef class L1VCache(TickingComponent):
             return now + 1
         return -1
 
-    cpdef int receive(self, int kind, object arg) except -1:
+    cpdef receive(self, int kind, object arg):
         cdef MemRequest down = <MemRequest>arg
         cdef MemRequest original
         cdef int64_t now = self.engine.now
@@ -402,4 +401,3 @@ cdef class L1VCache(TickingComponent):
             for original in waiting:
                 self._respond(original, now + 1)
         self.wake()
-        return 0
