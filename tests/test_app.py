@@ -200,3 +200,19 @@ def test_gunicorn_entry_point_builds_the_app_from_the_environment(tmp_path):
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['exact.sqlite']"
+
+
+def test_csv_downloads_name_the_view_and_hold_its_data(app):
+    import importlib
+
+    overview = importlib.import_module("dashapp.pages.overview")
+    component = importlib.import_module("dashapp.pages.component")
+    with app.server.test_request_context("/"):
+        ov = overview.download_csv(1, "?trace=synthetic.sqlite&filter=L2%5C%5B1")
+        cv = component.download_csv(1, "?trace=exact.sqlite&loc=GPU.L2%5B0%5D")
+    assert ov["filename"] == "synthetic.sqlite-overview-page1.csv"
+    assert {line.split(",")[0] for line in ov["content"].splitlines()[1:]} == {
+        "GPU.L2[1]", "GPU.L2[10]", "GPU.L2[11]", "GPU.L2[12]", "GPU.L2[13]", "GPU.L2[14]",
+        "GPU.L2[15]"}
+    assert cv["filename"].startswith("exact.sqlite-GPU.L2_0_-") and cv["filename"].endswith(".csv")
+    assert len(cv["content"].splitlines()) == 1 + 3  # header + the three tasks at GPU.L2[0]
