@@ -85,3 +85,65 @@ def test_integer_expressions_match_c(expression, seed):
     expected = [reference(int(x), int(y)) for x, y in zip(a, b)]
     np.testing.assert_array_equal(out.array, np.array(expected, dtype=np.int64).astype(np.int32),
                                   err_msg=text)
+
+
+def _mixed_binary(op):
+    """C's usual arithmetic conversions: int op float is computed in float."""
+    def build(left, right):
+        (lt, lty, lf), (rt, rty, rf) = left, right
+        ty = "float" if "float" in (lty, rty) else "int"
+        if op == "/" and ty == "int":
+            rt = f"((({rt}) | 1) & 0xFF)"
+            rf = (lambda a, k, f=rf: (f(a, k) | 1) & 0xFF)
+
+        def fn(a, k, lf=lf, rf=rf):
+            x, y = lf(a, k), rf(a, k)
+            if ty == "float":
+                x, y = np.float32(x) if np.ndim(x) == 0 else x.astype(np.float32), \
+                    np.float32(y) if np.ndim(y) == 0 else y.astype(np.float32)
+                return {"+": x + y, "-": x - y, "*": x * y, "/": x / y}[op].astype(np.float32)
+            x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+            result = {"+": x + y, "-": x - y, "*": x * y,
+                      "/": np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))}[op]
+            return wrap(result).astype(np.int32)
+        return f"({lt} {op} {rt})", ty, fn
+    return build
+
+
+MIXED_LEAVES = st.sampled_from([
+    ("a", "float", lambda a, k: a), ("k", "int", lambda a, k: k),
+    ("2", "int", lambda a, k: np.int32(2)), ("0.5f", "float", lambda a, k: np.float32(0.5)),
+])
+
+
+def _mixed_extend(children):
+    binaries = st.tuples(st.sampled_from(["+", "-", "*", "/"]), children, children).map(
+        lambda t: _mixed_binary(t[0])(t[1], t[2]))
+    to_int = children.map(lambda c: (f"((int)({c[0]}))", "int",
+                                     lambda a, k, f=c[2]: np.trunc(f(a, k)).astype(np.int32)
+                                     if c[1] == "float" else f(a, k)))
+    to_float = children.map(lambda c: (f"((float)({c[0]}))", "float",
+                                       lambda a, k, f=c[2]: np.asarray(f(a, k)).astype(np.float32)))
+    return st.one_of(binaries, to_int, to_float)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.recursive(MIXED_LEAVES, _mixed_extend, max_leaves=6), st.integers(0, 2**32 - 1))
+def test_mixed_int_float_expressions_follow_the_usual_conversions(expression, seed):
+    text, ty, reference = expression
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-100, 100, size=64).astype(np.float32)
+    k = rng.integers(-1000, 1000, size=64).astype(np.int32)
+    program = compile_source("mixed.cl", f"""kernel void m(global const float *A, global const int *K, global float *out)
+{{
+    int i = get_global_id(0);
+    float a = A[i];
+    int k = K[i];
+    out[i] = (float)({text});
+}}""")
+    mem = Memory()
+    out = mem.buffer("out", np.zeros(64, np.float32))
+    launch(program, None, (64,), (64,), {"A": mem.buffer("A", a), "K": mem.buffer("K", k), "out": out})
+    with np.errstate(all="ignore"):
+        expected = np.broadcast_to(np.asarray(reference(a, k)), (64,)).astype(np.float32)
+    np.testing.assert_array_equal(out.array, expected, err_msg=f"{text} ({ty})")
