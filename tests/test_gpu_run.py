@@ -208,3 +208,24 @@ def test_a_real_sigint_stops_between_events(tmp_path):
     assert completed == 0 and open_tasks == 1
     assert len(tables["task"]) == stop.value.result.tasks  # nothing lost mid-call
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_purepython_environment_selects_the_reference(monkeypatch):
+    import importlib
+
+    from simulator.gpu import platform
+
+    monkeypatch.setenv("SIMULATOR_PUREPYTHON", "1")
+    assert platform.default_implementation() == "python"
+    gpu = platform.GPU(tiny_config())
+    assert gpu.implementation == "python"
+    assert type(gpu.engine).__module__ == "simulator.engine.engine"
+    import simulator.engine as engine_package
+    try:
+        assert importlib.reload(engine_package).IMPLEMENTATION == "python"
+    finally:
+        monkeypatch.delenv("SIMULATOR_PUREPYTHON")
+        importlib.reload(engine_package)
+    if cython_available():
+        assert platform.default_implementation() == "cython"
+        assert type(platform.GPU(tiny_config()).engine).__module__ == "simulator.engine._engine"
