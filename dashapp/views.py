@@ -90,6 +90,8 @@ def overview(path, state, points=OVERVIEW_POINTS):
     except FilterError as err:
         messages.append(f"{err} Showing every component.")
         locs = ordered_locations(meta, state.sort)
+    if not locs:
+        messages.append(f"No component matches the filter {state.filter!r}.")
     pages = max(1, math.ceil(len(locs) / PAGE_SIZE))
     page = state.page
     if page > pages:

@@ -138,6 +138,8 @@ def test_overview_pages_sort_and_report_counts(tmp_path):
     busy = [c.location.busy_ps for c in by_load.charts]
     assert busy == sorted(busy, reverse=True)
     assert busy[0] == max(loc.busy_ps or 0 for loc in meta.locations)
+    none = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter="NoSuchUnit"))
+    assert none.charts == [] and "No component matches" in none.messages[0]
     beyond = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter="L2", page=5))
     assert beyond.state.page == 1 and "no page 5" in beyond.messages[0]
 

@@ -141,6 +141,14 @@ def test_catalog_lists_only_its_own_files(exact):
             cat.path(name)
 
 
+def test_a_single_trace_catalog_serves_only_that_file(exact, tmp_path):
+    (tmp_path / "other.sqlite").write_bytes(b"")
+    cat = Catalog(trace=exact)
+    assert cat.names() == ["exact.sqlite"] and cat.default() == "exact.sqlite"
+    with pytest.raises(UnknownTrace):
+        cat.path("other.sqlite")
+
+
 def test_natural_order():
     names = ["CU[10]", "CU[2]", "L2[1]", "CU[1]"]
     assert sorted(names, key=natural_key) == ["CU[1]", "CU[2]", "CU[10]", "L2[1]"]
