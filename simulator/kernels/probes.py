@@ -52,10 +52,7 @@ class Probes:
 
     # -- observations from the executor ------------------------------------------
     def access(self, kind, line, lanes, array, element, address, lds):
-        if not self.watch_enabled or not lanes.n:
-            return
-        if self.accesses + lanes.n > self.max_accesses:
-            self.truncated["accesses"] = True
+        if not lanes.n or not self._room(lanes.n):
             return
         idx = lanes.idx
         group = idx // self.geometry.slots_per_group
@@ -67,6 +64,16 @@ class Probes:
         self.seq += 1
         self.accesses += lanes.n
 
+    def _room(self, n):
+        """May ``n`` more watched-access rows be recorded? Past the limit, nothing more is,
+        so what is kept is a prefix in time."""
+        if not self.watch_enabled or self.truncated["accesses"]:
+            return False
+        if self.accesses + n > self.max_accesses:
+            self.truncated["accesses"] = True
+            return False
+        return True
+
     def barrier(self, line, lanes, watching):
         """All lanes in ``lanes`` passed a barrier: their groups' logical time advances.
 
@@ -76,7 +83,7 @@ class Probes:
         if not lanes.n:
             return
         touched = sorted_unique(lanes.idx // self.geometry.slots_per_group)
-        if watching and self.watch_enabled and self.accesses + len(touched) <= self.max_accesses:
+        if watching and self._room(len(touched)):
             none = np.full(len(touched), -1, np.int64)
             self.access_chunks.append((self.seq, self.epoch[touched], touched * self.geometry.slots_per_group,
                                        BARRIER, line, "", none, none, none))
@@ -85,10 +92,10 @@ class Probes:
         self.epoch[touched] += 1
 
     def branch(self, node, lanes, bits):
-        if not self.branches_enabled or not lanes.n:
+        if not self.branches_enabled or not lanes.n or self.truncated["branches"]:
             return
         if self.branch_bits + lanes.n > self.max_branch_bits:
-            self.truncated["branches"] = True
+            self.truncated["branches"] = True   # streams stay prefixes of the real ones
             return
         bits = np.broadcast_to(np.asarray(bits) != 0, (lanes.n,))
         self.branch_chunks.append((node, lanes.idx, bits))
