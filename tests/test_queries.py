@@ -141,8 +141,10 @@ def test_catalog_lists_only_its_own_files(exact):
             cat.path(name)
 
 
-def test_a_single_trace_catalog_serves_only_that_file(exact, tmp_path):
-    (tmp_path / "other.sqlite").write_bytes(b"")
+def test_a_single_trace_catalog_serves_only_that_file(tmp_path):
+    exact = write_exact_trace(tmp_path / "exact.sqlite")
+    write_exact_trace(tmp_path / "other.sqlite")  # a sibling that must stay hidden
+    assert Catalog(trace_dir=tmp_path).names() == ["exact.sqlite", "other.sqlite"]
     cat = Catalog(trace=exact)
     assert cat.names() == ["exact.sqlite"] and cat.default() == "exact.sqlite"
     with pytest.raises(UnknownTrace):
