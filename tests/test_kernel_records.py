@@ -191,3 +191,18 @@ def test_records_are_deterministic(tmp_path):
                               "kernel_proxy_warp", "kernel_array")}
 
     assert dump("a") == dump("b")
+
+
+def test_record_only_writes_a_finished_trace_without_the_timing_model(tmp_path):
+    from simulator.kernels.session import record_only
+
+    workload = WORKLOADS["reduction-v1"](seed=2, size=1000, local=64)
+    path = tmp_path / "functional.sqlite"
+    launches, _ = record_only(workload, path, KernelRecorder(), command="test")
+    workload.check()
+    db = sqlite3.connect(path)
+    assert launches == 2
+    assert db.execute("SELECT completed, finalized, workload FROM run").fetchone() == (1, 1, "reduction-v1")
+    assert db.execute("SELECT count(*) FROM kernel_launch").fetchone()[0] == 2
+    assert db.execute("SELECT count(*) FROM kernel_access").fetchone()[0] > 0
+    assert not list(tmp_path.glob(".*partial*"))
