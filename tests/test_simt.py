@@ -395,3 +395,23 @@ def test_atomic_update_matches_a_sequential_loop():
         old = atomic_update(data, positions, values, op)
         np.testing.assert_array_equal(old, expected_old, err_msg=op)
         np.testing.assert_array_equal(data, expected_data, err_msg=op)
+
+
+def test_component_writes_under_a_partial_mask():
+    out = np.zeros(64 * 4, dtype=np.float32)
+    _, r = run("""kernel void k(global float4 *out)
+{
+    int i = get_global_id(0);
+    float4 v = (float4)(0.0f);
+    if (i % 2 == 0) {
+        v.xy = (float2)(1.0f, 2.0f);
+        out[i].zw = (float2)(5.0f, 6.0f);
+    }
+    v.w += 3.0f;
+    out[i].xy = v.xy;
+    out[i].s2 += v.w;
+}""", (64,), (64,), out=out)
+    got = r["out"].reshape(64, 4)
+    even = np.arange(64) % 2 == 0
+    np.testing.assert_array_equal(got[even], np.tile([1, 2, 8, 6], (32, 1)))
+    np.testing.assert_array_equal(got[~even], np.tile([0, 0, 3, 0], (32, 1)))

@@ -143,8 +143,7 @@ class Executor:
             if comps is None:
                 store[lanes.sel] = value
             else:
-                sel = lanes.sel
-                store[sel, comps[0] if len(comps) == 1 else comps] = value
+                store[_components(lanes.sel, comps)] = value
         elif comps is None:
             self.env[name] = value
         else:
@@ -166,8 +165,7 @@ class Executor:
         self.wait_for(s.index, lanes)
         positions, addresses = self.memory.locate(s, region, index, lanes, "write")
         if s.comps is not None:
-            comps = s.comps[0] if len(s.comps) == 1 else s.comps
-            region.data[positions, comps] = value
+            region.data[_components(positions, s.comps)] = value
         else:
             region.data[positions] = value
         self.memory_record(s, region, lanes, addresses, index, True)
@@ -490,6 +488,16 @@ class Executor:
         if self.probes is not None and region.owner in self.watched:
             self.probes.access(WRITE if write else READ, node.line, lanes, region.owner,
                                np.asarray(index) * region.scale, addresses, region.space == "local")
+
+
+def _components(rows, comps):
+    """Index of components ``comps`` of ``rows`` (a slice, index array or single index)
+    in an (n, width) array: one row per lane, each lane's own components."""
+    if len(comps) == 1:
+        return rows, comps[0]
+    if isinstance(rows, slice) or np.ndim(rows) == 0:
+        return rows, comps
+    return np.ix_(rows, comps)
 
 
 def _widen(*typed):
