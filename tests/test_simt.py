@@ -415,3 +415,42 @@ def test_component_writes_under_a_partial_mask():
     even = np.arange(64) % 2 == 0
     np.testing.assert_array_equal(got[even], np.tile([1, 2, 8, 6], (32, 1)))
     np.testing.assert_array_equal(got[~even], np.tile([0, 0, 3, 0], (32, 1)))
+
+
+def test_vector_expressions_mix_uniform_and_per_lane_values():
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    out = np.zeros(64 * 8, dtype=np.float32)
+    _, r = run("""kernel void k(global const float *x, global float *out)
+{
+    int i = get_global_id(0);
+    float s = x[i];
+    float4 c = (float4)(1.0f, 2.0f, 3.0f, 4.0f);
+    float4 v = c * s + 0.5f;
+    float4 m = min(v, 1.0f);
+    int4 lt = v < c;
+    float4 pick = select(c, v, lt);
+    float4 q = (s > 0.0f) ? v : c;
+    int4 t = convert_int4(v * 2.0f);
+    float base = dot(c, v) + length(c);
+    out[i * 8 + 0] = base;
+    out[i * 8 + 1] = m.x + m.w;
+    out[i * 8 + 2] = (float)(lt.x + lt.y + lt.z + lt.w);
+    out[i * 8 + 3] = pick.y;
+    out[i * 8 + 4] = q.z;
+    out[i * 8 + 5] = (float)(t.x * 1000 + t.w);
+    out[i * 8 + 6] = ((float4)(v.xy, -s, s)).z;
+    out[i * 8 + 7] = as_float(as_uint(s));
+}""", (64,), (64,), x=x, out=out)
+    got = r["out"].reshape(64, 8)
+    c = np.array([1, 2, 3, 4], np.float32)
+    v = c[None, :] * x[:, None] + np.float32(0.5)
+    lt = v < c
+    np.testing.assert_allclose(got[:, 0], (v * c).sum(1) + np.sqrt(np.float32(30)), rtol=1e-6)
+    np.testing.assert_array_equal(got[:, 1], np.minimum(v, 1)[:, 0] + np.minimum(v, 1)[:, 3])
+    np.testing.assert_array_equal(got[:, 2], -lt.sum(1))       # vector true is -1
+    np.testing.assert_array_equal(got[:, 3], np.where(lt, v, c)[:, 1])
+    np.testing.assert_array_equal(got[:, 4], np.where(x > 0, v[:, 2], 3))
+    t = np.trunc(v * 2).astype(np.int32)
+    np.testing.assert_array_equal(got[:, 5], t[:, 0] * 1000 + t[:, 3])
+    np.testing.assert_array_equal(got[:, 6], -x)
+    np.testing.assert_array_equal(got[:, 7], x)
