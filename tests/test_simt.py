@@ -454,3 +454,30 @@ def test_vector_expressions_mix_uniform_and_per_lane_values():
     np.testing.assert_array_equal(got[:, 5], t[:, 0] * 1000 + t[:, 3])
     np.testing.assert_array_equal(got[:, 6], -x)
     np.testing.assert_array_equal(got[:, 7], x)
+
+
+def test_two_dimensional_local_tiles_and_private_vector_arrays():
+    n = 32
+    matrix = np.arange(n * n, dtype=np.float32)
+    out = np.zeros_like(matrix)
+    res, r = run("""#define TILE 16
+kernel void k(global const float *in, global float *out, int n)
+{
+    local float tile[TILE][TILE + 1];
+    float4 parts[2];
+    int x = get_global_id(0), y = get_global_id(1);
+    int lx = get_local_id(0), ly = get_local_id(1);
+    tile[ly][lx] = in[y * n + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    parts[0] = (float4)(tile[lx][ly]);
+    parts[1] = parts[0] * 2.0f;
+    int ox = get_group_id(1) * TILE + lx, oy = get_group_id(0) * TILE + ly;
+    out[oy * n + ox] = parts[1].w - parts[0].x;
+}""", (n, n), (16, 16), **{"in": matrix, "out": out, "n": n})
+    np.testing.assert_array_equal(r["out"].reshape(n, n), matrix.reshape(n, n).T)
+    lds = np.concatenate([w.insts for g in res.work_groups for w in g.wavefronts])
+    lds = lds[lds["unit"] == Unit.LDS]
+    # A half-wavefront covers two 16-wide rows; with the +1 padding, row 1 wraps onto
+    # bank 0 once (2-way) for the writes and the transposed reads alike. Without the
+    # padding the transposed read would put 16 lanes on 4 banks (8-way).
+    assert lds["passes"].max() == 2
