@@ -170,6 +170,11 @@ def test_run_command_rejects_bad_options(tmp_path, capsys):
     assert "unknown parameter 'l2.bankz'" in capsys.readouterr().err
     assert main(["run", "vectoradd", "--trace-level", "instructions", "--no-progress"]) == 2
     assert "unknown trace level" in capsys.readouterr().err
+    out = tmp_path / "never.sqlite"
+    assert main(["run", "vectoradd", "--size", "1024", "--set", "cu.wf_slots_per_simd=1",
+                 "--set", "cu.simds=1", "--local", "256", "--no-progress", "-o", str(out)]) == 2
+    assert "cannot fit on an empty CU" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_background_writer_reports_errors_in_order(tmp_path):

@@ -102,6 +102,9 @@ def _run(args):
                                        trace_level=args.trace_level, window=args.window,
                                        progress=not args.no_progress, command=command,
                                        seed=args.seed)
+    except ValueError as exc:  # a configuration or work-group the model cannot build or place
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except SimulationInterrupted as stop:
         _report(stop.result)
         if stop.result.trace_path:
