@@ -30,9 +30,23 @@ MEMORY_CUSTOM = ("bank", "address", "line", "element", "degree")
 CHART_CLASSES = ("lineChart", "scatterPlot", "multiBarChart", "stackedAreaChart")
 
 
-def typed(values, dtype=np.int32):
-    """A Plotly typed-array spec of ``values`` (1-D or 2-D)."""
-    arr = np.ascontiguousarray(values, dtype=dtype)
+def _narrowest(arr):
+    """The smallest integer type holding every value of ``arr`` (halves what is sent)."""
+    lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+    for dtype in (np.int8, np.uint8, np.int16, np.uint16, np.int32):
+        info = np.iinfo(dtype)
+        if info.min <= lo and hi <= info.max:
+            return dtype
+    return np.float64  # Plotly has no 64-bit integer arrays; doubles are exact to 2**53
+
+
+def typed(values, dtype=None):
+    """A Plotly typed-array spec of ``values`` (1-D or 2-D); integers in the narrowest
+    type that holds them unless ``dtype`` is given."""
+    arr = np.asarray(values)
+    if dtype is None:
+        dtype = _narrowest(arr) if arr.dtype.kind in "iub" else np.float64
+    arr = np.ascontiguousarray(arr, dtype=dtype)
     spec = {"dtype": arr.dtype.str.lstrip("<|="), "bdata": base64.b64encode(arr.tobytes())
             .decode("ascii")}
     if arr.ndim > 1:

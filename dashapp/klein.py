@@ -92,7 +92,9 @@ def barrier_segments(acc, layout):
     ids of the work-group that passed it (one run per group in 1-D, one per row of a 2-D
     group), so a barrier covers exactly the work-items that reached it."""
     events = acc.kind != BARRIER
-    pairs = np.unique(np.stack([acc.work_group[events], acc.work_item[events]], axis=1), axis=0)
+    items = int(acc.work_item[events].max()) + 1 if events.any() else 1
+    keys = np.unique(acc.work_group[events] * items + acc.work_item[events])
+    pairs = np.stack([keys // items, keys % items], axis=1)
     bars = np.flatnonzero(~events)
     if len(bars) == 0 or len(pairs) == 0:
         return np.zeros((0, 4), dtype=np.int64)
@@ -102,21 +104,31 @@ def barrier_segments(acc, layout):
     first = np.flatnonzero(starts)
     last = np.append(first[1:], len(pairs)) - 1
     runs = np.stack([pairs[first, 0], pairs[first, 1], pairs[last, 1]], axis=1)
-    out = []
-    for row in bars:
-        mine = runs[runs[:, 0] == acc.work_group[row]]
-        y = layout.barrier_y[acc.epoch[row]]
-        out += [(lo, hi, y, acc.line[row]) for _, lo, hi in mine]
-    return np.asarray(out, dtype=np.int64).reshape(-1, 4)
+    # Runs are sorted by group: each barrier row takes the slice of its group's runs.
+    lo = np.searchsorted(runs[:, 0], acc.work_group[bars], side="left")
+    hi = np.searchsorted(runs[:, 0], acc.work_group[bars], side="right")
+    take = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if len(bars) else []
+    reps = hi - lo
+    return np.stack([runs[take, 1], runs[take, 2],
+                     np.repeat(layout.barrier_y[acc.epoch[bars]], reps),
+                     np.repeat(acc.line[bars], reps)], axis=1).astype(np.int64).reshape(-1, 4)
 
 
 # -- banks and conflicts -----------------------------------------------------------------
+def _combined(*columns):
+    """One int64 key per row that orders and compares like the tuple of the (non-negative)
+    ``columns``: a 1-D sort is several times faster than ``np.unique(axis=0)``."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for col in columns:
+        key = key * (int(col.max()) + 1 if len(col) else 1) + col
+    return key
+
+
 def _group_ids(*columns):
-    """Dense ids of the distinct tuples of ``columns`` (row-aligned int arrays)."""
+    """Dense ids of the distinct tuples of ``columns`` (row-aligned non-negative ints)."""
     if len(columns[0]) == 0:
         return np.zeros(0, dtype=np.int64)
-    _, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
-    return inverse.reshape(-1)
+    return np.unique(_combined(*columns), return_inverse=True)[1].reshape(-1)
 
 
 def conflicts(acc):
@@ -130,8 +142,9 @@ def conflicts(acc):
     # One half-wavefront instruction: same group, same issue, same 32-lane half.
     half = _group_ids(acc.work_group[lds], acc.seq[lds], acc.local_id[lds] // HALF_WAVE)
     dword = acc.address[lds] // 4
-    distinct = np.unique(np.stack([half, dword], axis=1), axis=0)
-    pair = distinct[:, 0] * BANKS + distinct[:, 1] % BANKS
+    words = int(dword.max()) + 1
+    distinct = np.unique(half * words + dword)
+    pair = distinct // words * BANKS + distinct % words % BANKS
     pairs, per_pair = np.unique(pair, return_counts=True)
     row_pair = half * BANKS + acc.bank[lds]
     bank_degree[lds] = per_pair[np.searchsorted(pairs, row_pair)]
