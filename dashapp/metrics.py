@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import binning, queries
+from . import binning, queries, windows
 
 PS = 1e-12
 COLUMNS = ("req_in_started", "req_in_ended", "req_in_latency_ps", "task_ps", "buffer_ps",
@@ -142,7 +142,7 @@ def task_series(db, meta, loc, level, width, t0, t1):
     first, n = bin_range(t0, t1, width)
     lo, hi = first * width, (first + n) * width
     # end_ps > lo - 1 keeps tasks ending exactly at lo: their end event is in the first bin.
-    rows = queries.window_intervals(db, loc.id, loc.max_duration_ps or 0, lo - 1, hi)
+    rows = windows.intervals(db, meta, loc, lo - 1, hi)
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
     start, end, kind, parent_start = arr.T
     req_in = meta.category_mask("req_in")[kind]
@@ -202,8 +202,7 @@ def kind_density(db, meta, loc, t0, t1, points):
         return first, width, out
     width = base << wanted
     first, n = bin_range(t0, t1, width)
-    rows = queries.window_intervals(db, loc.id, loc.max_duration_ps or 0, first * width,
-                                    (first + n) * width)
+    rows = windows.intervals(db, meta, loc, first * width, (first + n) * width)
     arr = np.array(rows, dtype=np.int64).reshape(-1, 4)
     out = {}
     for kind in np.unique(arr[:, 2]).tolist():

@@ -169,33 +169,59 @@ def location_kind_totals(db, location):
 
 
 # -- raw tasks ---------------------------------------------------------------------------
-def window_tasks(db, location, max_duration_ps, t0, t1, limit):
-    """Tasks of a location overlapping [t0, t1), in start order, at most ``limit``.
+def window_tasks(db, location, short_ps, t0, t1, limit):
+    """Tasks of a location lasting at most ``short_ps`` that overlap [t0, t1), in start
+    order, at most ``limit``.
 
-    ``start_ps >= t0 - max_duration_ps`` bounds the index range scan on
-    (location, start_ps): no task here lasts longer than that.
+    ``start_ps >= t0 - short_ps`` bounds the index range scan on (location, start_ps).
+    Longer tasks are listed once per location by ``windows``.
     """
     return [Task(*r) for r in db.fetch(
         "SELECT " + TASK_COLUMNS + " FROM task WHERE location = ? AND start_ps >= ?"
-        " AND start_ps < ? AND end_ps > ? ORDER BY start_ps LIMIT ?",
-        (location, t0 - max_duration_ps, t1, t0, limit))]
+        " AND start_ps < ? AND end_ps > ? AND end_ps - start_ps <= ? ORDER BY start_ps LIMIT ?",
+        (location, t0 - short_ps, t1, t0, short_ps, limit))]
 
 
-def window_task_count(db, location, max_duration_ps, t0, t1, cap):
-    """How many tasks of a location overlap [t0, t1), counting at most ``cap``."""
+def window_task_count(db, location, short_ps, t0, t1, cap):
+    """How many tasks lasting at most ``short_ps`` overlap [t0, t1), counting at most ``cap``."""
     return db.fetch(
         "SELECT count(*) FROM (SELECT 1 FROM task WHERE location = ? AND start_ps >= ?"
-        " AND start_ps < ? AND end_ps > ? LIMIT ?)",
-        (location, t0 - max_duration_ps, t1, t0, cap))[0][0]
+        " AND start_ps < ? AND end_ps > ? AND end_ps - start_ps <= ? LIMIT ?)",
+        (location, t0 - short_ps, t1, t0, short_ps, cap))[0][0]
 
 
-def window_intervals(db, location, max_duration_ps, t0, t1):
-    """(start, end, kind, parent start or -1) of a location's tasks overlapping [t0, t1)."""
+def window_intervals(db, location, short_ps, t0, t1):
+    """(start, end, kind, parent start or -1) of a location's tasks lasting at most
+    ``short_ps`` that overlap [t0, t1)."""
     return [RawTask(*r) for r in db.fetch(
         "SELECT t.start_ps, t.end_ps, t.kind, coalesce(p.start_ps, -1) FROM task t"
         " LEFT JOIN task p ON p.id = t.parent WHERE t.location = ? AND t.start_ps >= ?"
-        " AND t.start_ps < ? AND t.end_ps > ?",
-        (location, t0 - max_duration_ps, t1, t0))]
+        " AND t.start_ps < ? AND t.end_ps > ? AND t.end_ps - t.start_ps <= ?",
+        (location, t0 - short_ps, t1, t0, short_ps))]
+
+
+def location_spans(db, location):
+    """(id, start, end) of every task of a location (one scan of its rows)."""
+    return db.fetch("SELECT id, start_ps, end_ps FROM task WHERE location = ?", (location,))
+
+
+def tasks_by_id(db, keys):
+    """Full rows of the tasks ``keys`` (a short list), in start order."""
+    if not keys:
+        return []
+    return [Task(*r) for r in db.fetch(
+        "SELECT " + TASK_COLUMNS + " FROM task WHERE id IN (" + _marks(keys) + ")"
+        " ORDER BY start_ps, id", tuple(keys))]
+
+
+def intervals_by_id(db, keys):
+    """``window_intervals`` rows for the tasks ``keys`` (a short list)."""
+    if not keys:
+        return []
+    return [RawTask(*r) for r in db.fetch(
+        "SELECT t.start_ps, t.end_ps, t.kind, coalesce(p.start_ps, -1) FROM task t"
+        " LEFT JOIN task p ON p.id = t.parent WHERE t.id IN (" + _marks(keys) + ")",
+        tuple(keys))]
 
 
 def max_request_wait(db, location, req_in_kinds):

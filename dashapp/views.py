@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import figures, layout, metrics, queries
+from . import figures, layout, metrics, queries, windows
 from .catalog import natural_key, trace_meta
 from .namefilter import FilterError, filter_names
 from .urls import NO_METRIC, PAGE_SIZE
@@ -170,11 +170,10 @@ def component(path, state):
         window = (state.t0, state.t1) if state.t0 is not None else default_window(
             meta, loc, current)
         t0, t1 = window
-        count = queries.window_task_count(db, loc.id, loc.max_duration_ps or 0, t0, t1,
-                                          MAX_BARS + 1)
+        count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
         names = {x.id: x.name for x in meta.locations}
         if count <= MAX_BARS:
-            tasks = queries.window_tasks(db, loc.id, loc.max_duration_ps or 0, t0, t1, MAX_BARS)
+            tasks = windows.tasks(db, meta, loc, t0, t1, MAX_BARS)
             placements = layout.nested_layout(
                 [t.id for t in tasks], [t.parent for t in tasks],
                 [t.start_ps for t in tasks], [t.end_ps for t in tasks])

@@ -113,6 +113,46 @@ def test_window_tasks_overlap_the_window_only(synthetic):
     assert [t.id for t in got] == [r[0] for r in raw] and count == len(raw) > 0
 
 
+def _long_and_short_trace(path):
+    """One location with a task spanning the run and 600 short ones (the kernel case)."""
+    from simulator.tracing.api import Tracer
+    from simulator.tracing.writer import TraceWriter
+
+    writer = TraceWriter(path, command="long and short")
+    tr = Tracer(writer)
+    cp, kind = tr.location("GPU.CP"), tr.kind("req_out", "MapWGReq")
+    kernel = tr.start_task(-1, tr.kind("kernel", "kernel"), cp, 0)
+    for i in range(600):
+        tr.end_task(tr.start_task(kernel, kind, cp, 100 * i + i % 7), 100 * i + 30 + i % 90)
+    tr.end_task(kernel, 60_100)
+    tr.close(60_100)
+    writer.finalize(completed=True)
+    writer.close()
+    return path
+
+
+def test_window_finds_long_tasks_without_scanning_from_their_start(tmp_path):
+    from dashapp import windows
+
+    path = _long_and_short_trace(tmp_path / "long.sqlite")
+    meta = trace_meta(path)
+    loc = meta.by_name["GPU.CP"]
+    db_raw = sqlite3.connect(path)
+    with queries.open_trace(path) as db:
+        r = windows.reach(db, meta, loc)
+        assert [k for k, _, _ in r.long] == [0] and r.short_ps < 200  # the split happened
+        for t0, t1 in ((0, 50), (1_000, 1_130), (30_017, 30_019), (59_990, 70_000), (200, 200 + 1)):
+            expected = db_raw.execute(
+                "SELECT id FROM task WHERE location = ? AND start_ps < ? AND end_ps > ?"
+                " ORDER BY start_ps, id", (loc.id, t1, t0)).fetchall()
+            got = windows.tasks(db, meta, loc, t0, t1, 100_000)
+            assert [t.id for t in got] == [e[0] for e in expected]
+            assert windows.count(db, meta, loc, t0, t1, 100_000) == len(expected)
+            assert len(windows.intervals(db, meta, loc, t0, t1)) == len(expected)
+            assert [t.id for t in windows.tasks(db, meta, loc, t0, t1, 2)] == [
+                e[0] for e in expected][:2]
+
+
 def test_connections_are_read_only(exact):
     with queries.open_trace(exact) as db:
         with pytest.raises(sqlite3.OperationalError):
