@@ -481,3 +481,20 @@ kernel void k(global const float *in, global float *out, int n)
     # bank 0 once (2-way) for the writes and the transposed reads alike. Without the
     # padding the transposed read would put 16 lanes on 4 banks (8-way).
     assert lds["passes"].max() == 2
+
+
+def test_lds_cycles_count_every_lane_group():
+    res, _ = run("""kernel void k(global float *out)
+{
+    local float s[2048];
+    local float4 v[512];
+    int l = get_local_id(0);
+    s[l] = 1.0f;
+    s[l * 32] = 2.0f;
+    v[l] = (float4)(0.0f);
+    if (l < 8) v[l * 8] = (float4)(1.0f);
+    out[l] = s[0];
+}""", (64,), (64,), out=np.zeros(64, np.float32))
+    lds = stream_of(res).insts
+    lds = lds[lds["unit"] == Unit.LDS]
+    assert list(zip(lds["passes"], lds["lds_cycles"])) == [(1, 2), (32, 64), (1, 8), (8, 8), (1, 2)]

@@ -16,6 +16,10 @@ array of addresses that the memory records point into:
   LDS serves together (the two half-wavefronts for 32-bit accesses; 16-lane groups
   for 64-bit and 8-lane groups for 128-bit ones, 32 dwords per group); 1 means
   conflict free;
+* ``lds_cycles``: LDS only, the passes the whole instruction takes: the sum of the
+  conflict degrees of its lane groups (2 for a conflict-free 32-bit access by a full
+  wavefront, 8 for a 128-bit one). Added after ``passes``; a timing model may use
+  either;
 * ``write``: 1 for a store (VMEM or LDS), 0 for a load;
 * ``line``: source line of the statement that issued it (0 if none);
 * ``addr_off``/``addr_cnt``: VMEM only, the slice of ``addresses`` holding the distinct
@@ -54,6 +58,7 @@ INST_DTYPE = np.dtype([
     ("exec_hi", np.uint32),
     ("addr_off", np.int64),
     ("addr_cnt", np.int32),
+    ("lds_cycles", np.uint16),
 ])
 
 LINE_BYTES = 64

@@ -37,7 +37,9 @@ def lds_conflict_degree(wf, lane_slot, dwords, per_lane):
 
     ``wf``/``lane_slot`` give each active lane's wavefront and lane number (0..63),
     ``dwords`` its dword addresses (shape (n, per_lane)). Returns (wavefront ids,
-    degree) for the wavefronts present, in ascending id order.
+    degree, cycles) for the wavefronts present, in ascending id order: the degree is
+    the worst lane group's, the cycles the sum over the groups with active lanes (the
+    passes the LDS makes for the whole instruction).
     """
     group_lanes = max(1, LDS_BANKS // per_lane)
     groups_per_wave = WAVEFRONT_SIZE // group_lanes
@@ -53,7 +55,8 @@ def lds_conflict_degree(wf, lane_slot, dwords, per_lane):
     worst_per_group = np.maximum.reduceat(per_bank, starts)
     wave_of_group = g_of_key[starts] // groups_per_wave
     wstarts = np.flatnonzero(np.r_[True, wave_of_group[1:] != wave_of_group[:-1]])
-    return wave_of_group[wstarts], np.maximum.reduceat(worst_per_group, wstarts)
+    return (wave_of_group[wstarts], np.maximum.reduceat(worst_per_group, wstarts),
+            np.add.reduceat(worst_per_group, wstarts))
 
 
 def coalesce(wf, first_byte, last_byte):
@@ -110,14 +113,15 @@ class InstructionLog:
         addresses = np.broadcast_to(np.asarray(addresses, dtype=np.int64), (lanes.n,))
         per_lane = max(1, nbytes // 4)
         dwords = (addresses // 4)[:, None] + np.arange(per_lane)
-        _, degree = lds_conflict_degree(lanes.idx >> 6, lanes.idx & 63, dwords, per_lane)
-        self.chunks.append((waves, Unit.LDS, line, write, 1, degree, None))
+        _, degree, cycles = lds_conflict_degree(lanes.idx >> 6, lanes.idx & 63, dwords, per_lane)
+        self.chunks.append((waves, Unit.LDS, line, write, 1, (degree, cycles), None))
         self.total += len(waves[0])
 
     def streams(self):
         """One ``WavefrontStream`` per wavefront of the launch, each ending with END."""
         nw = self.wavefronts
-        cols = {k: [] for k in ("wf", "unit", "active", "passes", "write", "line", "exec", "cnt")}
+        cols = {k: [] for k in ("wf", "unit", "active", "passes", "lds_cycles", "write", "line",
+                                "exec", "cnt")}
         line_chunks = []
         for (wf, active, masks), unit, line, write, count, degree, lines in self.chunks:
             if count > 1:
@@ -127,7 +131,12 @@ class InstructionLog:
             cols["wf"].append(wf)
             cols["unit"].append(np.full(n, unit, np.uint8))
             cols["active"].append(active)
-            cols["passes"].append(degree if degree is not None else np.full(n, unit == Unit.LDS, np.uint8))
+            if degree is None:
+                cols["passes"].append(np.zeros(n, np.uint8))
+                cols["lds_cycles"].append(np.zeros(n, np.uint16))
+            else:
+                cols["passes"].append(degree[0])
+                cols["lds_cycles"].append(degree[1])
             cols["write"].append(np.full(n, write, np.uint8))
             cols["line"].append(np.full(n, line, np.uint32))
             cols["exec"].append(masks)
@@ -147,7 +156,7 @@ class InstructionLog:
         pos = np.arange(n) + wf_sorted
         insts = np.zeros(n + nw, dtype=INST_DTYPE)
         insts["unit"][ends] = Unit.END
-        for name in ("unit", "active", "passes", "write", "line"):
+        for name in ("unit", "active", "passes", "lds_cycles", "write", "line"):
             insts[name][pos] = merged[name][order]
         masks = merged["exec"][order].astype(np.uint64)
         insts["exec_lo"][pos] = masks & np.uint64(0xFFFFFFFF)
