@@ -12,6 +12,7 @@ import numpy as np
 from . import figures, layout, metrics, queries, windows
 from .catalog import natural_key, trace_meta
 from .namefilter import FilterError, filter_names
+from .units import fmt_ps
 from .urls import NO_METRIC, PAGE_SIZE
 
 OVERVIEW_POINTS = 100
@@ -172,6 +173,9 @@ def component(path, state):
         t0, t1 = window
         count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
         names = {x.id: x.name for x in meta.locations}
+        if t1 <= loc.first_start_ps or t0 >= loc.last_end_ps:
+            messages.append(f"{loc.name} is idle in this window: its tasks run from "
+                            f"{fmt_ps(loc.first_start_ps)} to {fmt_ps(loc.last_end_ps)}.")
         if count <= MAX_BARS:
             tasks = windows.tasks(db, meta, loc, t0, t1, MAX_BARS)
             placements = layout.nested_layout(

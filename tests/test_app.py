@@ -178,6 +178,14 @@ def test_component_page_and_its_messages(app):
     assert "no task 12345" in stale
 
 
+def test_component_page_follows_a_task_and_flags_idle_windows(app):
+    by_task = _texts(_render(app, "component", trace="exact.sqlite", task="3"))
+    assert "GPU.L2[0]" in by_task and "cache_transaction" in by_task
+    idle = _texts(_render(app, "component", trace="exact.sqlite", loc="GPU.L2[0]",
+                          t0="90000", t1="95000"))
+    assert "idle in this window" in idle
+
+
 def test_the_assets_folder_is_served(app):
     client = app.server.test_client()
     assert b"gs-legend-item" in client.get("/assets/gpuscope.css").data

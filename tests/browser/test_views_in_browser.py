@@ -213,3 +213,24 @@ def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url)
             "return keys;")
         return sorted(map(tuple, lit_keys)) == [("component", key), ("task", key)]
     _wait(browser, lit, "hovering did not highlight the task in both views")
+
+
+def test_dragging_the_task_view_zooms_both_views_and_sets_the_url(browser, app_url):
+    browser.get(f"{app_url}/component?loc=GPU.L2%5B2%5D")
+    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    drag = browser.find_element(By.CSS_SELECTOR, "#cv-graph .nsewdrag")
+    width, height = drag.size["width"], drag.size["height"]
+    # The Task view is the top band of the one figure: drag there, left to right.
+    ActionChains(browser).move_to_element_with_offset(drag, -width // 3, -height // 2 + 30) \
+        .click_and_hold().move_by_offset(width // 6, 0).pause(0.2) \
+        .move_by_offset(width // 6, 0).release().perform()
+    _wait(browser, lambda d: "t0" in _query(d), "the zoom did not reach the URL")
+    t0, t1 = int(_query(browser)["t0"]), int(_query(browser)["t1"])
+
+    def shows_window(d):
+        r = d.execute_script("var gd = document.querySelector('#cv-graph .js-plotly-plot');"
+                             "return gd && gd.layout.xaxis.range;")
+        return r and abs(r[0] * 1e12 - t0) < 2 and abs(r[1] * 1e12 - t1) < 2
+    _wait(browser, shows_window, "the views did not redraw at the zoomed window")
+    assert browser.find_element(By.ID, "cv-window-ps").get_attribute("textContent") == \
+        f"{t0},{t1}"
