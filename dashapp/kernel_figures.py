@@ -98,7 +98,8 @@ def memory_figure(acc, lay, found, array, segments):
     traces.append(dict(type="scatter", mode="lines", name="barrier", x=x, y=y,
                        customdata=line, line=dict(color=BARRIER_COLOUR, width=4),
                        meta=["barrier"], hovertemplate="barrier, line %{customdata}<extra></extra>"))
-    items = int(acc.work_item[events].max()) + 1 if events.any() else 1
+    first = int(acc.work_item[events].min()) if events.any() else 0
+    items = int(acc.work_item[events].max()) + 1 - first if events.any() else 1
     # Open on the first 128 work-items (two wavefronts), large enough to see each access;
     # the rest is a pan or a zoom-out away.
     shown = min(items, 128)
@@ -107,7 +108,8 @@ def memory_figure(acc, lay, found, array, segments):
         trace["marker"]["size"] = size
     return dict(data=traces, layout=_base_layout(
         max(240, min(640, 14 * lay.rows + 80)),
-        xaxis=dict(title="work-item", range=[-0.5, shown - 0.5], zeroline=False),
+        xaxis=dict(title="work-item", range=[first - 0.5, first + shown - 0.5],
+                   zeroline=False),
         yaxis=dict(title="logical time (barriers)", autorange="reversed", zeroline=False,
                    showticklabels=False),
         legend=dict(orientation="h", y=1.08, x=0), dragmode="pan"))

@@ -14,6 +14,8 @@ import numpy as np
 from . import kernel_figures as kf
 from . import klein, queries
 
+MAX_DRAWN_ACCESSES = 16_384
+"""Accesses the memory view draws at once (whole work-groups; the rest a click away)."""
 MAX_PATTERN_STATES = 400
 """Patterns whose source highlighting is sent to the browser (the largest first)."""
 
@@ -28,6 +30,7 @@ class MemoryView:
     found: klein.Conflicts
     table: klein.BankTable
     accesses: int
+    window: klein.Window
 
 
 @dataclass(frozen=True)
@@ -47,20 +50,27 @@ class KernelViews:
     debug: list
 
 
-def _memory_views(db, launch):
+def _memory_views(db, launch, first_group):
     views = []
     for name, space, _type, _bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
         if not watched:
             continue
         acc = klein.accesses_from_rows(queries.kernel_accesses(db, launch, name))
-        lay = klein.logical_layout(acc)
+        # Conflicts and the bank panel count every access; the memory view draws a window
+        # of whole work-groups.
         found = klein.conflicts(acc)
         table = klein.bank_table(acc, found)
+        window = klein.group_window(acc, first_group, MAX_DRAWN_ACCESSES)
+        rows = (acc.work_group >= window.first_group) & (acc.work_group <= window.last_group)
+        part = klein.select(acc, rows)
+        lay = klein.logical_layout(part)
+        shown = found._replace(bank_degree=found.bank_degree[rows],
+                               instruction_degree=found.instruction_degree[rows])
         views.append(MemoryView(
             array=name, space=space,
-            figure=kf.memory_figure(acc, lay, found, name, klein.barrier_segments(acc, lay)),
+            figure=kf.memory_figure(part, lay, shown, name, klein.barrier_segments(part, lay)),
             banks=kf.bank_figure(table), found=found, table=table,
-            accesses=int((acc.kind != klein.BARRIER).sum())))
+            accesses=int((acc.kind != klein.BARRIER).sum()), window=window))
     return views
 
 
@@ -77,8 +87,9 @@ def _work_item_maps(rows, global_size):
     return pattern, proxy
 
 
-def build(path, launch_id):
-    """``KernelViews`` of launch ``launch_id`` in the trace at ``path``.
+def build(path, launch_id, first_group=0):
+    """``KernelViews`` of launch ``launch_id`` in the trace at ``path``; the memory view
+    draws work-groups from the ``first_group``-th on.
 
     Raises ``LookupError`` when the trace has no such launch (or no kernel records).
     """
@@ -92,7 +103,7 @@ def build(path, launch_id):
                      " simulator to get them)")
         source = queries.kernel_source(db, launch.source)
         task = queries.kernel_launch_task(db, launch.id)
-        memory = _memory_views(db, launch.id)
+        memory = _memory_views(db, launch.id, first_group)
         patterns = klein.patterns_by_size(queries.branch_patterns(db, launch.id))
         proxies = klein.proxies_by_size(queries.proxy_warps(db, launch.id))
         nodes = queries.branch_nodes(db, launch.source, launch.kernel)

@@ -40,6 +40,10 @@ Conflicts = namedtuple("Conflicts", "bank_degree instruction_degree instructions
 BankTable = namedtuple("BankTable", "accesses degree conflicted")
 """Per bank (arrays of 32): accesses, worst conflict degree, accesses in a conflict."""
 
+Window = namedtuple("Window", "start stop first_group last_group groups")
+"""Work-groups drawn: positions [start, stop) among the ``groups`` with accesses, and the
+ids of the first and last one drawn."""
+
 Proxy = namedtuple("Proxy", "id wavefronts representative regions divergent")
 """A proxy warp; ``regions`` is a list of (pattern id, lanes), largest region first."""
 
@@ -112,6 +116,25 @@ def barrier_segments(acc, layout):
     return np.stack([runs[take, 1], runs[take, 2],
                      np.repeat(layout.barrier_y[acc.epoch[bars]], reps),
                      np.repeat(acc.line[bars], reps)], axis=1).astype(np.int64).reshape(-1, 4)
+
+
+def group_window(acc, first, budget):
+    """``Window`` of the work-groups to draw: from the ``first``-th group (in dispatch
+    order, counting groups with accesses) as many whole groups as fit ``budget`` accesses,
+    at least one. Drawing is the slow part in a browser, not the computation."""
+    events = acc.kind != BARRIER
+    groups, counts = np.unique(acc.work_group[events], return_counts=True)
+    if len(groups) == 0:
+        return Window(0, 0, 0, -1, 0)
+    start = min(max(first, 0), len(groups) - 1)
+    fits = np.cumsum(counts[start:]) <= budget
+    stop = start + max(1, int(fits.sum()))
+    return Window(start, stop, int(groups[start]), int(groups[stop - 1]), len(groups))
+
+
+def select(acc, rows):
+    """The ``Accesses`` at ``rows`` (a boolean mask or indices)."""
+    return Accesses(*(column[rows] for column in acc))
 
 
 # -- banks and conflicts -----------------------------------------------------------------

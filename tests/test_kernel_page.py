@@ -199,3 +199,13 @@ def test_the_child_limits_bound_memory():
                                                                      + (1 << 30))],
                            preexec_fn=kernel_runner._limits, capture_output=True, text=True)
     assert child.returncode != 0 and "MemoryError" in child.stderr
+
+
+def test_the_memory_view_draws_a_window_of_work_groups(app, monkeypatch):
+    monkeypatch.setattr(kernel_views, "MAX_DRAWN_ACCESSES", 1000)
+    page = _render(app[0], "kernel", trace="v2.sqlite", group="1")
+    text = _texts(page)
+    assert "Drawing work-groups 1–1 (1 of 4)" in text and "earlier" in text and "later" in text
+    xs = _graphs(page)["kv-memory-0"]["layout"]["xaxis"]["range"]
+    assert xs[0] == 128 - 0.5  # the window opens on its first work-item
+    assert "group='x'" in _texts(_render(app[0], "kernel", trace="v2.sqlite", group="x"))

@@ -206,3 +206,15 @@ def test_reduction_barriers_line_up_in_logical_time(reductions):
     assert set(segments[:, 2]) == set(lay.barrier_y[:8])
     events = acc.kind != klein.BARRIER
     assert not np.isin(lay.y[events], lay.barrier_y).any()
+
+
+def test_group_window_takes_whole_groups_within_the_budget():
+    rows = lanes(0, range(10)) + lanes(0, range(10), wg=1) + lanes(0, range(10), wg=2) \
+        + [dict(seq=1, kind=klein.BARRIER, wg=g) for g in range(3)]
+    acc = access(rows)
+    assert klein.group_window(acc, 0, 25) == (0, 2, 0, 1, 3)
+    assert klein.group_window(acc, 2, 25) == (2, 3, 2, 2, 3)
+    # A group larger than the budget is still drawn, alone.
+    assert klein.group_window(acc, 1, 5) == (1, 2, 1, 1, 3)
+    part = klein.select(acc, acc.work_group == 1)
+    assert set(part.work_group) == {1} and len(part.kind) == 11

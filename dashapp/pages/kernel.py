@@ -29,6 +29,7 @@ class KernelState:
     trace: str = None
     launch: int = 0
     run: str = None
+    group: int = 0
 
 
 def _first(value):
@@ -51,11 +52,19 @@ def parse_kernel(params):
         except ValueError:
             errors.append(f"Ignored launch={raw!r}: not a launch number; showing launch 0.")
             launch = 0
+    group = 0
+    raw = _first(params.get("group"))
+    if raw not in (None, ""):
+        if str(raw).isdigit():
+            group = int(raw)
+        else:
+            errors.append(f"Ignored group={raw!r}: not a work-group number.")
     run = _first(params.get("run")) or None
     if run is not None and not kernel_runner.RUN_ID.match(str(run)):
         errors.append(f"Ignored run={run!r}: not an edited run of this page.")
         run = None
-    return KernelState(trace=_first(params.get("trace")), launch=launch, run=run), errors
+    return KernelState(trace=_first(params.get("trace")), launch=launch, run=run,
+                       group=group), errors
 
 
 def _state(search):
@@ -96,12 +105,30 @@ def _facts(views, state, name):
         rows.insert(3, ("Simulated time", "not recorded in this trace"))
     table = html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows],
                        className="gs-summary-table", id="kv-facts")
-    others = [dcc.Link(f"launch {x.id}", href=urls.href("/kernel", replace(state, launch=x.id)),
-                       className="me-2 small") for x in views.launches if x.id != launch.id]
+    others = [dcc.Link(f"launch {x.id}", className="me-2 small",
+                       href=urls.href("/kernel", replace(state, launch=x.id, group=0)))
+              for x in views.launches if x.id != launch.id]
     return html.Div([table, link, html.Div(others)])
 
 
-def _memory_section(views, name):
+def _window_links(mv, state):
+    """Which work-groups the memory view draws, with links to the ones before and after."""
+    w = mv.window
+    if w.groups <= w.stop - w.start:
+        return ""
+    size = w.stop - w.start
+    links = [f"Drawing work-groups {w.first_group}–{w.last_group} ({w.stop - w.start} of"
+             f" {w.groups}); conflicts and banks count all. "]
+    if w.start > 0:
+        links.append(dcc.Link("◀ earlier", href=urls.href("/kernel", replace(
+            state, group=max(0, w.start - size))), className="me-2 kv-earlier"))
+    if w.stop < w.groups:
+        links.append(dcc.Link("later ▶", href=urls.href("/kernel", replace(
+            state, group=w.stop)), className="kv-later"))
+    return html.Div(links, className="small kv-window")
+
+
+def _memory_section(views, name, state):
     if not views.memory:
         return html.P("No @watch array in this kernel: add `@watch NAME;` after a local"
                       " array's declaration to see its memory view.", className="small")
@@ -121,6 +148,7 @@ def _memory_section(views, name):
         filename = safe_filename(f"{name}-{views.launch.kernel}-{mv.array}")
         out.append(html.Div([
             html.H6(f"Memory view: {mv.array} ({mv.accesses:,} accesses{truncated})"),
+            _window_links(mv, state),
             dcc.Graph(figure=mv.figure, className="kv-memory", id=f"kv-memory-{i}",
                       config=graph_config(filename + "-memory")),
             html.Div(report, className="kv-bank-report small fw-bold",
@@ -182,7 +210,7 @@ def _editor(views, state):
     value = current if any(o["value"] == current for o in options) else \
         (options[0]["value"] if options else None)
     back = dcc.Link("back to the recorded launch", href=urls.href(
-        "/kernel", replace(state, run=None, launch=0)), className="small ms-2") \
+        "/kernel", replace(state, run=None, launch=0, group=0)), className="small ms-2") \
         if state.run else ""
     return html.Div([
         html.H6("Edit and run"),
@@ -214,7 +242,7 @@ def layout(**query):
                 dcc.Link("Back to the recorded launch",
                          href=urls.href("/kernel", replace(state, run=None)))])
     try:
-        views = build(path, state.launch)
+        views = build(path, state.launch, state.group)
     except LookupError as err:
         return widgets.messages(problems + [str(err)])
     except (TraceError, QueryTimeout) as err:
@@ -228,7 +256,7 @@ def layout(**query):
             dbc.Col([_facts(views, state, name), html.H6("Source", className="mt-2"),
                      _source_view(views.source.text), _editor(views, state)],
                     md=4, className="kv-side"),
-            dbc.Col([_memory_section(views, name), _branch_section(views, name),
+            dbc.Col([_memory_section(views, name, state), _branch_section(views, name),
                      html.H6("Debug view", className="mt-3"), _debug_section(views)], md=8),
         ]),
     ])
@@ -282,5 +310,5 @@ def run_edited(_clicks, source, size, search):
     except kernel_runner.RunError as err:
         return no_update, html.Div(str(err), className="alert alert-danger py-1 kv-run-error",
                                    id="kv-run-error")
-    new = urls.search(replace(state, trace=name, run=run_id, launch=0))
+    new = urls.search(replace(state, trace=name, run=run_id, launch=0, group=0))
     return new, html.Span(f"ran in {seconds:.2f} s" if seconds else "same run as before")
