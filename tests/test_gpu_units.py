@@ -143,6 +143,11 @@ def test_lds_bank_conflicts_cost_their_passes(impl):
     _, trace, _ = run([launch([[half]])], implementation=impl)
     (row,) = trace.rows("inst", "LDS")
     assert row[5] - row[4] == lat + 8
+    # the executor's lds_cycles (all lane groups: 8 for a conflict-free 128-bit access)
+    # is used when given, whatever the worst-group degree
+    wide = wavefront(inst(Unit.LDS, passes=1, lds_cycles=8), inst(Unit.LDS, passes=2, lds_cycles=16))
+    _, trace, _ = run([launch([[wide]])], implementation=impl)
+    assert [r[5] - r[4] for r in trace.rows("inst", "LDS")] == [lat + 8, lat + 16]
 
 
 def test_scalar_and_branch_units(impl):

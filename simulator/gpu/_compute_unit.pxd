@@ -25,10 +25,8 @@ cdef class Wavefront:
     cdef public WorkGroup wg
     cdef public int simd
     cdef const uint8_t[:] units
-    cdef const uint8_t[:] passes
+    cdef const int64_t[:] lds_cycles
     cdef const uint8_t[:] writes
-    cdef const uint32_t[:] exec_lo
-    cdef const uint32_t[:] exec_hi
     cdef const int64_t[:] addr_off
     cdef const int32_t[:] addr_cnt
     cdef const int64_t[:] addresses

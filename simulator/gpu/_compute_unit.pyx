@@ -14,6 +14,8 @@ from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
 from simulator.gpu._memory cimport L1VCache, MemRequest, new_request
 from simulator.tracing._api cimport Tracer
 
+from .compute_unit import lds_cycles
+
 WG_DONE = 2
 
 cdef enum:
@@ -69,10 +71,8 @@ cdef class Wavefront:
         self.wg = wg
         self.simd = simd
         self.units = insts["unit"]
-        self.passes = insts["passes"]
+        self.lds_cycles = lds_cycles(insts)
         self.writes = insts["write"]
-        self.exec_lo = insts["exec_lo"]
-        self.exec_hi = insts["exec_hi"]
         self.addr_off = insts["addr_off"]
         self.addr_cnt = insts["addr_cnt"]
         self.addresses = stream.addresses
@@ -307,7 +307,6 @@ cdef class ComputeUnit(TickingComponent):
     cdef int _execute(self, Wavefront wf, int unit, int simd, int64_t now) except -1:
         cdef int64_t pc = wf.pc
         cdef int64_t done, occupancy, start, count, task
-        cdef int halves
         cdef bint write
         cdef WorkGroup wg
         self.instructions += 1
@@ -325,8 +324,7 @@ cdef class ComputeUnit(TickingComponent):
             wf.ready_at = now + self.branch_latency
             self._inst_task(wf, unit, self.loc_branch, now, wf.ready_at)
         elif unit == LDS:
-            halves = (wf.exec_lo[pc] != 0) + (wf.exec_hi[pc] != 0)
-            occupancy = max(<int64_t>wf.passes[pc], 1) * max(halves, 1)
+            occupancy = wf.lds_cycles[pc]
             self.lds_busy = now + occupancy
             wf.ready_at = now + self.lds_latency + occupancy
             self._inst_task(wf, unit, self.loc_lds, now, wf.ready_at)

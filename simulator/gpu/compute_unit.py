@@ -8,8 +8,8 @@ It replays the instruction streams of the wavefronts mapped onto it:
   wavefronts; a wavefront has one instruction in flight;
 * SIMD units take ``64 / lanes_per_simd`` (4) cycles per VALU instruction; the scalar and
   branch units are shared by the four SIMDs;
-* the LDS unit is busy one cycle per bank-conflict pass per active half-wavefront, and its
-  latency grows by the same amount;
+* the LDS unit is busy one cycle per bank-conflict pass of each lane group the LDS serves
+  together (``lds_cycles``), and its latency grows by the same amount;
 * the vector-memory unit sends the coalesced 64 B lines of each instruction to the L1V,
   ``vmem_lines_per_cycle`` at a time, stalling when the L1V input buffer is full; the
   wavefront may go on once its lines are sent and the instruction ends at the last response;
@@ -20,6 +20,8 @@ It replays the instruction streams of the wavefronts mapped onto it:
 ``_compute_unit.pyx`` is the Cython build of this module, with the same API and behaviour.
 """
 from collections import deque
+
+import numpy as np
 
 from ..engine.engine import Buffer, TickingComponent
 from ..kernels.stream import Unit
@@ -66,7 +68,7 @@ class WorkGroup:
 class Wavefront:
     """A resident wavefront: its stream (as lists) and where it is in it."""
 
-    __slots__ = ("wg", "simd", "units", "passes", "writes", "halves", "addr_off", "addr_cnt",
+    __slots__ = ("wg", "simd", "units", "lds_cycles", "writes", "addr_off", "addr_cnt",
                  "addresses", "pc", "ready_at", "state", "loads", "stores", "task",
                  "barrier_task")
 
@@ -75,10 +77,8 @@ class Wavefront:
         self.wg = wg
         self.simd = simd
         self.units = insts["unit"].tolist()
-        self.passes = insts["passes"].tolist()
+        self.lds_cycles = lds_cycles(insts).tolist()
         self.writes = insts["write"].tolist()
-        self.halves = ((insts["exec_lo"] != 0).astype(int)
-                       + (insts["exec_hi"] != 0).astype(int)).tolist()
         self.addr_off = insts["addr_off"].tolist()
         self.addr_cnt = insts["addr_cnt"].tolist()
         self.addresses = stream.addresses.tolist()
@@ -89,6 +89,21 @@ class Wavefront:
         self.stores = 0
         self.task = task
         self.barrier_task = NO_TASK
+
+
+def lds_cycles(insts):
+    """Cycles the LDS is busy for each instruction: the passes of all its lane groups.
+
+    Streams give them as ``lds_cycles``; where that is 0 (hand-built streams, or streams
+    from before the field existed) the worst-group ``passes`` counts once per active
+    half-wavefront, the grouping of 32-bit accesses.
+    """
+    halves = (insts["exec_lo"] != 0).astype(np.int64) + (insts["exec_hi"] != 0)
+    fallback = np.maximum(insts["passes"], 1).astype(np.int64) * np.maximum(halves, 1)
+    if "lds_cycles" not in insts.dtype.names:
+        return fallback
+    given = insts["lds_cycles"].astype(np.int64)
+    return np.where(given > 0, given, fallback)
 
 
 class VmemInst:
@@ -290,7 +305,7 @@ class ComputeUnit(TickingComponent):
             wf.ready_at = now + self.branch_latency
             self._inst_task(wf, unit, self.loc_unit[BRANCH], now, wf.ready_at)
         elif unit == LDS:
-            occupancy = max(wf.passes[pc], 1) * max(wf.halves[pc], 1)
+            occupancy = wf.lds_cycles[pc]
             self.lds_busy = now + occupancy
             wf.ready_at = now + self.lds_latency + occupancy
             self._inst_task(wf, unit, self.loc_unit[LDS], now, wf.ready_at)
