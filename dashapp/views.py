@@ -144,14 +144,10 @@ def component(path, state):
     """
     meta = trace_meta(path)
     messages = []
-    loc = meta.by_name.get(state.loc)
     with queries.open_trace(path) as db:
-        current = parent = None
-        children, children_total, tags = [], 0, []
-        if state.task is not None:
-            current = queries.task(db, state.task)
-            if current is None:
-                messages.append(f"There is no task {state.task} in this trace.")
+        tree = _task_tree(db, state.task, messages)
+        current = tree[1]
+        loc = meta.by_name.get(state.loc)
         if loc is None and current is not None:
             loc = next(x for x in meta.locations if x.id == current.location)
         if loc is None:
@@ -159,46 +155,58 @@ def component(path, state):
                               if state.loc else "No component chosen.")
         if not loc.task_count:
             raise LookupError(f"Component {loc.name} has no tasks.")
-        if current is not None:
-            parent = queries.task(db, current.parent) if current.parent is not None else None
-            children = queries.subtasks(db, current.id, MAX_SUBTASKS)
-            children_total = (queries.subtask_count(db, current.id)
-                              if len(children) == MAX_SUBTASKS else len(children))
-            if children_total > len(children):
-                messages.append(f"The Task view shows the first {len(children)} of "
-                                f"{children_total} subtasks.")
-            tags = queries.task_tags(db, current.id)
-        window = (state.t0, state.t1) if state.t0 is not None else default_window(
-            meta, loc, current)
-        t0, t1 = window
-        count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
-        names = {x.id: x.name for x in meta.locations}
+        t0, t1 = window = ((state.t0, state.t1) if state.t0 is not None
+                           else default_window(meta, loc, current))
         if t1 <= loc.first_start_ps or t0 >= loc.last_end_ps:
             messages.append(f"{loc.name} is idle in this window: its tasks run from "
                             f"{fmt_ps(loc.first_start_ps)} to {fmt_ps(loc.last_end_ps)}.")
-        if count <= MAX_BARS:
-            tasks = windows.tasks(db, meta, loc, t0, t1, MAX_BARS)
-            placements = layout.nested_layout(
-                [t.id for t in tasks], [t.parent for t in tasks],
-                [t.start_ps for t in tasks], [t.end_ps for t in tasks])
-            rows = math.ceil(max((p.y1 for p in placements.values()), default=1))
-            drawn = ("bars", tasks, placements, rows)
-            mode = "bars"
-        else:
-            first, width, density = metrics.kind_density(db, meta, loc, t0, t1, DENSITY_POINTS)
-            n = max((len(v) for v in density.values()), default=0)
-            centres = (first + np.arange(n) + 0.5) * width
-            drawn = ("density", centres, {k: v / width for k, v in density.items()})
-            tasks = []
-            mode = "density"
-            messages.append(
-                f"More than {MAX_BARS} tasks overlap this window: showing the exact number of "
-                "tasks in flight per kind instead of bars. Zoom in to see individual tasks.")
+        count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
+        drawn = _drawn(db, meta, loc, window, count, messages)
         concurrency = metrics.location_series(db, meta, loc, t0, t1, CONCURRENCY_POINTS)
+    parent, current, children, children_total, tags = tree
+    names = {x.id: x.name for x in meta.locations}
     task_view = (parent, current, children) if current is not None else None
     fig = figures.component_figure(meta, window, task_view, drawn, concurrency, names)
-    return ComponentPage(state, loc, window, mode, tasks, count, current, parent, children,
+    tasks = drawn[1] if drawn[0] == "bars" else []
+    return ComponentPage(state, loc, window, drawn[0], tasks, count, current, parent, children,
                          children_total, tags, drawn, fig, messages)
+
+
+def _task_tree(db, key, messages):
+    """(parent, current, children, number of children, tags) of task ``key`` (or Nones)."""
+    if key is None:
+        return None, None, [], 0, []
+    current = queries.task(db, key)
+    if current is None:
+        messages.append(f"There is no task {key} in this trace.")
+        return None, None, [], 0, []
+    parent = queries.task(db, current.parent) if current.parent is not None else None
+    children = queries.subtasks(db, current.id, MAX_SUBTASKS)
+    total = (queries.subtask_count(db, current.id) if len(children) == MAX_SUBTASKS
+             else len(children))
+    if total > len(children):
+        messages.append(f"The Task view shows the first {len(children)} of {total} subtasks.")
+    return parent, current, children, total, queries.task_tags(db, current.id)
+
+
+def _drawn(db, meta, loc, window, count, messages):
+    """The Component view's content: ("bars", tasks, placements, rows) for up to
+    ``MAX_BARS`` tasks, else ("density", bin centres, {kind: tasks in flight})."""
+    t0, t1 = window
+    if count <= MAX_BARS:
+        tasks = windows.tasks(db, meta, loc, t0, t1, MAX_BARS)
+        placements = layout.nested_layout(
+            [t.id for t in tasks], [t.parent for t in tasks],
+            [t.start_ps for t in tasks], [t.end_ps for t in tasks])
+        rows = math.ceil(max((p.y1 for p in placements.values()), default=1))
+        return "bars", tasks, placements, rows
+    first, width, density = metrics.kind_density(db, meta, loc, t0, t1, DENSITY_POINTS)
+    n = max((len(v) for v in density.values()), default=0)
+    messages.append(
+        f"More than {MAX_BARS} tasks overlap this window: showing the exact number of "
+        "tasks in flight per kind instead of bars. Zoom in to see individual tasks.")
+    return ("density", (first + np.arange(n) + 0.5) * width,
+            {k: v / width for k, v in density.items()})
 
 
 @dataclass
