@@ -14,9 +14,8 @@ behaviour.
 from collections import deque
 
 from ..engine.engine import TickingComponent
+from ..tracing import NO_TASK
 from .compute_unit import MapWG
-
-NO_TASK = -1
 
 
 def round_up(value, granularity):

@@ -25,9 +25,9 @@ import numpy as np
 
 from ..engine.engine import Buffer, TickingComponent
 from ..kernels.stream import Unit
-from .memory import RESPONSE, MemRequest
+from ..tracing import NO_TASK
+from .memory import MemRequest
 
-NO_TASK = -1
 WG_DONE = 2
 """Event kind: a work-group finished, sent to the Command Processor."""
 

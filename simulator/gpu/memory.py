@@ -20,11 +20,10 @@ events (``RESPONSE``) and are always accepted: the requester reserved room for t
 from collections import deque
 
 from ..engine.engine import Buffer, TickingComponent
+from ..tracing import NO_TASK
 
 RESPONSE = 1
 """Event kind: a response to a ``MemRequest`` delivered to its requester."""
-
-NO_TASK = -1
 
 
 class MemRequest:
