@@ -125,8 +125,11 @@ def _buffer_data(name, spec, elem, rng):
 def register(subparsers):
     p = subparsers.add_parser(
         "run-kernel", help="run an OpenCL C kernel file on generated data into a trace",
-        description=__doc__.split("\n\n")[0].strip(),
-        epilog="Kernel errors are reported as FILE:LINE:COL: reason.",
+        description="Run an OpenCL C kernel (with Klein's @watch/@emit/@bind annotations) on\n"
+                    "generated data, on the GPU timing model, into a trace with the kernel\n"
+                    "records of the memory, branching and debug views.",
+        epilog="example:\n" + __doc__.split("\n\n")[1] + "\n\nKernel errors are reported as"
+               " FILE:LINE:COL: reason.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="kernel source (.cl), OpenCL C with @watch/@emit/@bind annotations")
     p.add_argument("--kernel", help="kernel function to run (default: the first in the file)")
