@@ -246,3 +246,13 @@ def test_task_tree_is_rooted_at_the_simulation(impl):
     (l1_in, *_) = trace.rows("req_in", "ReadReq", "L1V")
     cu_out = tasks[l1_in[1]]
     assert trace.kinds[tasks[cu_out[1]][2]] == ("inst", "VMEM")
+
+
+def test_idle_components_do_not_tick(impl):
+    n = 30
+    gpu, _, (cycles,) = run([launch([[wavefront(*[inst(Unit.VALU)] * n)]])], implementation=impl)
+    busy, idle = gpu.cus
+    assert idle.ticks == 0 and all(c.ticks == 0 for c in gpu.l1v + gpu.l2 + gpu.dram)
+    # a tick to issue, one to find nothing to do, then asleep until the SIMD frees
+    assert busy.ticks <= 2 * n + 4 < cycles
+    assert gpu.events < 3 * n + 10
