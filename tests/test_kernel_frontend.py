@@ -55,6 +55,18 @@ kernel void k(global float *out, global const int *in, int n)
     assert "gid" in k.varying and "sizes" not in k.varying
 
 
+def test_attributes_and_pragmas_are_ignored():
+    k = kernel_of("""#pragma OPENCL EXTENSION cl_khr_byte_addressable_store : enable
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global float *a)
+{
+    a[get_global_id(0)] = 1.0f;
+}""")
+    assert k.name == "k" and k.arrays["a"].space == "global"
+    with pytest.raises(KernelError, match=r"t.cl:1:\d+: __attribute__ must be followed by"):
+        kernel_of("__kernel __attribute__ void k(global float *a) { a[0] = 1.0f; }")
+
+
 def test_annotations_are_recorded():
     prog = compile_source("t.cl", """
 kernel void k(global float *in, global float *out)

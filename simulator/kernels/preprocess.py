@@ -7,7 +7,8 @@ line and column, so parser errors and source lines still point at the user's tex
 * comments are blanked;
 * the qualifiers ``kernel``, ``global``, ``local``, ``constant``, ``private`` (and
   their ``__`` forms) are blanked and their offsets remembered; the frontend
-  attaches each one to the declaration it precedes;
+  attaches each one to the declaration it precedes; ``__attribute__((...))`` hints
+  and image access qualifiers are blanked;
 * object-like ``#define NAME value`` macros are substituted (function-like macros and
   ``#include`` are refused by name); ``#pragma`` lines are ignored;
 * Klein's annotations are taken out: ``@watch NAME;`` becomes the call
@@ -30,7 +31,7 @@ ADDRESS_SPACES = {
     "private": "private", "__private": "private",
 }
 KERNEL_WORDS = {"kernel", "__kernel"}
-IGNORED_WORDS = {"__read_only", "__write_only", "read_only", "write_only", "__attribute__"}
+IGNORED_WORDS = {"__read_only", "__write_only", "read_only", "write_only"}
 
 WATCH_CALL = "__klein_watch"
 
@@ -186,6 +187,21 @@ def _annotations(path, text, out):
     return "".join(chars)
 
 
+def _attribute_end(path, text, start, pos):
+    """End offset of ``__attribute__((...))`` starting at ``start`` (the word ends at ``pos``)."""
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    depth = 0
+    for i in range(pos, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            if i == pos:
+                break
+            return i + 1
+    line, col = _line_col(text, start)
+    raise KernelError(path, line, col, "__attribute__ must be followed by ((...))")
+
+
 def _substitute_macros(text, macros):
     if not macros:
         return text
@@ -217,11 +233,11 @@ def preprocess(path, source):
             out.qualifiers.append((match.start(), ADDRESS_SPACES[word]))
         elif word in KERNEL_WORDS:
             out.kernel_offsets.append(match.start())
-        elif word in IGNORED_WORDS:
-            if word == "__attribute__":
-                line, col = _line_col(text, match.start())
-                raise Unsupported(path, line, col, "__attribute__")
-        else:
+        elif word == "__attribute__":
+            # Hints such as reqd_work_group_size: blank the whole ((...)) group.
+            _blank(chars, match.start(), _attribute_end(path, text, match.start(), match.end()))
+            continue
+        elif word not in IGNORED_WORDS:
             continue
         _blank(chars, match.start(), match.end())
     body = "".join(chars)
