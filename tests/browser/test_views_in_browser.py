@@ -101,7 +101,7 @@ def test_clicking_a_bar_sets_the_task_and_updates_the_task_view(browser, app_url
     assert key in _bars(browser, "component")
 
 
-def test_back_restores_the_previous_view(browser, app_url):
+def test_back_and_forward_restore_the_views(browser, app_url):
     _open_overview(browser, app_url)
     box = browser.find_element(By.ID, "ov-filter")
     # Select and overwrite: clear() would blur the box and apply an empty filter first.
@@ -114,6 +114,9 @@ def test_back_restores_the_previous_view(browser, app_url):
     _wait(browser, lambda d: _query(d).get("filter") == "L2", "Back did not restore the URL")
     _wait(browser, lambda d: _titles(d) == L2, "Back did not restore the L2 charts")
     assert browser.find_element(By.ID, "ov-filter").get_attribute("value") == "L2"
+    browser.forward()
+    _wait(browser, lambda d: _titles(d) == [f"GPU.DRAM[{i}]" for i in range(16)],
+          "Forward did not restore the DRAM charts")
 
 
 def test_an_invalid_regex_shows_a_message(browser, app_url):
