@@ -280,7 +280,7 @@ def test_three_dimensional_ids_and_sizes():
     out[base + 2] = get_num_groups(0) + 10 * get_num_groups(1) + 100 * get_num_groups(2);
     out[base + 3] = get_local_size(0) * get_local_size(1) * get_local_size(2);
     out[base + 4] = x + y + z;
-    out[base + 5] = get_global_size(2);
+    out[base + 5] = get_global_size(2) * 10 + get_work_dim();
 }""", (4, 2, 3), (2, 2, 1), out=out)
     got = r["out"].reshape(3, 2, 4, 6)
     z, y, x = np.meshgrid(np.arange(3), np.arange(2), np.arange(4), indexing="ij")
@@ -288,7 +288,7 @@ def test_three_dimensional_ids_and_sizes():
     np.testing.assert_array_equal(got[..., 1], x // 2 + 100 * z)
     assert (got[..., 2] == 2 + 10 + 300).all() and (got[..., 3] == 4).all()
     np.testing.assert_array_equal(got[..., 4], x + y + z)
-    assert (got[..., 5] == 3).all()
+    assert (got[..., 5] == 33).all()
 
 
 def test_uniform_variables_stay_scalar_until_a_lane_dependent_write():

@@ -270,7 +270,9 @@ class ExpressionLowering:
             return ir.WorkItem(name, dim, type=T.UINT, uniform=WORK_ITEM[name] == "uniform",
                                wave=WORK_ITEM[name] in ("uniform", "wave"), **pos)
         if name == "get_work_dim":
-            raise self.unsupported(node, "get_work_dim")
+            if args:
+                raise self.error(node, "get_work_dim takes no argument")
+            return ir.WorkItem(name, 0, type=T.UINT, uniform=True, **pos)
         if name.startswith(("convert_", "as_")):
             return self.conversion(node, name, args)
         if name in MATH:

@@ -87,6 +87,9 @@ class Geometry:
         return out.astype(np.uint32 if fn.startswith("get_") else np.int64)
 
     def uniform_value(self, fn, dim):
+        """A launch-wide work-item value: sizes, group counts, offsets, dimensions."""
+        if fn == "get_work_dim":
+            return np.uint32(self.dims)
         return np.uint32({"get_global_size": self.global_size, "get_local_size": self.local_size,
                           "get_num_groups": self.num_groups,
                           "get_global_offset": (0, 0, 0)}[fn][dim])
