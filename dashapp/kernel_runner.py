@@ -112,10 +112,18 @@ def scaled_args(args, arrays, old_global, new_global):
 
 
 def scratch_dir():
-    """This server process's directory of edited runs (created on first use)."""
+    """The directory of edited runs: ``$GPUSCOPE_RUN_DIR`` or one per user in the temp
+    directory, shared by every worker of a server (gunicorn -w 4), so that a run made by
+    one worker can be shown by another; runs are named by content, so sharing is safe.
+    A directory that belongs to another user is never used (a private one is made)."""
     with _lock:
         if not _scratch:
-            _scratch.append(Path(tempfile.mkdtemp(prefix="gpuscope-runs-")))
+            path = Path(os.environ.get("GPUSCOPE_RUN_DIR")
+                        or Path(tempfile.gettempdir()) / f"gpuscope-runs-{os.getuid()}")
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if path.stat().st_uid != os.getuid():
+                path = Path(tempfile.mkdtemp(prefix="gpuscope-runs-"))
+            _scratch.append(path)
         return _scratch[0]
 
 
