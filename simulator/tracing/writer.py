@@ -111,6 +111,8 @@ class TraceWriter:
         if tag_names:
             db.executemany("INSERT INTO tag_name (id, name) VALUES (?, ?)", tag_names)
         if len(tasks):
+            # Tasks arrive in end order; in key order they append to the B-tree's right edge.
+            tasks = tasks[np.argsort(tasks[:, 0], kind="stable")]
             db.executemany(
                 "INSERT INTO task (id, parent, kind, location, start_ps, end_ps, flags)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
