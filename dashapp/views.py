@@ -130,11 +130,13 @@ class ComponentPage:
 
 
 def default_window(meta, loc, current):
-    """Frame the current task with a margin of 20 % each side, else the whole location."""
+    """Frame the current task with 20 % margins, else the whole location with 2 %
+    (a margin also keeps zero-length tasks at the very first instant in view)."""
     if current is not None:
         span = max(1, current.end_ps - current.start_ps)
         return max(0, current.start_ps - span // 5), current.end_ps + span // 5
-    return loc.first_start_ps, max(loc.last_end_ps, loc.first_start_ps + 1)
+    margin = max(1, (loc.last_end_ps - loc.first_start_ps) // 50)
+    return max(0, loc.first_start_ps - margin), loc.last_end_ps + margin
 
 
 def component(path, state):

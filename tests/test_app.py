@@ -224,3 +224,31 @@ def test_csv_downloads_name_the_view_and_hold_its_data(app):
         "GPU.L2[15]"}
     assert cv["filename"].startswith("exact.sqlite-GPU.L2_0_-") and cv["filename"].endswith(".csv")
     assert len(cv["content"].splitlines()) == 1 + 3  # header + the three tasks at GPU.L2[0]
+
+
+def test_awkward_traces_render_without_errors(tmp_path):
+    """Zero-length tasks, a task still open at the stop, an unrecorded parent and
+    details that are not JSON all reach the views intact."""
+    from simulator.tracing.api import Tracer
+    from simulator.tracing.writer import TraceWriter
+
+    from dashapp import views
+
+    path = tmp_path / "awkward.sqlite"
+    writer = TraceWriter(path, command="awkward")
+    tr = Tracer(writer)
+    loc, kind = tr.location("GPU.L2[0]"), tr.kind("req_in", "ReadReq")
+    tr.end_task(tr.start_task(-1, kind, loc, 5), 5)  # zero length
+    tr.end_task(tr.start_task(12345, kind, loc, 6, details="plain text"), 9)  # lost parent
+    tr.start_task(-1, tr.kind("wavefront", "wavefront"), loc, 7)  # never ended
+    open_tasks = tr.close(20)
+    writer.finalize(completed=False, open_tasks=open_tasks)
+    writer.close()
+    page = views.component(path, urls.ComponentState(trace="awkward.sqlite", loc="GPU.L2[0]"))
+    assert page.mode == "bars" and {t.id for t in page.tasks} == {0, 1, 2}
+    page = views.component(path, urls.ComponentState(trace="awkward.sqlite", loc="GPU.L2[0]",
+                                                     task=2))
+    assert page.current.flags & 1 and page.current.end_ps == 20
+    overview = views.overview(path, urls.OverviewState(trace="awkward.sqlite"))
+    assert [c.location.name for c in overview.charts] == ["GPU.L2[0]"]
+    assert views.summary(path).category_time
