@@ -178,7 +178,7 @@ def test_run_command_rejects_bad_options(tmp_path, capsys):
 
 
 def test_background_writer_reports_errors_in_order(tmp_path):
-    from simulator.gpu.background_writer import BackgroundWriter
+    from simulator.tracing.background import BackgroundWriter
 
     writer = BackgroundWriter(tmp_path / "bg.sqlite", command="test")
     writer.execute("INSERT INTO no_such_table VALUES (1)")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..tracing import PyTracer, Tracer
 from ..tracing.writer import replace_atomically, temporary_path
-from .background_writer import BackgroundWriter
+from ..tracing.background import BackgroundWriter
 from .config import ps_per_cycle, validate
 from .platform import GPU, default_implementation
 from .trace_vocabulary import parse_trace_level

@@ -19,7 +19,7 @@ _CONTEXT = multiprocessing.get_context("spawn")  # no fork of a process holding 
 
 def _serve(conn, path, options):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from ..tracing import TraceWriter
+    from .writer import TraceWriter
 
     try:
         writer = TraceWriter(path, **options)
