@@ -209,3 +209,11 @@ def test_the_memory_view_draws_a_window_of_work_groups(app, monkeypatch):
     xs = _graphs(page)["kv-memory-0"]["layout"]["xaxis"]["range"]
     assert xs[0] == 128 - 0.5  # the window opens on its first work-item
     assert "group='x'" in _texts(_render(app[0], "kernel", trace="v2.sqlite", group="x"))
+
+
+def test_an_error_is_shown_with_its_line_and_a_caret(app):
+    from dashapp.pages import kernel as page
+
+    shown = page._error_context("int a;\nint b = ;\n", kernel_runner.RunError("bad", 2, 9))
+    assert shown.children == "   2 | int b = ;\n     |         ^"
+    assert page._error_context("x", kernel_runner.RunError("no place")) == ""

@@ -266,6 +266,16 @@ dash.register_page(__name__, path="/kernel", title="GPUscope kernel", name="Kern
                    layout=layout)
 
 
+def _error_context(source, err):
+    """The offending line of the edited source with a caret under the column."""
+    lines = source.split("\n")
+    if err.line is None or not 1 <= err.line <= len(lines):
+        return ""
+    caret = " " * (max(err.col or 1, 1) - 1) + "^"
+    return html.Pre(f"{err.line:>4} | {lines[err.line - 1]}\n     | {caret}",
+                    className="kv-error-context mb-0 mt-1")
+
+
 @callback(Output(LOC, "search", allow_duplicate=True), Output("kv-run-status", "children"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
           State(LOC, "search"), prevent_initial_call=True)
@@ -308,7 +318,8 @@ def run_edited(_clicks, source, size, search):
     try:
         run_id, _path, seconds = kernel_runner.run(spec)
     except kernel_runner.RunError as err:
-        return no_update, html.Div(str(err), className="alert alert-danger py-1 kv-run-error",
+        return no_update, html.Div([str(err), _error_context(source or "", err)],
+                                   className="alert alert-danger py-1 kv-run-error",
                                    id="kv-run-error")
     new = urls.search(replace(state, trace=name, run=run_id, launch=0, group=0))
     return new, html.Span(f"ran in {seconds:.2f} s" if seconds else "same run as before")
