@@ -56,7 +56,8 @@ def one_cell(source_text, elements, probes, trace_path, trace_level, timed):
                 else KernelRecorder(instrument=True, **probes))
     if timed:
         simulate_with_records(workload, default_config(), trace_path, recorder, progress=False,
-                              trace_level=trace_level, command="benchmarks/turnaround.py")
+                              trace_level=trace_level, command="benchmarks/turnaround.py",
+                              writer_process=False)
     else:
         record_only(workload, trace_path, recorder, command="benchmarks/turnaround.py")
     return time.perf_counter() - start

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..tracing import PyTracer, Tracer
+from ..tracing import PyTracer, Tracer, TraceWriter
 from ..tracing.writer import replace_atomically, temporary_path
 from ..tracing.background import BackgroundWriter
 from .config import ps_per_cycle, validate
@@ -68,11 +68,13 @@ def _progress_bar(enabled):
 
 
 def simulate(workload, config, out_path=None, trace_level="all", window=None, progress=True,
-             implementation=None, command=None, seed=None):
+             implementation=None, command=None, seed=None, writer_process=True):
     """Simulate every launch of ``workload`` on a GPU built from ``config``.
 
     ``out_path`` None (or ``trace_level`` "off") runs untraced. ``window`` is a
     ``(start, end)`` pair of cycles (either may be None) limiting what is recorded.
+    ``writer_process`` writes rows in a child process beside the simulation; small
+    interactive runs turn it off, since starting that process costs more than they do.
     """
     config = validate(config)
     levels = parse_trace_level(trace_level)
@@ -82,9 +84,9 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     tmp_path = None
     if out_path is not None and levels:
         tmp_path = temporary_path(out_path)
-        writer = BackgroundWriter(tmp_path, command=command or "simulate", config=config,
-                                  workload=getattr(workload, "name", None),
-                                  seed=getattr(workload, "seed", seed))
+        writer = (BackgroundWriter if writer_process else TraceWriter)(
+            tmp_path, command=command or "simulate", config=config,
+            workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed))
         tracer_class = Tracer if implementation == "cython" else PyTracer
         tracer = tracer_class(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))

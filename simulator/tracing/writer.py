@@ -132,6 +132,9 @@ class TraceWriter:
                            tags.tolist())
         db.execute("COMMIT")
 
+    def sync(self):
+        """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
+
     def execute(self, sql, params=()):
         """Run one statement of the writer's own (kernel-record inserts and such)."""
         return self.db.execute(sql, params)
