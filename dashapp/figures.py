@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from .colors import MUTED
-from .layout import up_float
+from .layout import merge_thin, up_float
 from .metrics import METRICS, PS
 from .units import fmt_ps
 
@@ -129,6 +129,35 @@ def bar_traces(tasks, extents, meta, role, location_names, yaxis):
     return traces
 
 
+def aggregate_traces(aggregates, meta, location_name):
+    """One bar trace per (depth, kind) of merged sub-pixel bars (``layout.Aggregate``).
+
+    Their key (custom data 0) is negative, so a click zooms into the run instead of
+    selecting a task; custom data 10 and 11 hold the run's span in ps.
+    """
+    groups = {}
+    for i, a in enumerate(aggregates):
+        groups.setdefault((a.depth, a.kind), []).append((i, a))
+    traces = []
+    for depth, kind in sorted(groups, key=lambda g: (g[0], meta.kind_label(g[1]))):
+        group = groups[(depth, kind)]
+        k = meta.kinds[kind]
+        colour = meta.colours.get(kind, MUTED)
+        traces.append(dict(
+            type="bar", orientation="h", base=[a.start_ps * PS for _, a in group],
+            x=[(a.end_ps - a.start_ps) * PS for _, a in group],
+            y=[(a.y0 + a.y1) / 2 for _, a in group], width=[a.y1 - a.y0 for _, a in group],
+            customdata=[[-1 - i, f"{a.count} tasks, each narrower than a pixel", k.category,
+                         k.action, location_name, fmt_ps(a.start_ps), fmt_ps(a.end_ps),
+                         fmt_ps(a.end_ps - a.start_ps), "–", "click to zoom in", a.start_ps,
+                         a.end_ps] for i, a in group],
+            hovertemplate=HOVER, name=meta.kind_label(kind),
+            meta=[meta.kind_label(kind), "component"],
+            marker=dict(color=colour, line=dict(color=colour, width=BAR_LINE)),
+            showlegend=False, xaxis="x", yaxis="y2"))
+    return traces
+
+
 def task_view_rows(parent, current, children):
     """{key: (y0, y1)} for the Task view: parent on row 0, current on row 1, then
     the subtasks up-floating from row 2 (the same layout as the Component view)."""
@@ -153,7 +182,8 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
     of one component, over one shared time axis (so a zoom in either moves both).
 
     ``task_view`` is None or (parent, current, children); ``component`` is either
-    ("bars", tasks, placements, rows) or ("density", centres_ps, {kind: values});
+    ("bars", tasks, placements, rows, pixel_ps) or ("density", centres_ps, {kind: values});
+    runs of bars thinner than ``pixel_ps`` are drawn merged (``layout.merge_thin``);
     ``concurrency`` is a ``metrics.Series``. Returns a plain figure dict.
     """
     data, annotations = [], []
@@ -176,9 +206,13 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
                                 showarrow=False, xref="paper", yref="paper", x=0.5,
                                 y=sum(TASK_BAND) / 2, font=dict(color="#888")))
     if component[0] == "bars":
-        _, tasks, placements, rows = component
+        _, tasks, placements, rows, pixel_ps = component
+        singles, aggregates = merge_thin(tasks, placements, pixel_ps)
         extents = {k: (p.y0, p.y1, p.depth) for k, p in placements.items()}
-        data += bar_traces(tasks, extents, meta, "component", location_names, "y2")
+        data += bar_traces(singles, extents, meta, "component", location_names, "y2")
+        if aggregates:
+            loc_name = location_names.get(tasks[0].location, "")
+            data += aggregate_traces(aggregates, meta, loc_name)
         layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, range=[max(rows, 1), 0],
                                 showticklabels=False)
     else:

@@ -9,6 +9,9 @@ when another ends may reuse its row.
 Nesting: in the Component view, a task whose parent is also drawn (same location, in
 the window) is placed inside its parent's band, with the parent's children laid out
 up-floating within that band; tasks at the same depth share one height.
+
+Sub-pixel bars: runs of bars too thin to see are merged into one aggregate bar that
+says how many tasks it holds, so a wide window is never silently thinned out.
 """
 import heapq
 from dataclasses import dataclass
@@ -91,3 +94,55 @@ def _place(keys, starts, ends, children, roots, top, out):
             if kids:
                 pad = row_height * (1 - BAND_FILL) / 2
                 stack.append((kids, y0 + pad, row_height * BAND_FILL, depth + 1, False))
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Consecutive bars of one kind in one band, each narrower than a pixel, drawn as one."""
+    kind: int
+    y0: float
+    y1: float
+    depth: int
+    start_ps: int
+    end_ps: int
+    count: int
+
+
+def merge_thin(tasks, placements, pixel_ps):
+    """(singles, aggregates): bars narrower than ``pixel_ps`` that follow each other in the
+    same band and kind, less than a pixel apart, become one ``Aggregate``; nothing is
+    dropped, and a lone thin bar stays a single bar.
+
+    ``tasks`` have ``id``, ``kind``, ``start_ps`` and ``end_ps``; ``placements`` come
+    from ``nested_layout``. Within a band bars never overlap, so start order is bar order.
+    """
+    def band(t):
+        p = placements[t.id]
+        return p.y0, p.y1, p.depth, t.kind
+
+    singles, aggregates = [], []
+    run, run_band, run_end = [], None, 0
+    for t in sorted(tasks, key=lambda t: (band(t), t.start_ps, t.id)):
+        thin = t.end_ps - t.start_ps < pixel_ps
+        joins = thin and run and band(t) == run_band and t.start_ps - run_end < pixel_ps
+        if run and not joins:
+            _close(run, run_band, run_end, singles, aggregates)
+            run = []
+        if thin:
+            if not run:
+                run_band, run_end = band(t), t.end_ps
+            run.append(t)
+            run_end = max(run_end, t.end_ps)
+        else:
+            singles.append(t)
+    if run:
+        _close(run, run_band, run_end, singles, aggregates)
+    return singles, aggregates
+
+
+def _close(run, band, end, singles, aggregates):
+    if len(run) == 1:
+        singles.append(run[0])
+        return
+    y0, y1, depth, kind = band
+    aggregates.append(Aggregate(kind, y0, y1, depth, run[0].start_ps, end, len(run)))

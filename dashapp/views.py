@@ -21,6 +21,8 @@ DENSITY_POINTS = 300
 MAX_BARS = 2500
 """Above this many tasks in the window the Component view draws an exact density."""
 MAX_SUBTASKS = 1000
+PLOT_PIXELS = 1000
+"""About the width of the Component view's plot area; sets what counts as sub-pixel."""
 
 
 @dataclass
@@ -192,8 +194,8 @@ def _task_tree(db, key, messages):
 
 
 def _drawn(db, meta, loc, window, count, messages):
-    """The Component view's content: ("bars", tasks, placements, rows) for up to
-    ``MAX_BARS`` tasks, else ("density", bin centres, {kind: tasks in flight})."""
+    """The Component view's content: ("bars", tasks, placements, rows, ps per pixel) for
+    up to ``MAX_BARS`` tasks, else ("density", bin centres, {kind: tasks in flight})."""
     t0, t1 = window
     if count <= MAX_BARS:
         tasks = windows.tasks(db, meta, loc, t0, t1, MAX_BARS)
@@ -201,7 +203,7 @@ def _drawn(db, meta, loc, window, count, messages):
             [t.id for t in tasks], [t.parent for t in tasks],
             [t.start_ps for t in tasks], [t.end_ps for t in tasks])
         rows = math.ceil(max((p.y1 for p in placements.values()), default=1))
-        return "bars", tasks, placements, rows
+        return "bars", tasks, placements, rows, max(1, (t1 - t0) // PLOT_PIXELS)
     first, width, density = metrics.kind_density(db, meta, loc, t0, t1, DENSITY_POINTS)
     n = max((len(v) for v in density.values()), default=0)
     messages.append(

@@ -151,3 +151,28 @@ def test_nested_bars_are_drawn_above_their_parents(exact):
     # The cache transaction (depth 1) sorts before req_in by name but nests inside one,
     # so its trace must come later (Plotly paints later traces on top).
     assert order.index("cache_transaction-read") > order.index("req_in-ReadReq")
+
+
+def test_sub_pixel_bars_are_merged_and_counted_not_dropped(tmp_path):
+    from simulator.tracing.api import Tracer
+    from simulator.tracing.writer import TraceWriter
+
+    path = tmp_path / "thin.sqlite"
+    writer = TraceWriter(path, command="thin bars")
+    tr = Tracer(writer)
+    loc, thin, wide = tr.location("GPU.X"), tr.kind("inst", "VALU"), tr.kind("wavefront", "w")
+    for i in range(300):  # 1-ps instructions every 10 ps: far below a pixel of the run
+        tr.end_task(tr.start_task(-1, thin, loc, 10 * i), 10 * i + 1)
+    tr.end_task(tr.start_task(-1, wide, loc, 0), 50_000)
+    tr.end_task(tr.start_task(-1, thin, loc, 40_000), 40_001)  # alone: stays a single bar
+    tr.close(50_000)
+    writer.finalize(completed=True)
+    writer.close()
+    page = views.component(path, urls.ComponentState(trace="thin.sqlite", loc="GPU.X"))
+    bars = [t for t in page.figure["data"] if t["type"] == "bar"]
+    singles = [c for t in bars for c in t["customdata"] if c[0] >= 0]
+    merged = [c for t in bars for c in t["customdata"] if c[0] < 0]
+    assert [(c[1], c[10], c[11]) for c in merged] == [
+        ("300 tasks, each narrower than a pixel", 0, 2991)]
+    assert sorted(c[0] for c in singles) == [300, 301]  # the wide task and the lone thin one
+    assert len(page.tasks) == page.total_in_window == 302  # all still in the CSV

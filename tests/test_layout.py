@@ -69,3 +69,22 @@ def test_children_nest_inside_their_parent_band():
 def test_a_parent_cycle_does_not_lose_tasks():
     p = nested_layout([1, 2], [2, 1], [0, 0], [5, 5])
     assert set(p) == {1, 2}
+
+
+def test_thin_bars_in_a_row_merge_and_nothing_is_dropped():
+    from collections import namedtuple
+
+    from dashapp.layout import merge_thin
+
+    T = namedtuple("T", "id kind start_ps end_ps")
+    # Row 0: four 1-ps tasks close together, then a wide one; another kind in between.
+    tasks = [T(1, 0, 0, 1), T(2, 0, 2, 3), T(3, 0, 4, 5), T(4, 1, 6, 7), T(5, 0, 8, 9),
+             T(6, 0, 10, 200), T(7, 0, 300, 301)]
+    placements = nested_layout([t.id for t in tasks], [None] * 7, [t.start_ps for t in tasks],
+                               [t.end_ps for t in tasks])
+    singles, aggregates = merge_thin(tasks, placements, pixel_ps=4)
+    assert sum(a.count for a in aggregates) + len(singles) == len(tasks)
+    assert [(a.start_ps, a.end_ps, a.count, a.kind) for a in aggregates] == [(0, 9, 4, 0)]
+    assert sorted(t.id for t in singles) == [4, 6, 7]  # other kind, wide, and far away
+    assert merge_thin(tasks, placements, pixel_ps=1) == (sorted(
+        tasks, key=lambda t: (placements[t.id].y0, t.kind, t.start_ps)), [])

@@ -3,8 +3,8 @@
 One figure holds both views and the concurrent-task line on a shared time axis, so a
 zoom or drag in either moves both. Clicking a bar makes it the current task (its key is
 the first custom-data field) and shows its component; window, component and task go to
-the URL. Legend hover and
-cross-view hover highlighting run in the browser (assets/gpuscope.js).
+the URL. A click on a merged run of sub-pixel bars zooms into it instead. Legend hover
+and cross-view hover highlighting run in the browser (assets/gpuscope.js).
 """
 from dataclasses import replace
 from urllib.parse import parse_qs
@@ -142,6 +142,12 @@ def graph_to_url(relayout, click, search, shown_window):
         try:
             fields = click["points"][0]["customdata"]
             key, location = int(fields[0]), fields[4]
+            if key < 0:
+                # A merged run of sub-pixel bars: zoom into it (with 10 % margins).
+                start, end = int(fields[10]), int(fields[11])
+                margin = max(1, (end - start) // 10)
+                new = replace(state, t0=max(0, start - margin), t1=end + margin)
+                return urls.search(new)
         except (TypeError, KeyError, IndexError, ValueError):
             return no_update  # a click on the density map or the concurrency line
         # The Component view follows the current task to its component (a subtask in
