@@ -1,5 +1,6 @@
 """The kernel page in headless Chromium: reduction v2's bank conflicts, the bank hover, and
 editing the kernel into v3 in the browser (a real re-run) until the conflicts are gone."""
+import math
 import socket
 import subprocess
 import sys
@@ -28,12 +29,17 @@ def _free_port():
 
 @pytest.fixture(scope="module")
 def kernel_app(tmp_path_factory):
-    """The app serving a small reduction v2 trace (512 elements, work-groups of 128)."""
+    """The app serving small reduction v2 (512 elements, work-groups of 128) and Sobel
+    (32 x 16 pixels, work-groups of 16 x 8) traces."""
     directory = tmp_path_factory.mktemp("kernel-traces")
     subprocess.run([sys.executable, "-m", "simulator", "run", "reduction-v2", "--size", "512",
                     "--local", "128", "--trace-level", "kernel", "--no-progress",
                     "-o", str(directory / "v2.sqlite")], cwd=ROOT, check=True,
                    capture_output=True)
+    subprocess.run([sys.executable, "-m", "simulator", "run", "sobel", "--width", "32",
+                    "--height", "16", "--local-x", "16", "--local-y", "8", "--trace-level",
+                    "kernel", "--no-progress", "-o", str(directory / "sobel.sqlite")],
+                   cwd=ROOT, check=True, capture_output=True)
     port = _free_port()
     log = open(directory / "server.log", "w")
     proc = subprocess.Popen(
@@ -82,8 +88,8 @@ def _run(browser):
     browser.execute_script("arguments[0].click();", browser.find_element(By.ID, "kv-run"))
 
 
-def _open(browser, kernel_app):
-    browser.get(f"{kernel_app}/kernel?trace=v2.sqlite")
+def _open(browser, kernel_app, trace="v2.sqlite"):
+    browser.get(f"{kernel_app}/kernel?trace={trace}")
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point"),
           "the bank panel did not render")
 
@@ -128,3 +134,48 @@ def test_editing_the_kernel_into_v3_and_rerunning_shows_no_conflicts(browser, ke
           "the re-run still reports bank conflicts")
     assert _report(browser)[1] == 0
     assert "(edited run)" in browser.find_element(By.ID, "kv-title").text
+
+
+def _hover(browser, css, index):
+    element = browser.find_elements(By.CSS_SELECTOR, css)[index]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    ActionChains(browser).move_to_element(element).perform()
+
+
+def test_a_pattern_bin_colours_the_source_and_paints_its_pixels(browser, kernel_app):
+    _open(browser, kernel_app, "sobel.sqlite")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-image .js-plotly-plot"),
+          "the work-item image did not render")
+    # The second-largest pattern: work-items on a tile edge, which load the apron.
+    _hover(browser, ".kv-histogram .barlayer .point", 1)
+
+    def states(d):
+        return d.execute_script(
+            "var out = {}; document.querySelectorAll('#kv-source .kv-line').forEach(function (e) {"
+            " ['kv-taken', 'kv-not-taken', 'kv-mixed', 'kv-faded'].forEach(function (c) {"
+            " if (e.classList.contains(c)) { out[c] = (out[c] || 0) + 1; } }); }); return out;")
+    found = _wait(browser, lambda d: states(d) or None, "hovering a bin coloured no source line")
+    assert found.get("kv-taken") and found.get("kv-not-taken") and found.get("kv-faded")
+    painted = browser.execute_script(
+        "var gd = document.querySelector('.kv-image .js-plotly-plot');"
+        "return gd.data[1].z.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);")
+    assert 0 < painted < 32 * 16
+
+
+def test_a_donut_region_highlights_the_accesses_of_its_work_items(browser, kernel_app):
+    _open(browser, kernel_app)
+    # Point the mouse into the ring, in the middle of the first donut's first region
+    # (regions start at 12 o'clock and go clockwise); the donut's box centre is its hole.
+    donut = browser.find_elements(By.CSS_SELECTOR, ".kv-donuts .pielayer .trace")[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", donut)
+    values = browser.execute_script(
+        "var gd = document.querySelector('.kv-donuts .js-plotly-plot');"
+        "return Array.from(gd.data[0].values);")
+    angle = math.pi * values[0] / sum(values)
+    radius = 0.78 * donut.size["width"] / 2
+    ActionChains(browser).move_to_element_with_offset(
+        donut, int(radius * math.sin(angle)), int(-radius * math.cos(angle))).perform()
+    info = browser.find_element(By.CSS_SELECTOR, ".kv-hover-info")
+    _wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
+          "hovering a donut region highlighted no access")
+    assert "work-items of this pattern" in info.text
