@@ -47,7 +47,16 @@ def schema_parts():
 
 
 def _utc_now():
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    """Wall-clock start of the run, or ``SOURCE_DATE_EPOCH`` for reproducible files."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch
+            else _dt.datetime.now(_dt.timezone.utc))
+    return when.isoformat(timespec="seconds")
+
+
+def _wall_seconds(started):
+    """Wall-clock duration since ``started``; 0 under ``SOURCE_DATE_EPOCH`` (byte-identical runs)."""
+    return 0.0 if os.environ.get("SOURCE_DATE_EPOCH") else time.perf_counter() - started
 
 
 class TraceWriter:
@@ -179,7 +188,7 @@ class TraceWriter:
             " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = coalesce(wall_seconds, ?),"
             " pyramid_base_ps = ? WHERE id = 1",
             (int(bool(completed)), int(open_tasks), orphans + extra_orphans, start_ps or 0, end_ps or 0,
-             time.perf_counter() - self._wall_start, base),
+             _wall_seconds(self._wall_start), base),
         )
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
