@@ -237,3 +237,24 @@ def test_dragging_the_task_view_zooms_both_views_and_sets_the_url(browser, app_u
     _wait(browser, shows_window, "the views did not redraw at the zoomed window")
     assert browser.find_element(By.ID, "cv-window-ps").get_attribute("textContent") == \
         f"{t0},{t1}"
+
+
+def test_paging_sorting_and_metric_pickers_write_the_url(browser, app_url):
+    _open_overview(browser, app_url, query="")
+    first_page = _titles(browser)
+    browser.find_element(By.XPATH, "//*[@id='ov-pages']//*[contains(., 'Next')]").click()
+    _wait(browser, lambda d: _query(d).get("page") == "2", "Next did not reach the URL")
+    _wait(browser, lambda d: _titles(d) and _titles(d) != first_page, "page 2 did not render")
+    load = browser.find_element(By.CSS_SELECTOR, "#ov-sort input[value='load']")
+    browser.execute_script("arguments[0].click();", load)
+    _wait(browser, lambda d: _query(d).get("sort") == "load" and "page" not in _query(d),
+          "sorting did not reach the URL (and go back to page 1)")
+    browser.find_element(By.ID, "ov-secondary").click()
+    _wait(browser, lambda d: d.find_elements(By.XPATH, "//*[text()='Busy fraction']"),
+          "the metric list did not open")
+    browser.find_elements(By.XPATH, "//*[text()='Busy fraction']")[-1].click()
+    _wait(browser, lambda d: _query(d).get("secondary") == "busy",
+          "the secondary metric did not reach the URL")
+    _wait(browser, lambda d: "Busy fraction" in d.find_element(By.CSS_SELECTOR,
+                                                               ".gs-ov-graph").text,
+          "the charts do not show the chosen metric")
