@@ -17,12 +17,9 @@ temporary file, so a failure never leaves a half-written output.
 import csv
 import heapq
 import json
-import os
-import sqlite3
-from pathlib import Path
 
 from .progress import track
-from .writer import TraceError, temporary_path
+from .writer import TraceError, atomic_output, open_readonly
 
 FORMATS = ("chrome", "csv")
 BATCH = 20_000
@@ -30,15 +27,7 @@ BATCH = 20_000
 
 def open_trace(path):
     """Read-only connection to one of our traces, or a clear error."""
-    path = Path(path)
-    if not path.is_file():
-        raise TraceError(f"{path}: no such file")
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        db.execute("SELECT count(*) FROM task").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise TraceError(f"{path}: not a GPUscope trace ({exc})") from None
-    return db
+    return open_readonly(path, "SELECT count(*) FROM task", "a GPUscope trace")
 
 
 def decimal_time(ps, digits):
@@ -61,10 +50,9 @@ TASK_SELECT = (
 def export_chrome(trace_path, out_path, show_progress=None):
     """Write ``trace_path`` as Chrome Trace Event JSON; returns the number of tasks."""
     db = open_trace(trace_path)
-    tmp = temporary_path(out_path)
     count = 0
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
+        with atomic_output(out_path) as tmp, open(tmp, "w", encoding="utf-8") as out:
             out.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
             first = True
             locations = db.execute("SELECT id, name FROM location ORDER BY id").fetchall()
@@ -104,11 +92,6 @@ def export_chrome(trace_path, out_path, show_progress=None):
                     out.write((",\n" if not first else "") + json.dumps(event))
                     first = False
             out.write("\n]}\n")
-        os.replace(tmp, out_path)
-    except BaseException:
-        if tmp.exists():
-            tmp.unlink()
-        raise
     finally:
         db.close()
     return count
@@ -117,11 +100,10 @@ def export_chrome(trace_path, out_path, show_progress=None):
 def export_csv(trace_path, out_path, show_progress=None):
     """Write ``trace_path`` as Daisen-style CSV; returns the number of tasks."""
     db = open_trace(trace_path)
-    tmp = temporary_path(out_path)
     count = 0
     try:
         total = db.execute("SELECT count(*) FROM task").fetchone()[0]
-        with open(tmp, "w", encoding="utf-8", newline="") as out:
+        with atomic_output(out_path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as out:
             writer = csv.writer(out)
             writer.writerow(("ID", "ParentID", "Kind", "What", "Where", "Start", "End"))
             cursor = db.execute(TASK_SELECT + " ORDER BY t.id")
@@ -136,11 +118,6 @@ def export_csv(trace_path, out_path, show_progress=None):
                         for key, ext, pkey, pext, cat, action, loc, start, end, _ in rows)
                     count += len(rows)
                     bar.update(len(rows))
-        os.replace(tmp, out_path)
-    except BaseException:
-        if tmp.exists():
-            tmp.unlink()
-        raise
     finally:
         db.close()
     return count

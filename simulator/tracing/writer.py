@@ -10,6 +10,7 @@ says it is incomplete.
 (counting them), builds the indexes, fills the per-location statistics and the metric
 pyramid (``pyramid.py``), and records the end of the run.
 """
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -204,6 +205,34 @@ def _task_tuples(tasks):
     if (tasks[:, 1] < 0).any():
         parents = [p if p >= 0 else None for p in parents]
     return zip(cols[0], parents, cols[2], cols[3], cols[4], cols[5], cols[6])
+
+
+def open_readonly(path, probe="SELECT count(*) FROM sqlite_master", what="a readable SQLite file"):
+    """A read-only connection to ``path``, or a ``TraceError`` saying why not.
+
+    ``probe`` is run once to make sure the file really is ``what``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TraceError(f"{path}: no such file")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db.execute(probe).fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise TraceError(f"{path}: not {what} ({exc})") from None
+    return db
+
+
+@contextlib.contextmanager
+def atomic_output(final_path):
+    """Yield a temporary path; move it to ``final_path`` only if the block succeeds."""
+    tmp = temporary_path(final_path)
+    try:
+        yield tmp
+        os.replace(tmp, final_path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def replace_atomically(tmp_path, final_path):

@@ -8,8 +8,8 @@
 
 The input is opened read-only and streamed in rowid order.
 """
-import sqlite3
-
+from .. import writer
+from ..writer import TraceError
 from .loader import ForeignTask, TraceFormatError, scaled_to_ps, seconds_to_ps
 
 V3_COLUMNS = ("task_id", "parent_id", "kind", "what", "location", "start_time", "end_time")
@@ -19,11 +19,9 @@ V4_COLUMNS = ("ID", "ParentID", "Kind", "What", "Location", "StartTime", "EndTim
 def open_readonly(path):
     """A read-only connection, or a clear error if the file is not SQLite."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise TraceFormatError(f"{path}: not a readable SQLite file ({exc})") from None
-    return db
+        return writer.open_readonly(path)
+    except TraceError as exc:
+        raise TraceFormatError(str(exc)) from None
 
 
 def detect(db):
