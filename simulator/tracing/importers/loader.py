@@ -42,17 +42,24 @@ class ForeignTask:
     track: object = None  # Chrome only: "pid:tid" whose nesting gives the parent
 
 
-def seconds_to_ps(text, where, column):
-    """Exact picoseconds from a decimal number of seconds (text or number)."""
-    return _scaled(text, PS_PER_SECOND, where, column)
+def seconds_to_ps(value, where, column):
+    """Exact picoseconds from a number of seconds (decimal text, or a float from SQLite)."""
+    return _scaled(value, PS_PER_SECOND, where, column)
 
 
-def scaled_to_ps(text, ps_per_unit, where, column):
+def scaled_to_ps(value, ps_per_unit, where, column):
     """Exact picoseconds from a number in some unit (µs in Chrome, ps in akita v5)."""
-    return _scaled(text, Decimal(ps_per_unit), where, column)
+    return _scaled(value, Decimal(ps_per_unit), where, column)
 
 
 def _scaled(value, factor, where, column):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # A binary float holds the nearest double to a whole number of picoseconds; for
+        # times under ~1000 s its error is far below half a picosecond, so rounding the
+        # float product recovers that number exactly (and much faster than Decimal).
+        scaled = value * float(factor)
+        if abs(scaled) < 2 ** 52:
+            return int(round(scaled))
     try:
         number = value if isinstance(value, Decimal) else Decimal(str(value).strip())
         if not number.is_finite():
@@ -130,8 +137,7 @@ class Loader:
         db = self.db
         if not self.count:
             raise TraceFormatError("no tasks found in the input")
-        self._check_unique_ids()
-        db.execute("CREATE INDEX stage.rows_ext ON rows (ext_id)")
+        self._index_unique_ids()
         if db.execute("SELECT 1 FROM stage.rows WHERE track IS NOT NULL LIMIT 1").fetchone():
             self._nest_by_track()
         orphans = db.execute(
@@ -158,12 +164,16 @@ class Loader:
         os.replace(self.tmp_path, self.out_path)
         return self.count, orphans
 
-    def _check_unique_ids(self):
-        dup = self.db.execute(
-            "SELECT ext_id, min(src), max(src) FROM stage.rows GROUP BY ext_id"
-            " HAVING count(*) > 1 LIMIT 1").fetchone()
-        if dup:
-            raise TraceFormatError(f"{dup[2]}: duplicate task ID {dup[0]!r} (first at {dup[1]})")
+    def _index_unique_ids(self):
+        try:
+            self.db.execute("CREATE UNIQUE INDEX stage.rows_ext ON rows (ext_id)")
+        except sqlite3.IntegrityError:
+            dup = self.db.execute(
+                "SELECT ext_id, min(seq), max(seq) FROM stage.rows GROUP BY ext_id"
+                " HAVING count(*) > 1 LIMIT 1").fetchone()
+            first, again = (self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)
+                                            ).fetchone()[0] for seq in dup[1:])
+            raise TraceFormatError(f"{again}: duplicate task ID {dup[0]!r} (first at {first})") from None
 
     def _nest_by_track(self):
         """Parent = innermost enclosing task on the same Chrome track (pid:tid)."""
