@@ -35,6 +35,14 @@ def _ranges(browser):
         ".map(gd => gd.layout && gd.layout.xaxis.range);")
 
 
+def _click(browser, by, selector):
+    """Click an element, again if the page was rebuilt under it (the URL just changed)."""
+    def clicked(d):
+        d.execute_script("arguments[0].click();", d.find_element(by, selector))
+        return True
+    _wait(browser, clicked, f"could not click {selector}")
+
+
 def _open_overview(browser, app_url, query="filter=L2"):
     browser.get(f"{app_url}/overview?{query}")
     _wait(browser, lambda d: len(_titles(d)) > 0 and len(_ranges(d)) == len(_titles(d)),
@@ -245,14 +253,21 @@ def test_paging_sorting_and_metric_pickers_write_the_url(browser, app_url):
     browser.find_element(By.XPATH, "//*[@id='ov-pages']//*[contains(., 'Next')]").click()
     _wait(browser, lambda d: _query(d).get("page") == "2", "Next did not reach the URL")
     _wait(browser, lambda d: _titles(d) and _titles(d) != first_page, "page 2 did not render")
-    load = browser.find_element(By.CSS_SELECTOR, "#ov-sort input[value='load']")
-    browser.execute_script("arguments[0].click();", load)
+    _click(browser, By.CSS_SELECTOR, "#ov-sort input[value='load']")
     _wait(browser, lambda d: _query(d).get("sort") == "load" and "page" not in _query(d),
           "sorting did not reach the URL (and go back to page 1)")
-    browser.find_element(By.ID, "ov-secondary").click()
-    _wait(browser, lambda d: d.find_elements(By.XPATH, "//*[text()='Busy fraction']"),
-          "the metric list did not open")
-    browser.find_elements(By.XPATH, "//*[text()='Busy fraction']")[-1].click()
+    # Wait for the page rebuilt by the sort, then open the picker and choose.
+    _wait(browser, lambda d: d.find_element(
+        By.CSS_SELECTOR, "#ov-sort input[value='load']").is_selected(), "sort not shown")
+
+    def choose(d):
+        options = d.find_elements(By.XPATH, "//*[text()='Busy fraction']")
+        if options:
+            options[-1].click()
+            return True
+        d.find_element(By.ID, "ov-secondary").click()  # open (again, if it was rebuilt)
+        return False
+    _wait(browser, choose, "could not choose a secondary metric")
     _wait(browser, lambda d: _query(d).get("secondary") == "busy",
           "the secondary metric did not reach the URL")
     _wait(browser, lambda d: "Busy fraction" in d.find_element(By.CSS_SELECTOR,
