@@ -62,7 +62,9 @@ def __getattr__(name):
     # so importing this module (for create_app) has no side effects.
     if name == "server":
         if not _created:
-            create_app(trace=os.environ["GPUSCOPE_TRACE"]) if os.environ.get("GPUSCOPE_TRACE") \
-                else create_app(trace_dir=os.environ.get("GPUSCOPE_TRACE_DIR", "traces"))
+            if os.environ.get("GPUSCOPE_TRACE"):
+                create_app(trace=os.environ["GPUSCOPE_TRACE"])
+            else:
+                create_app(trace_dir=os.environ.get("GPUSCOPE_TRACE_DIR", "traces"))
         return _created[0].server
     raise AttributeError(name)
