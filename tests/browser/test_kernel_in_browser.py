@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -94,14 +94,42 @@ def _open(browser, kernel_app, trace="v2.sqlite"):
           "the bank panel did not render")
 
 
+def _bound(browser, graph):
+    """Wait until assets/kernel.js listens to ``graph`` (it binds graphs as they appear):
+    a hover before that would go unseen."""
+    _wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector(arguments[0] + ' .js-plotly-plot');"
+        "return !!(gd && gd.kvBound);", graph), f"{graph} was never bound")
+
+
+def _point_at(browser, x, y):
+    """Move the mouse to viewport pixel (x, y), then one pixel aside and back: Plotly
+    throttles hover handling, and the last position is the one it must see."""
+    actions = ActionBuilder(browser)
+    for dx in (0, 1, 0):
+        actions.pointer_action.move_to_location(int(x) + dx, int(y)).pause(0.2)
+    actions.perform()
+
+
+def _hover(browser, css, index):
+    element = browser.find_elements(By.CSS_SELECTOR, css)[index]
+    # Viewport coordinates after an instant scroll (Bootstrap makes scrolling smooth, so a
+    # rectangle read during the animation is stale).
+    rect = browser.execute_script(
+        "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});"
+        "var r = arguments[0].getBoundingClientRect();"
+        "return [r.x + r.width / 2, r.y + r.height / 2];", element)
+    _point_at(browser, *rect)
+
+
 def test_v2_bank_panel_reports_conflicts_and_a_bank_hover_highlights_accesses(
         browser, kernel_app):
     _open(browser, kernel_app)
     text, conflicted = _report(browser)
     assert text.startswith("Bank conflicts:") and conflicted > 0
     # Bank 2 is hit by the strided steps of v2 (words 0, 2, 4, ... of each step).
-    bar = browser.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point")[2]
-    ActionChains(browser).move_to_element(bar).perform()
+    _bound(browser, ".kv-banks")
+    _hover(browser, ".kv-banks .barlayer .point", 2)
     info = browser.find_element(By.CSS_SELECTOR, ".kv-hover-info")
     _wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
           "hovering a bank highlighted no access")
@@ -136,16 +164,11 @@ def test_editing_the_kernel_into_v3_and_rerunning_shows_no_conflicts(browser, ke
     assert "(edited run)" in browser.find_element(By.ID, "kv-title").text
 
 
-def _hover(browser, css, index):
-    element = browser.find_elements(By.CSS_SELECTOR, css)[index]
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
-    ActionChains(browser).move_to_element(element).perform()
-
-
 def test_a_pattern_bin_colours_the_source_and_paints_its_pixels(browser, kernel_app):
     _open(browser, kernel_app, "sobel.sqlite")
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-image .js-plotly-plot"),
           "the work-item image did not render")
+    _bound(browser, ".kv-histogram")
     # The second-largest pattern: work-items on a tile edge, which load the apron.
     _hover(browser, ".kv-histogram .barlayer .point", 1)
 
@@ -164,17 +187,19 @@ def test_a_pattern_bin_colours_the_source_and_paints_its_pixels(browser, kernel_
 
 def test_a_donut_region_highlights_the_accesses_of_its_work_items(browser, kernel_app):
     _open(browser, kernel_app)
+    _bound(browser, ".kv-donuts")
     # Point the mouse into the ring, in the middle of the first donut's first region
-    # (regions start at 12 o'clock and go clockwise); the donut's box centre is its hole.
-    donut = browser.find_elements(By.CSS_SELECTOR, ".kv-donuts .pielayer .trace")[0]
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", donut)
-    values = browser.execute_script(
+    # (regions start at 12 o'clock and go clockwise), from Plotly's own geometry.
+    x, y, radius, share = browser.execute_script(
         "var gd = document.querySelector('.kv-donuts .js-plotly-plot');"
-        "return Array.from(gd.data[0].values);")
-    angle = math.pi * values[0] / sum(values)
-    radius = 0.78 * donut.size["width"] / 2
-    ActionChains(browser).move_to_element_with_offset(
-        donut, int(radius * math.sin(angle)), int(-radius * math.cos(angle))).perform()
+        "gd.scrollIntoView({block: 'center', behavior: 'instant'});"
+        "var box = gd.getBoundingClientRect(), cd = gd.calcdata[0][0];"
+        "var values = Array.from(gd.data[0].values);"
+        "return [box.x + cd.cx, box.y + cd.cy, cd.r,"
+        " values[0] / values.reduce((a, b) => a + b, 0)];")
+    angle = math.pi * share
+    radius *= 0.78
+    _point_at(browser, x + radius * math.sin(angle), y - radius * math.cos(angle))
     info = browser.find_element(By.CSS_SELECTOR, ".kv-hover-info")
     _wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
           "hovering a donut region highlighted no access")
