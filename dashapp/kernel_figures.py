@@ -186,9 +186,9 @@ def image_figure(width, height, rank_grid):
     paint = dict(type="heatmap", z=typed(np.zeros((height, width)), np.float32),
                  colorscale=[[0, "rgba(0,0,0,0)"], [1, "#d7191c"]], zmin=0, zmax=1,
                  showscale=False, hoverinfo="skip", meta=["paint"])
-    scale = max(1.0, 360 / max(width, height))
+    # Fits a ~400 px column (the width follows the page); the y axis keeps pixels square.
     return dict(data=[base, paint], layout=_base_layout(
-        int(height * scale) + 40, width=int(width * scale) + 60,
+        int(min(400, 400 * height / max(width, 1))) + 20,
         xaxis=dict(visible=False, constrain="domain"),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x"),
         margin=dict(l=10, r=10, t=10, b=10), dragmode=False))
