@@ -12,15 +12,16 @@ patterns, builds the figures, and the browser draws them.
 
 For information the same run is split in-process: ``run`` (``kernel_runner.run``),
 ``views`` (``kernel_views.build``) and ``json`` (serialising the figures). Each Run gets
-a fresh source (a comment with a counter), so no cache answers. The baseline is Klein's
-published "both views" column (his system cannot be run here); the ratio is ours / his,
-and the goal is 1.5 s at 25,600 elements. Headless Chromium draws WebGL in software, so
-a desktop browser with a GPU draws faster than measured here.
+a fresh source (a comment with a counter and a per-invocation nonce), so no cache
+answers. The baseline is Klein's published "both views" column (his system cannot be
+run here); the ratio is ours / his, and the goal is 1.5 s at 25,600 elements. Headless
+Chromium draws WebGL in software, so a desktop browser with a GPU draws faster.
 
     python benchmarks/turnaround_views.py [--repeat 3] [--sizes 256,2560,25600]
 """
 import argparse
 import json
+import os
 import shutil
 import socket
 import statistics
@@ -42,6 +43,7 @@ KLEIN_BOTH_MS = {256: 1354, 2560: 1773, 25600: 5372}
 GOAL_SECONDS = {25600: 1.5}
 SOURCE = (ROOT / "simulator" / "kernels" / "builtin" / "reduction_v1.cl").read_text()
 LOCAL = 64
+NONCE = f"{os.getpid()}-{time.time_ns()}"
 EDITED = """
 var t = document.getElementById('kv-title');
 return !!t && t.textContent.indexOf('(edited run)') >= 0;"""
@@ -54,8 +56,10 @@ return ids.every(function (id) {
 
 
 def spec(elements, tag):
+    # The nonce keeps this invocation's sources apart from every earlier one: edited runs
+    # are cached by content in a directory that outlives the process.
     return kernel_runner.RunSpec(
-        source=SOURCE + f"// turnaround run {tag}\n", kernel="reduce",
+        source=SOURCE + f"// turnaround run {tag} {NONCE}\n", kernel="reduce",
         global_size=(elements,), local_size=(LOCAL,),
         args=(("g_idata", f"random:{elements}"), ("g_odata", f"random:{elements // LOCAL}"),
               ("n", str(elements)), ("sdata", f"local:{LOCAL}")))

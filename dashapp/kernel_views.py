@@ -14,8 +14,9 @@ import numpy as np
 from . import kernel_figures as kf
 from . import klein, queries
 
-MAX_DRAWN_ACCESSES = 16_384
-"""Accesses the memory view draws at once (whole work-groups; the rest a click away)."""
+MAX_DRAWN_ACCESSES = 4_096
+"""Accesses the memory view draws at once: whole work-groups, several times what its
+opening range shows; the rest is a click away (drawing dominates the turnaround)."""
 MAX_PATTERN_STATES = 400
 """Patterns whose source highlighting is sent to the browser (the largest first)."""
 
