@@ -97,7 +97,8 @@ def memory_figure(acc, lay, found, array, segments):
         line += [ln, ln, None]
     traces.append(dict(type="scatter", mode="lines", name="barrier", x=x, y=y,
                        customdata=line, line=dict(color=BARRIER_COLOUR, width=4),
-                       meta=["barrier"], hovertemplate="barrier, line %{customdata}<extra></extra>"))
+                       meta=["barrier"],
+                       hovertemplate="barrier, line %{customdata}<extra></extra>"))
     first = int(acc.work_item[events].min()) if events.any() else 0
     items = int(acc.work_item[events].max()) + 1 - first if events.any() else 1
     # Open on the first 128 work-items (two wavefronts), large enough to see each access;

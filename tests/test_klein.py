@@ -197,7 +197,7 @@ def test_reduction_v2_conflicts_and_v3_does_not(reductions):
 def test_reduction_barriers_line_up_in_logical_time(reductions):
     acc, _ = _launch_accesses(reductions["v3"])
     lay = klein.logical_layout(acc)
-    # One band per barrier interval: the load, then log2(128) = 7 reduction steps, then the write-out.
+    # One band per barrier interval: the load, log2(128) = 7 reduction steps, the write-out.
     assert len(lay.barrier_y) == 9 and lay.rows > 9
     segments = klein.barrier_segments(acc, lay)
     # Four groups of 128 consecutive work-items, eight barriers each.
