@@ -15,6 +15,17 @@ from setuptools import Extension, setup
 ROOT = Path(__file__).parent
 
 
+# Extensions that call a C library directly. ``_bulk`` needs SQLite's header
+# (Debian's libsqlite3-dev, installed by scripts/install.sh); without it the writer
+# uses the pure-Python bulk inserter.
+LIBRARIES = {"simulator.tracing._bulk": ["sqlite3"]}
+HEADERS = {"simulator.tracing._bulk": "sqlite3.h"}
+
+
+def _have_header(name):
+    return any(Path(d, name).is_file() for d in ("/usr/include", "/usr/local/include"))
+
+
 def _extensions():
     exts = []
     only = os.environ.get("GPUSCOPE_BUILD_ONLY", "")
@@ -22,11 +33,15 @@ def _extensions():
         if only not in str(pyx):
             continue
         rel = pyx.relative_to(ROOT).with_suffix("")
+        name = ".".join(rel.parts)
+        if name in HEADERS and not _have_header(HEADERS[name]):
+            continue
         exts.append(
             Extension(
-                ".".join(rel.parts),
+                name,
                 [str(pyx.relative_to(ROOT))],
                 include_dirs=[numpy.get_include()],
+                libraries=LIBRARIES.get(name, []),
                 language="c++",
                 extra_compile_args=["-O2"],
             )

@@ -23,6 +23,16 @@ import numpy as np
 
 from .. import __version__
 
+from .bulk import INSERT_TAGS, INSERT_TASKS
+
+if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
+    from .bulk import BulkInserter
+else:
+    try:
+        from ._bulk import BulkInserter
+    except ImportError:  # built without SQLite's header: the reference has the same API
+        from .bulk import BulkInserter
+
 INDEX_MARKER = "-- INDEXES"
 # Task batches up to this many tasks are kept in memory (56 B each) so that finalize
 # need not read them back from the file.
@@ -91,6 +101,9 @@ class TraceWriter:
         )
         self.tasks_written = 0
         self._columns = []  # task batches kept for the pyramid, while under MAX_CACHED_TASKS
+        # Task and tag rows go through their own connection, bound in bulk.
+        self._bulk = BulkInserter(self.path, INSERT_TASKS, null_if_negative=1)
+        self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
 
     @classmethod
     def reopen(cls, path):
@@ -107,27 +120,27 @@ class TraceWriter:
             raise TraceError(f"{path}: not a GPUscope trace (no run table)")
         self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
         self._columns = None
+        self._bulk = self._bulk_tags = None
         return self
 
     # -- loading -------------------------------------------------------------------
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
-        """Insert one batch in one transaction (the ``Tracer`` sink interface)."""
+        """Insert one batch (the ``Tracer`` sink interface).
+
+        Names are committed before the tasks that use them, and details and tags after.
+        """
         db = self.db
-        db.execute("BEGIN")
-        if locations:
+        if locations or kinds or tag_names:
+            db.execute("BEGIN")
             db.executemany("INSERT INTO location (id, name) VALUES (?, ?)", locations)
-        if kinds:
             db.executemany("INSERT INTO kind (id, category, action) VALUES (?, ?, ?)", kinds)
-        if tag_names:
             db.executemany("INSERT INTO tag_name (id, name) VALUES (?, ?)", tag_names)
+            db.execute("COMMIT")
         if len(tasks):
             # Tasks arrive in end order; in key order they append to the B-tree's right edge.
-            tasks = tasks[np.argsort(tasks[:, 0], kind="stable")]
-            db.executemany(
-                "INSERT INTO task (id, parent, kind, location, start_ps, end_ps, flags)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                _task_tuples(tasks),
-            )
+            tasks = np.ascontiguousarray(tasks[np.argsort(tasks[:, 0], kind="stable")],
+                                         dtype=np.int64)
+            self._bulk.insert(tasks)
             self.tasks_written += len(tasks)
             if self._columns is not None:
                 if self.tasks_written > MAX_CACHED_TASKS:
@@ -135,12 +148,12 @@ class TraceWriter:
                 else:
                     self._columns.append(tasks[:, :6].copy())
         if details:
+            db.execute("BEGIN")
             db.executemany("UPDATE task SET details = ? WHERE id = ?",
                            [(text, key) for key, text in details])
+            db.execute("COMMIT")
         if len(tags):
-            db.executemany("INSERT INTO task_tag (task, time_ps, tag) VALUES (?, ?, ?)",
-                           tags.tolist())
-        db.execute("COMMIT")
+            self._bulk_tags.insert(np.ascontiguousarray(tags, dtype=np.int64))
 
     def sync(self):
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
@@ -194,17 +207,12 @@ class TraceWriter:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self):
-        """Close the connection; the file stays in WAL mode for concurrent readers."""
+        """Close the connections; the file stays in WAL mode for concurrent readers."""
+        for bulk in (self._bulk, self._bulk_tags):
+            if bulk is not None:
+                bulk.close()
+        self._bulk = self._bulk_tags = None
         self.db.close()
-
-
-def _task_tuples(tasks):
-    """Rows for executemany, with a negative parent key stored as NULL."""
-    cols = [tasks[:, i].tolist() for i in range(tasks.shape[1])]
-    parents = cols[1]
-    if (tasks[:, 1] < 0).any():
-        parents = [p if p >= 0 else None for p in parents]
-    return zip(cols[0], parents, cols[2], cols[3], cols[4], cols[5], cols[6])
 
 
 def open_readonly(path, probe="SELECT count(*) FROM sqlite_master", what="a readable SQLite file"):
