@@ -19,11 +19,24 @@ CREATE TABLE IF NOT EXISTS location (
     name TEXT NOT NULL UNIQUE,        -- hierarchical component name, dot separated
     task_count INTEGER,               -- number of tasks at this location (filled at finalize)
     busy_ps INTEGER,                  -- time with at least one task in flight, in ps (finalize)
-    max_duration_ps INTEGER,          -- longest task duration here, in ps; bounds window queries (finalize)
+    max_duration_ps INTEGER,          -- longest task duration here, in ps (finalize)
+    short_duration_ps INTEGER,        -- every task here not in long_task lasts at most this long, in ps; bounds window queries (finalize)
     first_start_ps INTEGER,           -- earliest task start here, in ps (finalize)
     last_end_ps INTEGER,              -- latest task end here, in ps (finalize)
     pyramid_min_level INTEGER         -- finest metric_bin level stored for this location (finalize)
 );
+
+-- The few tasks of a location that last far longer than the rest (a kernel spanning the
+-- run at the command processor). Listed apart, they leave window queries bounded by
+-- location.short_duration_ps: tasks overlapping [t0, t1) are those with
+-- start_ps >= t0 - short_duration_ps AND start_ps < t1 AND end_ps > t0, plus these.
+CREATE TABLE IF NOT EXISTS long_task (
+    location INTEGER NOT NULL,        -- location.id
+    task INTEGER NOT NULL,            -- task.id of the long task
+    start_ps INTEGER NOT NULL,        -- its start time, in ps
+    end_ps INTEGER NOT NULL,          -- its end time, in ps
+    PRIMARY KEY (location, start_ps, task)
+) WITHOUT ROWID;
 
 -- Interned (category, action) pairs: Daisen's (kind, what).
 CREATE TABLE IF NOT EXISTS kind (

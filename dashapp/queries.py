@@ -20,7 +20,8 @@ PROGRESS_STEPS = 20_000
 """SQLite virtual-machine steps between two deadline checks."""
 
 Location = namedtuple(
-    "Location", "id name task_count busy_ps max_duration_ps first_start_ps last_end_ps min_level")
+    "Location", "id name task_count busy_ps max_duration_ps short_duration_ps first_start_ps"
+                " last_end_ps min_level")
 Kind = namedtuple("Kind", "id category action")
 Task = namedtuple("Task", "id parent kind location start_ps end_ps flags ext_id details")
 MetricRow = namedtuple(
@@ -118,8 +119,9 @@ def task_count(db):
 def locations(db, order="id"):
     """Every location with its finalize-time statistics, in a whitelisted order."""
     return [Location(*r) for r in db.fetch(
-        "SELECT id, name, task_count, busy_ps, max_duration_ps, first_start_ps, last_end_ps,"
-        " pyramid_min_level FROM location ORDER BY " + LOCATION_ORDER[order])]
+        "SELECT id, name, task_count, busy_ps, max_duration_ps, short_duration_ps,"
+        " first_start_ps, last_end_ps, pyramid_min_level FROM location ORDER BY "
+        + LOCATION_ORDER[order])]
 
 
 def kinds(db):
@@ -200,9 +202,10 @@ def window_intervals(db, location, short_ps, t0, t1):
         (location, t0 - short_ps, t1, t0, short_ps))]
 
 
-def location_spans(db, location):
-    """(id, start, end) of every task of a location (one scan of its rows)."""
-    return db.fetch("SELECT id, start_ps, end_ps FROM task WHERE location = ?", (location,))
+def long_tasks(db, location):
+    """(id, start, end) of the location's long tasks (finalize lists them), by start."""
+    return db.fetch("SELECT task, start_ps, end_ps FROM long_task WHERE location = ?"
+                    " ORDER BY start_ps, task", (location,))
 
 
 def tasks_by_id(db, keys):

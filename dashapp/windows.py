@@ -1,23 +1,15 @@
 """A location's tasks overlapping a time window, fast even when a few tasks are long.
 
-The contract's window query, ``start_ps >= t0 - max_duration_ps AND start_ps < t1``,
-scans every task that starts within one maximum duration before the window. One
-long task (a kernel spanning the run at the command processor) makes that the whole
-location for every window. So when a location's maximum duration is far above what
-its task density needs, its tasks are split once (per process and trace version): the
-few *long* ones are listed and kept in memory, and the window query runs over the
-short ones only, bounded by the short tasks' maximum. Both parts are exact.
+A window query ``start_ps >= t0 - bound AND start_ps < t1`` scans every task that
+starts within ``bound`` before the window, so the bound must not be the duration of
+one task spanning the run (a kernel at the command processor). Finalize therefore
+lists each location's few long tasks in ``long_task`` and bounds the rest by
+``location.short_duration_ps``; the query runs over the short tasks and the long ones
+are added from that list, read once per process and trace version. Both parts are exact.
 """
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import queries
-
-SPLIT_FACTOR = 64
-"""Split when one maximum duration spans more than this many tasks' average spacing."""
-LONG_SHARE = 0.001
-"""At most this share of a location's tasks is kept in memory as long tasks."""
 
 
 @dataclass(frozen=True)
@@ -30,25 +22,9 @@ def reach(db, meta, loc):
     """The cached ``Reach`` of ``loc``."""
     key = ("reach", loc.id)
     if key not in meta.cache:
-        meta.cache[key] = _split(db, loc)
+        meta.cache[key] = Reach(loc.short_duration_ps or 0,
+                                tuple(map(tuple, queries.long_tasks(db, loc.id))))
     return meta.cache[key]
-
-
-def _split(db, loc):
-    longest = loc.max_duration_ps or 0
-    span = max(1, (loc.last_end_ps or 0) - (loc.first_start_ps or 0))
-    if not loc.task_count or longest * loc.task_count <= SPLIT_FACTOR * span:
-        return Reach(longest, ())
-    spans = np.array(queries.location_spans(db, loc.id), dtype=np.int64).reshape(-1, 3)
-    durations = spans[:, 2] - spans[:, 1]
-    keep = max(1, int(len(durations) * LONG_SHARE))
-    order = np.argsort(durations, kind="stable")
-    short = int(durations[order[max(0, len(order) - keep - 1)]])
-    if short >= longest:
-        return Reach(longest, ())
-    long = spans[durations > short]
-    long = long[np.argsort(long[:, 1], kind="stable")]
-    return Reach(short, tuple(map(tuple, long.tolist())))
 
 
 def _long_overlapping(r, t0, t1):

@@ -24,6 +24,12 @@ import numpy as np
 
 from .progress import track
 
+# Long tasks: a location's tasks are split into short and long when its longest task
+# spans more than LONG_SPLIT_FACTOR average task spacings; at most LONG_SHARE of them
+# (at least one) are listed in long_task.
+LONG_SPLIT_FACTOR = 64
+LONG_SHARE = 0.001
+
 TARGET_TASKS_PER_BIN = 16
 # The per-kind breakdown feeds stacked overviews, not exact zooms: it starts this many
 # levels above a location's finest level, which keeps it a small fraction of the file.
@@ -137,6 +143,26 @@ def location_levels(start, end, kind, parent_start, req_in, req_out, base, level
         kind_ps = {k: np.add.reduceat(v, cut) for k, v in kind_ps.items()}
 
 
+def split_long(ids, start, end):
+    """(short_duration_ps, long task rows): the bound window queries use, and the exceptions.
+
+    Without a split the bound is the longest duration, which lets one task spanning the
+    run turn every window query into a scan of the whole location.
+    """
+    durations = end - start
+    longest = int(durations.max())
+    span = max(1, int(end.max() - start.min()))
+    if longest * len(durations) <= LONG_SPLIT_FACTOR * span:
+        return longest, []
+    keep = max(1, int(len(durations) * LONG_SHARE))
+    order = np.argsort(durations, kind="stable")
+    short = int(durations[order[max(0, len(order) - keep - 1)]])
+    if short >= longest:
+        return longest, []
+    sel = np.flatnonzero(durations > short)
+    return short, list(zip(ids[sel].tolist(), start[sel].tolist(), end[sel].tolist()))
+
+
 def _rows(location, level, lo, columns):
     """metric_bin rows of one level as an int64 matrix, empty bins left out."""
     stacked = np.vstack(columns)
@@ -185,6 +211,7 @@ def build_pyramid(db, columns=None, show_progress=None):
     db.execute("BEGIN")
     db.execute("DELETE FROM metric_bin")
     db.execute("DELETE FROM metric_kind_bin")
+    db.execute("DELETE FROM long_task")
     cols = read_columns(db) if columns is None else columns
     ids, parents, kinds_col, locs, starts, ends = cols.T
     base = base_width(int(ends.max() - starts.min()) if len(cols) else 0)
@@ -217,10 +244,14 @@ def build_pyramid(db, columns=None, show_progress=None):
         if kind_rows:
             db.executemany("INSERT INTO metric_kind_bin VALUES (?,?,?,?,?,?)",
                            np.concatenate(kind_rows).tolist())
+        short, long_tasks = split_long(ids[sel], start, end)
+        db.executemany("INSERT INTO long_task VALUES (?, ?, ?, ?)",
+                       [(loc, key, s, e) for key, s, e in long_tasks])
         db.execute(
             "UPDATE location SET task_count = ?, busy_ps = ?, max_duration_ps = ?,"
-            " first_start_ps = ?, last_end_ps = ?, pyramid_min_level = ? WHERE id = ?",
-            (len(start), busy, int((end - start).max()), int(start.min()), int(end.max()),
-             level0, loc))
+            " short_duration_ps = ?, first_start_ps = ?, last_end_ps = ?, pyramid_min_level = ?"
+            " WHERE id = ?",
+            (len(start), busy, int((end - start).max()), short, int(start.min()),
+             int(end.max()), level0, loc))
     db.execute("COMMIT")
     return base
