@@ -17,6 +17,7 @@ The goal from issue 5: ≥ 50× faster than the baseline at full range on 10M ta
 under 100 ms per Overview page at every zoom. Timing never fails anything: it is printed.
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -38,8 +39,15 @@ BINS = views.OVERVIEW_POINTS
 
 
 def trace_path(cache_dir, tasks, seed):
-    """The cached synthetic trace of ``tasks`` tasks, generated on first use."""
-    path = Path(cache_dir) / f"synthetic-{tasks}-seed{seed}.sqlite"
+    """The cached synthetic trace of ``tasks`` tasks, generated on first use.
+
+    The file name carries a digest of the trace schema, so a cache written under an
+    older contract is never read.
+    """
+    from simulator.tracing.writer import schema_text
+
+    schema = hashlib.sha256(schema_text().encode()).hexdigest()[:10]
+    path = Path(cache_dir) / f"synthetic-{tasks}-seed{seed}-schema{schema}.sqlite"
     if not path.exists():
         from simulator.tracing.synthetic import generate
 
