@@ -240,6 +240,17 @@ CREATE TABLE IF NOT EXISTS kernel_emit (
     value REAL NOT NULL               -- the value (integers converted to REAL)
 );
 
+-- The picture under a 2-D launch: each global buffer argument with one element per
+-- work-item (an image, such as Sobel's input), as the kernel saw it at launch.
+CREATE TABLE IF NOT EXISTS kernel_image (
+    launch INTEGER NOT NULL,          -- kernel_launch.id
+    name TEXT NOT NULL,               -- the buffer argument's name
+    width INTEGER NOT NULL,           -- pixels per row: the global size in x
+    height INTEGER NOT NULL,          -- rows: the global size in y
+    pixels BLOB NOT NULL,             -- width*height float32 values (unitless), little-endian, row by row
+    PRIMARY KEY (launch, name)
+);
+
 -- INDEXES (created at finalize, after the load)
 -- Component view: the tasks of one location in a time window (with location.max_duration_ps).
 CREATE INDEX IF NOT EXISTS task_location_start ON task (location, start_ps);

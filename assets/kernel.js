@@ -115,15 +115,23 @@
   // -- image ----------------------------------------------------------------------------
   function paintImage(keep) {
     var gd = plot(document, "kv-image");
-    if (!gd || !gd.data || gd.data.length < 2 || !window.Plotly) { return; }
-    var base = flat(gd.data[0].z), width = base.cols, height = base.values.length / width;
+    if (!gd || !gd.data || !window.Plotly) { return; }
+    var layer = function (name) {
+      for (var i = 0; i < gd.data.length; i++) {
+        if ((gd.data[i].meta || [])[0] === name) { return i; }
+      }
+      return -1;
+    };
+    var image = layer("image"), paint = layer("paint");
+    if (image < 0 || paint < 0) { return; }
+    var base = flat(gd.data[image].z), width = base.cols, height = base.values.length / width;
     var rows = [];
     for (var y = 0; y < height; y++) {
       var row = new Array(width);
       for (var x = 0; x < width; x++) { row[x] = keep !== null && keep(y * width + x) ? 1 : 0; }
       rows.push(row);
     }
-    window.Plotly.restyle(gd, {z: [rows]}, [1]);
+    window.Plotly.restyle(gd, {z: [rows]}, [paint]);
   }
 
   // -- patterns -------------------------------------------------------------------------

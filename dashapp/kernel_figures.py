@@ -174,21 +174,33 @@ def donut_figure(proxies, rank_of):
         170 * rows + 20, annotations=notes, margin=dict(l=10, r=10, t=10, b=10)))
 
 
-def image_figure(width, height, rank_grid):
+def image_figure(width, height, rank_grid, pixels=None, name=None):
     """The 2-D NDRange as an image, one pixel per work-item (Klein's sequential mapping),
-    coloured by branch-pattern rank; a second, empty layer is where hovering paints."""
+    coloured by branch-pattern rank over the launch's input image (``pixels``, the buffer
+    ``name``) when one was recorded; a top, empty layer is where hovering paints.
+
+    Layers are found by ``meta`` (picture, image, paint), not by position.
+    """
     grid = np.asarray(rank_grid).reshape(height, width)
     ranks = int(grid.max()) + 1 if grid.size else 1
     steps = [[i / max(ranks - 1, 1), pattern_colour(i)] for i in range(ranks)] if ranks > 1 \
         else [[0, pattern_colour(0)], [1, pattern_colour(0)]]
-    base = dict(type="heatmap", z=typed(grid), colorscale=steps, showscale=False,
-        zmin=0, zmax=max(ranks - 1, 1), opacity=0.45, meta=["image"],
-        hovertemplate="work-item (%{x}, %{y})<extra></extra>")
-    paint = dict(type="heatmap", z=typed(np.zeros((height, width)), np.float32),
-                 colorscale=[[0, "rgba(0,0,0,0)"], [1, "#d7191c"]], zmin=0, zmax=1,
-                 showscale=False, hoverinfo="skip", meta=["paint"])
+    layers = []
+    if pixels is not None:
+        layers.append(dict(
+            type="heatmap", z=typed(np.asarray(pixels, dtype=np.float32)), colorscale="Greys",
+            reversescale=True, showscale=False, meta=["picture"],
+            hovertemplate=f"{name}[%{{y}}][%{{x}}] = %{{z:.3g}}<extra></extra>"))
+    layers.append(dict(
+        type="heatmap", z=typed(grid), colorscale=steps, showscale=False,
+        zmin=0, zmax=max(ranks - 1, 1), opacity=0.3 if pixels is not None else 0.45,
+        meta=["image"], hovertemplate="work-item (%{x}, %{y})<extra></extra>"))
+    layers.append(dict(
+        type="heatmap", z=typed(np.zeros((height, width)), np.float32),
+        colorscale=[[0, "rgba(0,0,0,0)"], [1, "#d7191c"]], zmin=0, zmax=1,
+        showscale=False, hoverinfo="skip", meta=["paint"]))
     # Fits a ~400 px column (the width follows the page); the y axis keeps pixels square.
-    return dict(data=[base, paint], layout=_base_layout(
+    return dict(data=layers, layout=_base_layout(
         int(min(400, 400 * height / max(width, 1))) + 20,
         xaxis=dict(visible=False, constrain="domain"),
         yaxis=dict(visible=False, autorange="reversed", scaleanchor="x"),

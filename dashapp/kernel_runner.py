@@ -12,6 +12,7 @@ traceback.
 Runs are named by a hash of everything that defines them, so the same kernel, size and
 arguments map to the same trace and are not run twice; the newest ``KEEP`` are kept.
 """
+import functools
 import hashlib
 import json
 import math
@@ -63,8 +64,21 @@ class RunSpec:
 
     def run_id(self):
         text = json.dumps([self.source, self.kernel, list(self.global_size),
-                           list(self.local_size), list(self.args)])
+                           list(self.local_size), list(self.args), simulator_digest()])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def simulator_digest():
+    """A digest of the simulator's files (code, kernels, the trace schema), read as text:
+    a run cached by an older simulator or trace contract is never shown as current."""
+    root = Path(__file__).resolve().parents[1] / "simulator"
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".pyx", ".pxd", ".cl", ".sql") and path.is_file():
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def size_text(dims):

@@ -108,6 +108,7 @@ def build(path, launch_id, first_group=0):
         patterns = klein.patterns_by_size(queries.branch_patterns(db, launch.id))
         proxies = klein.proxies_by_size(queries.proxy_warps(db, launch.id))
         nodes = queries.branch_nodes(db, launch.source, launch.kernel)
+        picture = queries.kernel_image(db, launch.id)
         branch_rows = queries.work_item_branches(db, launch.id)
         binds = json.loads(source.binds or "[]")
         series = {}
@@ -125,7 +126,11 @@ def build(path, launch_id, first_group=0):
     image = None
     if len(global_size) == 2 and branch_rows:
         width, height = global_size
-        image = kf.image_figure(width, height, np.maximum(pattern_rank, 0))
+        pixels = None
+        if picture is not None and (picture[1], picture[2]) == (width, height):
+            pixels = np.frombuffer(picture[3], dtype="<f4").reshape(height, width)
+        image = kf.image_figure(width, height, np.maximum(pattern_rank, 0), pixels,
+                                picture[0] if pixels is not None else None)
     states = {str(p[0]): klein.source_states(source.text, nodes, p[1],
                                              [int(n) for n in p[2].split(",") if n])
               for p in patterns[:MAX_PATTERN_STATES]}

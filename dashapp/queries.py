@@ -303,6 +303,13 @@ def kernel_arrays(db, launch):
                     " FROM kernel_array WHERE launch = ? ORDER BY rowid", (launch,))
 
 
+def kernel_image(db, launch):
+    """(name, width, height, float32 pixel bytes) of the launch's first recorded image, or None."""
+    rows = db.fetch("SELECT name, width, height, pixels FROM kernel_image WHERE launch = ?"
+                    " ORDER BY rowid LIMIT 1", (launch,))
+    return rows[0] if rows else None
+
+
 def kernel_accesses(db, launch, array):
     """Watched accesses to ``array`` plus the launch's barrier rows, in the column order of
     ``dashapp.klein.ACCESS_FIELDS``."""

@@ -105,8 +105,10 @@ def test_second_launch_and_component_link(app):
 def test_a_2d_launch_shows_its_work_items_as_an_image(app):
     graphs = _graphs(_render(app[0], "kernel", trace="sobel.sqlite"))
     image = graphs["kv-image"]
-    assert image["data"][0]["z"]["shape"] == "16, 32"
-    assert image["data"][1]["meta"] == ["paint"]
+    layers = {t["meta"][0]: t for t in image["data"]}
+    assert list(layers) == ["picture", "image", "paint"]  # the input image under the work-items
+    assert layers["picture"]["z"]["shape"] == layers["image"]["z"]["shape"] == "16, 32"
+    assert "in[%{y}][%{x}]" in layers["picture"]["hovertemplate"]
 
 
 def test_emit_and_bind_give_one_debug_chart_per_bind(app):

@@ -17,12 +17,14 @@ import sqlite3
 
 import numpy as np
 
+from .memory import Buffer
 from .probes import Probes
 from .simt import run_launch
 from ..tracing.writer import schema_parts
 from .stream import Unit
 
 _VECTOR_UNITS = (Unit.VALU, Unit.LDS, Unit.VMEM)
+MAX_IMAGE_PIXELS = 1 << 20  # larger 2-D buffers are not copied into the trace
 # Index names come from our own schema file, never from input.
 _INDEX_NAME = re.compile(r"CREATE INDEX IF NOT EXISTS (\w+)")
 
@@ -108,6 +110,7 @@ class KernelRecorder:
         launch_id = self.launches if launch_id is None else launch_id
         self.launches = launch_id + 1
         source_id = self.source(program)
+        self._images(launch_id, global_size, args)  # before the run: the input as given
         probes = Probes(**self.probe_options) if self.instrument else None
         result, executor = run_launch(program, kernel_name, global_size, local_size, args,
                                       probes=probes, launch_id=launch_id, name=name)
@@ -138,6 +141,16 @@ class KernelRecorder:
               int((vector["active"] < 64).sum()), len(lds), int((lds["passes"] > 1).sum()),
               int(lds["passes"].max(initial=0)), int(truncated["accesses"]),
               int(truncated["branches"]))])
+
+    def _images(self, launch_id, global_size, args):
+        if len(global_size) != 2 or global_size[0] * global_size[1] > MAX_IMAGE_PIXELS:
+            return
+        width, height = global_size
+        self._rows(
+            "INSERT INTO kernel_image (launch, name, width, height, pixels) VALUES (?, ?, ?, ?, ?)",
+            [(launch_id, name, width, height, value.array.astype("<f4").tobytes())
+             for name, value in args.items()
+             if isinstance(value, Buffer) and value.array.size == width * height])
 
     def _arrays(self, launch_id, executor):
         rows = []

@@ -181,7 +181,8 @@ def test_a_pattern_bin_colours_the_source_and_paints_its_pixels(browser, kernel_
     assert found.get("kv-taken") and found.get("kv-not-taken") and found.get("kv-faded")
     painted = browser.execute_script(
         "var gd = document.querySelector('.kv-image .js-plotly-plot');"
-        "return gd.data[1].z.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);")
+        "var paint = gd.data.find(t => (t.meta || [])[0] === 'paint');"
+        "return paint.z.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);")
     assert 0 < painted < 32 * 16
 
 
