@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-
 from .bulk import INSERT_TAGS, INSERT_TASKS
 
 if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
@@ -87,7 +86,9 @@ class TraceWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
-        # A crash can lose the last batch but never corrupts committed ones in WAL mode.
+        # No fsync: a crashed simulator loses at most its last batch (committed ones are
+        # in the WAL); only an OS crash or power loss could damage the file, which for a
+        # re-runnable trace is worth the speed.
         self.db.execute("PRAGMA synchronous=OFF")
         self.db.execute("PRAGMA cache_size=-262144")
         self.db.execute("PRAGMA temp_store=MEMORY")
