@@ -3,8 +3,10 @@ import random
 from collections import OrderedDict
 
 import pytest
-from test_gpu_units import IMPLEMENTATIONS, inst, launch, run, wavefront
+from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, run, wavefront
 
+from simulator.gpu import default_config
+from simulator.gpu.config import apply_overrides
 from simulator.kernels.stream import Unit
 
 SMALL_CACHES = ["l1v.size_bytes=512", "l1v.ways=4", "l2.bank_bytes=1024", "l2.ways=4"]
@@ -100,9 +102,11 @@ def test_full_buffers_and_mshrs_push_back_on_the_cu(impl):
     _, _, (free_cycles,) = run([launch([[stream]])], implementation=impl)
     l1_in = trace.rows("req_in", "ReadReq", "L1V")
     assert len(l1_in) == 16
-    # one MSHR: each miss is accepted only after the previous line came back
+    # One MSHR: each miss is accepted only after the previous line came back, which is
+    # ``latency`` cycles before that request completes (the fill is read out like a hit).
+    latency = default_config()["l1v"]["latency"]
     for a, b in zip(l1_in, l1_in[1:]):
-        assert b[4] >= a[5]
+        assert b[4] >= a[5] - latency
     waits = [r[4] - trace.tasks[r[1]][4] for r in l1_in]  # buffer time: req_out to req_in
     assert max(waits) > 100
     assert cycles > 10 * free_cycles / 2
@@ -119,3 +123,21 @@ def test_l2_writes_back_dirty_victims(impl):
     assert trace.locations[l2_out[3]] == "GPU.L2[0]"
     assert tag_sequence(trace, "L2") == ["write-miss"] * 5
     assert gpu.stats()["l2_misses"] == 5
+
+
+def test_an_l1_miss_that_hits_in_the_l2_is_slower_than_an_l1_hit(impl):
+    # Two work-groups on two CUs read the same line: the second, later, misses in its own
+    # L1 and hits in the L2 the first one filled; the first reads the line again (L1 hit).
+    line = [4096]
+    delay = [inst(Unit.VALU)] * 100
+    first = wavefront(inst(Unit.VMEM, lines=line), inst(Unit.WAITCNT), *delay,
+                      inst(Unit.VMEM, lines=line), inst(Unit.WAITCNT))
+    second = wavefront(*delay, inst(Unit.VMEM, lines=line), inst(Unit.WAITCNT))
+    _, trace, _ = run([launch([[first], [second]])], implementation=impl)
+    l1_in = trace.rows("req_in", "ReadReq", "L1V")
+    durations = sorted(r[5] - r[4] for r in l1_in)
+    cfg = apply_overrides(default_config(), TINY)
+    l1_hit, l2_hit, dram = durations
+    assert l1_hit == cfg["l1v"]["latency"]
+    assert l2_hit >= cfg["l1v"]["latency"] + cfg["l2"]["latency"]
+    assert dram > l2_hit

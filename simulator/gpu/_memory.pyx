@@ -279,7 +279,8 @@ cdef class L2Bank(TickingComponent):
         if evicted >= 0:
             self._evict(evicted, (<MemRequest>waiting[0]).req_in, now)
         for original in waiting:
-            self._respond(original, now + 1)
+            # The filled line is read out through the data array, as a hit is.
+            self._respond(original, now + self.latency)
         self.wake()
 
 
@@ -399,5 +400,6 @@ cdef class L1VCache(TickingComponent):
             waiting = self.mshr.pop(index)
             self.tags.fill(index, False)
             for original in waiting:
-                self._respond(original, now + 1)
+                # The filled line is read out through the data array, as a hit is.
+                self._respond(original, now + self.latency)
         self.wake()

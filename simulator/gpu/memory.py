@@ -253,7 +253,8 @@ class L2Bank(TickingComponent):
         if evicted >= 0:
             self._evict(evicted, waiting[0].req_in, now)
         for original in waiting:
-            self._respond(original, now + 1)
+            # The filled line is read out through the data array, as a hit is.
+            self._respond(original, now + self.latency)
         self.wake()
 
 
@@ -362,5 +363,6 @@ class L1VCache(TickingComponent):
             waiting = self.mshr.pop(down.payload)
             self.tags.fill(down.payload, False)
             for original in waiting:
-                self._respond(original, now + 1)
+                # The filled line is read out through the data array, as a hit is.
+                self._respond(original, now + self.latency)
         self.wake()
