@@ -498,3 +498,21 @@ def test_lds_cycles_count_every_lane_group():
     lds = stream_of(res).insts
     lds = lds[lds["unit"] == Unit.LDS]
     assert list(zip(lds["passes"], lds["lds_cycles"])) == [(1, 2), (32, 64), (1, 8), (8, 8), (1, 2)]
+
+
+def test_every_wavefront_waits_for_its_loads_before_using_them():
+    # Wavefront 0 uses the loaded value in the then-branch, wavefront 1 in the else-branch:
+    # each must wait for its own load, not rely on the other's s_waitcnt.
+    src = """kernel void k(global float *a, global float *b) {
+        int i = get_global_id(0);
+        float v = a[i];
+        if (i < 64) { b[i] = v + 1.0f; } else { b[i] = v * 2.0f; }
+    }"""
+    a = np.arange(128, dtype=np.float32)
+    result, mem = run(src, (128,), (128,), a=a, b=np.zeros(128, dtype=np.float32))
+    for wave in (0, 1):
+        units = [int(u) for u in stream_of(result, wave=wave).insts["unit"]]
+        load = units.index(Unit.VMEM)
+        store = units.index(Unit.VMEM, load + 1)
+        assert Unit.WAITCNT in units[load:store], f"wavefront {wave} never waits for its load"
+    assert np.array_equal(mem["b"], np.where(np.arange(128) < 64, a + 1, a * 2))

@@ -33,7 +33,7 @@ from .diagnostics import KernelError
 from .lanes import Geometry, Lanes, all_lanes
 from .probes import READ, WRITE
 from .regions import LaunchMemory
-from .stream import KernelLaunch, Unit, WorkGroupStream
+from .stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000
@@ -71,7 +71,8 @@ class Executor:
         self.geo = geometry
         self.log = log
         self.probes = probes
-        self.pending = False          # VMEM loads issued and not yet waited for
+        self.pending = False          # some wavefront has VMEM loads not yet waited for
+        self.pending_waves = np.zeros(-(-geometry.lanes // WAVEFRONT_SIZE), dtype=bool)
         self.pending_vars = set()     # variables holding such loads
         self.watched = set()
         L = geometry.lanes
@@ -131,11 +132,25 @@ class Executor:
                 lanes = self.live(lanes)
 
     def wait(self, lanes):
-        """``s_waitcnt vmcnt(0)``: a loaded value is about to be used."""
-        if self.pending:
-            self.log.alu(lanes, Unit.WAITCNT, 0)
+        """``s_waitcnt vmcnt(0)``: a loaded value is about to be used by ``lanes``.
+
+        Only the wavefronts of ``lanes`` that have loads in flight wait; the others keep
+        theirs pending until they use a loaded value themselves.
+        """
+        if not self.pending:
+            return
+        waves = lanes.idx >> 6
+        waiting = self.pending_waves[waves]
+        if waiting.any():
+            self.log.alu(lanes.subset(waiting), Unit.WAITCNT, 0)
+            self.pending_waves[waves] = False
+        if not self.pending_waves.any():
             self.pending = False
             self.pending_vars.clear()
+
+    def _loads_issued(self, lanes):
+        self.pending = True
+        self.pending_waves[lanes.idx >> 6] = True
 
     def assign_var(self, name, value, lanes, comps=None):
         store = self.env[name]
@@ -461,7 +476,7 @@ class Executor:
         # A returning atomic is a memory write whose result comes back like a load.
         self.memory_record(e, region, lanes, addresses, index, True)
         if region.space != "local":
-            self.pending = True
+            self._loads_issued(lanes)
         return old
 
     def e_load(self, e, lanes):
@@ -480,7 +495,7 @@ class Executor:
         if region.space in ("global", "constant"):
             self.log.vmem(lanes, node.line, int(write), addresses, size)
             if not write:
-                self.pending = True
+                self._loads_issued(lanes)
         elif region.space == "local":
             self.log.lds(lanes, node.line, int(write), addresses, size)
         else:
