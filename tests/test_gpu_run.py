@@ -234,3 +234,17 @@ def test_purepython_environment_selects_the_reference(monkeypatch):
     if cython_available():
         assert platform.default_implementation() == "cython"
         assert type(platform.GPU(tiny_config()).engine).__module__ == "simulator.engine._engine"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["reduction-v1", "--local", "3"], "power-of-two work-group size"),
+    (["vectoradd", "--local", "2048"], "vectoradd.cl:3:1: a work-group of 2048 work-items"),
+])
+def test_run_rejects_bad_sizes_with_one_line(tmp_path, capsys, argv, message):
+    from simulator.__main__ import main
+
+    out = tmp_path / "t.sqlite"
+    assert main(["run", *argv, "-o", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []

@@ -83,6 +83,7 @@ def _workload_options(args, cls):
 
 
 def _run(args):
+    from ..kernels.diagnostics import KernelError
     from ..kernels.records import KernelRecorder
     from ..kernels.session import simulate_with_records
     from .run import SimulationInterrupted
@@ -93,16 +94,18 @@ def _run(args):
     except (ConfigError, TraceLevelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    workload = args.workload_class(seed=args.seed, **_workload_options(args, args.workload_class))
     command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
+        workload = args.workload_class(seed=args.seed,
+                                       **_workload_options(args, args.workload_class))
         # the kernel records (Klein's views) go into the same trace file
         recorder = KernelRecorder(instrument=not args.no_instrument)
         result = simulate_with_records(workload, cfg, args.output, recorder,
                                        trace_level=args.trace_level, window=args.window,
                                        progress=not args.no_progress, command=command,
                                        seed=args.seed)
-    except ValueError as exc:  # a configuration or work-group the model cannot build or place
+    except (ValueError, KernelError) as exc:
+        # sizes the workload refuses, a work-group the model cannot place, a kernel error
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except SimulationInterrupted as stop:
