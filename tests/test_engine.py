@@ -263,3 +263,24 @@ def test_any_schedule_runs_in_time_priority_sequence_order(schedule):
             engine.schedule(t, probe, 0, (t, p, seq), priority=p)
         engine.run()
         assert log == expected
+
+
+@pytest.mark.parametrize("build", IMPLEMENTATIONS)
+def test_clear_drops_pending_events_and_frees_their_handlers(build):
+    import gc
+    import weakref
+
+    engine = build.Engine()
+
+    class Sink(build.Handler):
+        def handle(self, kind, arg):
+            raise AssertionError("a cleared event was delivered")
+
+    sink = Sink()
+    engine.schedule(5, sink, 0, None)
+    ref = weakref.ref(sink)
+    del sink
+    engine.clear()
+    gc.collect()
+    assert ref() is None
+    assert engine.run() == 0  # nothing left to deliver

@@ -150,6 +150,16 @@ cdef class Engine:
         """Make ``run`` return after the event being handled."""
         self._stopped = True
 
+    def clear(self):
+        """Drop every pending event. The C heap holds references the garbage collector
+        cannot see, so a model abandoned mid-run (Ctrl-C, an error) is freed only once
+        its engine is cleared."""
+        cdef Py_ssize_t i
+        for i in range(self._size):
+            Py_DECREF(<object>self._heap[i].handler)
+            Py_DECREF(<object>self._heap[i].arg)
+        self._size = 0
+
 
 cdef class TickingComponent(Handler):
     """A component that ticks once per cycle while it makes progress (smart ticking)."""

@@ -85,6 +85,10 @@ class Engine:
         """Make ``run`` return after the event being handled."""
         self._stopped = True
 
+    def clear(self):
+        """Drop every pending event (a model abandoned mid-run is then freed)."""
+        self._queue.clear()
+
 
 class TickingComponent(Handler):
     """A component that ticks once per cycle while it makes progress (smart ticking)."""

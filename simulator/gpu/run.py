@@ -135,6 +135,8 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         ctrl_c.uninstall()
         if bar is not None:
             bar.close()
+        if gpu is not None:
+            gpu.engine.clear()  # events left by an interrupted or failed run hold the model
     if gpu is not None:
         result.cycles = gpu.now
         result.events = gpu.events
