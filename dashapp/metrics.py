@@ -105,9 +105,17 @@ def bin_range(t0, t1, width):
     return first, max(1, -(-t1 // width) - first)
 
 
+def within_run(meta, t0, t1):
+    """[t0, t1) cut to the run, so a window from the URL can never ask for more bins
+    than the run holds (outside it every bin is empty anyway)."""
+    lo, hi = max(t0, meta.start_ps), min(t1, meta.end_ps)
+    return (lo, hi) if lo < hi else (meta.start_ps, meta.start_ps + 1)
+
+
 def location_series(db, meta, loc, t0, t1, points):
     """The ``Series`` of ``loc`` over [t0, t1) at about ``points`` bins."""
     base = meta.base_ps
+    t0, t1 = within_run(meta, t0, t1)
     wanted = choose_level(base, t0, t1, points)
     if not loc.task_count:
         first, n = bin_range(t0, t1, base << wanted)
@@ -190,6 +198,7 @@ def kind_density(db, meta, loc, t0, t1, points):
     Uses the per-kind pyramid where it is stored (coarser levels), else the raw tasks.
     """
     base = meta.base_ps
+    t0, t1 = within_run(meta, t0, t1)
     wanted = choose_level(base, t0, t1, points)
     finest, coarsest = queries.kind_levels(db, loc.id)
     if finest is not None and wanted >= finest:

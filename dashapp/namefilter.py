@@ -6,6 +6,7 @@ backtrack forever: matching uses the ``regex`` engine, whose calls take a timeou
 against one budget for the whole list of names. An invalid or too-slow pattern gives a
 message, never an exception.
 """
+import re
 import time
 
 import regex
@@ -18,13 +19,23 @@ class FilterError(ValueError):
     """The pattern is invalid or too slow; the message is meant for the user."""
 
 
+MAX_REPEAT = 1000
+"""Largest counted repeat ``{n}`` accepted: compiling ``(?:a{4294967294}){4294967294}``
+would otherwise take gigabytes before any timeout applies."""
+COUNTED_REPEAT = re.compile(r"\{\s*(\d+)\s*(?:,\s*(\d*)\s*)?\}")
+
+
 def filter_names(pattern, names, budget=BUDGET_SECONDS):
     """The names containing a match of ``pattern`` (a substring search, like Daisen's)."""
     if not pattern:
         return list(names)
+    for low, high in COUNTED_REPEAT.findall(pattern):
+        if int(low) > MAX_REPEAT or (high and int(high) > MAX_REPEAT):
+            raise FilterError(f"The regular expression {pattern!r} repeats more than"
+                              f" {MAX_REPEAT} times; component names are far shorter.")
     try:
         compiled = regex.compile(pattern, flags=regex.VERSION0)
-    except (regex.error, ValueError, OverflowError) as err:
+    except (regex.error, ValueError, OverflowError, MemoryError) as err:
         raise FilterError(f"Invalid regular expression {pattern!r}: {err}.") from None
     out = []
     deadline = time.monotonic() + budget

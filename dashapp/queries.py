@@ -72,7 +72,7 @@ class Connection:
                 raise QueryTimeout(
                     f"{self.path.name}: query took longer than {self.seconds:g} s") from None
             raise TraceError(f"{self.path.name}: {err}") from None
-        except sqlite3.DatabaseError as err:
+        except (sqlite3.DatabaseError, OverflowError) as err:
             raise TraceError(f"{self.path.name}: {err}") from None
         finally:
             self._deadline = float("inf")

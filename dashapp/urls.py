@@ -41,15 +41,21 @@ class ComponentState:
     task: int = None
 
 
-def _first(value):
+def first_value(value):
     """Dash passes a repeated parameter as a list; the first one wins."""
     if isinstance(value, (list, tuple)):
         return value[0] if value else None
     return value
 
 
-def _int(params, name, errors, minimum=None):
-    raw = _first(params.get(name))
+MAX_INT = 1 << 62
+"""Largest whole number a URL may carry (SQLite binds 64-bit integers; picosecond times
+of any real run are far smaller)."""
+
+
+def int_param(params, name, errors, minimum=None):
+    """The whole-number parameter ``name``, or None with a message in ``errors``."""
+    raw = first_value(params.get(name))
     if raw in (None, ""):
         return None
     try:
@@ -60,12 +66,15 @@ def _int(params, name, errors, minimum=None):
     if minimum is not None and value < minimum:
         errors.append(f"Ignored {name}={value}: must be at least {minimum}.")
         return None
+    if abs(value) > MAX_INT:
+        errors.append(f"Ignored {name}={value}: too large.")
+        return None
     return value
 
 
 def _window(params, errors):
-    t0 = _int(params, "t0", errors, minimum=0)
-    t1 = _int(params, "t1", errors, minimum=0)
+    t0 = int_param(params, "t0", errors, minimum=0)
+    t1 = int_param(params, "t1", errors, minimum=0)
     if (t0 is None) != (t1 is None):
         errors.append("Ignored the time window: it needs both t0 and t1.")
         return None, None
@@ -76,7 +85,7 @@ def _window(params, errors):
 
 
 def _text(params, name):
-    raw = _first(params.get(name))
+    raw = first_value(params.get(name))
     return None if raw is None else str(raw)
 
 
@@ -84,7 +93,7 @@ def parse_overview(params):
     """(OverviewState, messages) from the query parameters of /overview."""
     errors = []
     state = OverviewState()
-    page = _int(params, "page", errors, minimum=1)
+    page = int_param(params, "page", errors, minimum=1)
     text = _text(params, "filter") or ""
     if len(text) > MAX_FILTER:
         errors.append(f"The filter was cut to its first {MAX_FILTER} characters.")
@@ -111,7 +120,7 @@ def parse_component(params):
     errors = []
     t0, t1 = _window(params, errors)
     state = ComponentState(trace=_text(params, "trace"), loc=_text(params, "loc"),
-                           t0=t0, t1=t1, task=_int(params, "task", errors, minimum=0))
+                           t0=t0, t1=t1, task=int_param(params, "task", errors, minimum=0))
     return state, errors
 
 

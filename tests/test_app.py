@@ -91,6 +91,12 @@ def test_a_catastrophic_pattern_is_stopped_within_the_budget():
     assert time.monotonic() - started < 5  # bounded, not the 2**64 steps of backtracking
 
 
+def test_a_huge_counted_repeat_is_refused_before_compiling():
+    with pytest.raises(FilterError, match="repeats more than"):
+        filter_names("(?:a{4294967294}){4294967294}", NAMES)
+    assert filter_names(r"CU\[\d{1,2}\]", NAMES) == [n for n in NAMES if "CU" in n]
+
+
 # -- pages inside the real server ----------------------------------------------------------
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):

@@ -129,6 +129,8 @@ def test_emit_and_bind_give_one_debug_chart_per_bind(app):
     (dict(trace="v2.sqlite", run="../../etc"), "not an edited run"),
     (dict(trace="v2.sqlite", run="0123456789abcdef"), "edited run is gone"),
     (dict(trace="nope.sqlite"), "no trace named"),
+    (dict(trace="v2.sqlite", group="\u00b2"), "group='\u00b2': not a whole number"),
+    (dict(trace="v2.sqlite", launch=str(10 ** 20)), "too large"),
 ])
 def test_bad_kernel_urls_give_messages(app, query, fragment):
     assert fragment in _texts(_render(app[0], "kernel", **query))

@@ -203,3 +203,13 @@ def test_task_tree_queries(exact):
         assert [t.id for t in queries.subtasks(db, a_in.id, 10)] == [3]
         assert queries.task_tags(db, 3) == [(23 * NS, "read-hit")]
         assert queries.task(db, 999) is None
+
+
+def test_a_window_far_beyond_the_run_costs_no_more_bins_than_the_run(exact):
+    meta = trace_meta(exact)
+    with queries.open_trace(exact) as db:
+        for loc in meta.locations:
+            series = metrics.location_series(db, meta, loc, 0, 10 ** 18, 200)
+            assert len(series.present) <= 4 * 200
+            density = metrics.kind_density(db, meta, loc, -10 ** 18, 10 ** 18, 200)
+            assert all(len(v) <= 4 * 200 for v in density[2].values())

@@ -20,6 +20,7 @@ from ..figures import graph_config, safe_filename
 from ..kernel_views import build
 from ..queries import QueryTimeout, TraceError, kernel_arrays, kernel_launches, open_trace
 from ..units import fmt_ps
+from ..urls import first_value, int_param
 
 LOC = widgets.LOCATION_ID
 
@@ -32,39 +33,17 @@ class KernelState:
     group: int = 0
 
 
-def _first(value):
-    """Dash passes a repeated parameter as a list; the first one wins."""
-    if isinstance(value, (list, tuple)):
-        return value[0] if value else None
-    return value
-
-
 def parse_kernel(params):
     """(KernelState, messages) from the query parameters of /kernel (never raises)."""
     errors = []
-    raw = _first(params.get("launch"))
-    launch = 0
-    if raw not in (None, ""):
-        try:
-            launch = int(str(raw))
-            if launch < 0:
-                raise ValueError
-        except ValueError:
-            errors.append(f"Ignored launch={raw!r}: not a launch number; showing launch 0.")
-            launch = 0
-    group = 0
-    raw = _first(params.get("group"))
-    if raw not in (None, ""):
-        if str(raw).isdigit():
-            group = int(raw)
-        else:
-            errors.append(f"Ignored group={raw!r}: not a work-group number.")
-    run = _first(params.get("run")) or None
+    launch = int_param(params, "launch", errors, minimum=0)
+    group = int_param(params, "group", errors, minimum=0)
+    run = first_value(params.get("run")) or None
     if run is not None and not kernel_runner.RUN_ID.match(str(run)):
         errors.append(f"Ignored run={run!r}: not an edited run of this page.")
         run = None
-    return KernelState(trace=_first(params.get("trace")), launch=launch, run=run,
-                       group=group), errors
+    return KernelState(trace=first_value(params.get("trace")), launch=launch or 0, run=run,
+                       group=group or 0), errors
 
 
 def _state(search):
