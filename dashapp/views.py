@@ -5,6 +5,7 @@ plain data plus the figures and messages for the page, so a page's layout functi
 a thin wrapper and the benchmark can time exactly the server-side work of one view.
 """
 import math
+import threading
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -64,6 +65,7 @@ def ordered_locations(meta, sort):
 
 
 FILTER_CACHE = 64
+FILTER_LOCK = threading.Lock()
 
 
 def filtered_locations(meta, sort, pattern):
@@ -71,13 +73,17 @@ def filtered_locations(meta, sort, pattern):
     per trace, since paging and zooming repeat the same filter."""
     cache = meta.cache.setdefault("filtered", {})
     key = (sort, pattern)
-    if key not in cache:
+    found = cache.get(key)
+    if found is None:
         locs = ordered_locations(meta, sort)
         keep = set(filter_names(pattern, [loc.name for loc in locs]))
-        if len(cache) >= FILTER_CACHE:
-            cache.pop(next(iter(cache)))
-        cache[key] = tuple(loc for loc in locs if loc.name in keep)
-    return list(cache[key])
+        found = tuple(loc for loc in locs if loc.name in keep)
+        # Request threads share this cache: evictions must not race each other.
+        with FILTER_LOCK:
+            while len(cache) >= FILTER_CACHE:
+                cache.pop(next(iter(cache)))
+            cache[key] = found
+    return list(found)
 
 
 def _metric(key):
