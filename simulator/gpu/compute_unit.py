@@ -94,14 +94,12 @@ class Wavefront:
 def lds_cycles(insts):
     """Cycles the LDS is busy for each instruction: the passes of all its lane groups.
 
-    Streams give them as ``lds_cycles``; where that is 0 (hand-built streams, or streams
-    from before the field existed) the worst-group ``passes`` counts once per active
-    half-wavefront, the grouping of 32-bit accesses.
+    Streams give them as ``lds_cycles``; where that is 0 (hand-built streams) the
+    worst-group ``passes`` counts once per active half-wavefront, the grouping of 32-bit
+    accesses.
     """
     halves = (insts["exec_lo"] != 0).astype(np.int64) + (insts["exec_hi"] != 0)
     fallback = np.maximum(insts["passes"], 1).astype(np.int64) * np.maximum(halves, 1)
-    if "lds_cycles" not in insts.dtype.names:
-        return fallback
     given = insts["lds_cycles"].astype(np.int64)
     return np.where(given > 0, given, fallback)
 

@@ -96,27 +96,6 @@ class KernelLaunch:
     launch_id: int = 0
 
 
-def coalesce_lines(byte_addresses):
-    """Distinct 64 B line addresses touched by the given lane byte addresses."""
-    return np.unique(np.asarray(byte_addresses, dtype=np.int64) // LINE_BYTES) * LINE_BYTES
-
-
-def lds_conflict_passes(byte_addresses, active_mask):
-    """Bank-conflict degree of one LDS access (1 = no conflict).
-
-    Checked per half-wavefront, as GCN's LDS serves 32 lanes per pass: lanes reading the
-    same dword broadcast, distinct dwords in the same bank serialise.
-    """
-    addresses = np.asarray(byte_addresses, dtype=np.int64)
-    active = np.asarray(active_mask, dtype=bool)
-    worst = 0
-    for half in (slice(0, 32), slice(32, 64)):
-        dwords = np.unique(addresses[half][active[half]] // 4)
-        if len(dwords):
-            worst = max(worst, int(np.bincount(dwords % LDS_BANKS).max()))
-    return max(worst, 1)
-
-
 def make_stream(records, addresses=()):
     """Build a stream from dicts of fields (handy for hand-built tests)."""
     insts = np.zeros(len(records) + 1, dtype=INST_DTYPE)
