@@ -12,10 +12,9 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..tracing import PyTracer, Tracer, TraceWriter
-from ..tracing.writer import replace_atomically, temporary_path
+from ..tracing.writer import remove_trace_files, replace_atomically, temporary_path
 from ..tracing.background import BackgroundWriter
 from .config import ps_per_cycle, validate
 from .platform import GPU, default_implementation
@@ -129,7 +128,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         if writer is not None:
             with contextlib.suppress(Exception):  # the simulation's error is the one to report
                 writer.close()
-            _remove(tmp_path)
+            remove_trace_files(tmp_path)
         raise
     finally:
         ctrl_c.uninstall()
@@ -148,11 +147,18 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         writer.sync()  # every row is in the file: the traced run's time ends here
     result.wall_seconds = time.perf_counter() - wall_start
     if tracer is not None:
-        writer.finalize(completed=result.completed, virtual_end_ps=result.simulated_ps,
-                        open_tasks=open_tasks)
-        writer.close()
-        _remove(out_path, main=False)  # a stale WAL beside the old file would corrupt the new one
-        replace_atomically(tmp_path, out_path)
+        try:
+            writer.finalize(completed=result.completed, virtual_end_ps=result.simulated_ps,
+                            open_tasks=open_tasks)
+            writer.close()
+            # a stale WAL beside the old file would corrupt the new one
+            remove_trace_files(out_path, main=False)
+            replace_atomically(tmp_path, out_path)
+        except BaseException:
+            with contextlib.suppress(Exception):  # finalize's error is the one to report
+                writer.close()
+            remove_trace_files(tmp_path)
+            raise
         result.finalize_seconds = time.perf_counter() - wall_start - result.wall_seconds
     if interrupted:
         raise SimulationInterrupted(result)
@@ -185,7 +191,3 @@ class _DeferredInterrupt:
         if self.requested:
             raise KeyboardInterrupt
 
-
-def _remove(path, main=True):
-    for suffix in ("", "-wal", "-shm") if main else ("-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)

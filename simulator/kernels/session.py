@@ -12,7 +12,8 @@ with the run metadata and the kernel tables through a ``TraceWriter`` directly.
 import time
 from pathlib import Path
 
-from ..tracing.writer import TraceWriter, replace_atomically, temporary_path
+from ..tracing.writer import (TraceWriter, remove_trace_files, replace_atomically,
+                              temporary_path)
 
 
 class _RecordedWorkload:
@@ -61,8 +62,7 @@ def record_only(workload, out_path, recorder, *, command, config=None):
         writer.finalize(completed=True, virtual_end_ps=0)
     except BaseException:
         writer.close()
-        for suffix in ("", "-wal", "-shm"):
-            tmp_path.with_name(tmp_path.name + suffix).unlink(missing_ok=True)
+        remove_trace_files(tmp_path)
         raise
     writer.close()
     replace_atomically(tmp_path, out_path)

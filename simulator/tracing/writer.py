@@ -244,6 +244,12 @@ def atomic_output(final_path):
             tmp.unlink()
 
 
+def remove_trace_files(path, main=True):
+    """Delete a trace's ``-wal`` and ``-shm`` companions, and the file itself if ``main``."""
+    for suffix in ("", "-wal", "-shm") if main else ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
 def replace_atomically(tmp_path, final_path):
     """Move a fully written temporary file into place (never a half-written output)."""
     os.replace(tmp_path, final_path)
