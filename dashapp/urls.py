@@ -8,6 +8,7 @@ that differ from their defaults, in a fixed order, so equal states give equal UR
 
 Times are integer picoseconds (``t0``, ``t1``: the window [t0, t1)).
 """
+import math
 import re
 from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
@@ -168,7 +169,7 @@ def window_from_relayout(relayout):
             return None
         if lo is not None and hi is not None:
             break
-    if lo is None or hi is None:
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
         return None
-    t0, t1 = sorted((max(0, round(lo * 1e12)), max(0, round(hi * 1e12))))
+    t0, t1 = sorted(min(MAX_INT, max(0, round(v * 1e12))) for v in (lo, hi))
     return (t0, t1) if t1 > t0 else None

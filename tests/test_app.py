@@ -63,6 +63,8 @@ def test_bad_overview_parameters_give_messages_and_defaults(params, fragment):
     ({"xaxis2.range": [3e-9, 1e-9]}, (1000, 3000)),
     ({"xaxis.autorange": True}, "reset"),
     ({"autosize": True}, None), (None, None), ({"xaxis.range[0]": "x"}, None),
+    ({"xaxis.range": [float("nan"), 1e-9]}, None), ({"xaxis.range": [0, float("inf")]}, None),
+    ({"xaxis.range": [0, 1e30]}, (0, urls.MAX_INT)),
 ])
 def test_zoom_events_become_windows(relayout, window):
     assert urls.window_from_relayout(relayout) == window

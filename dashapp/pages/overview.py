@@ -149,6 +149,9 @@ def download_csv(_clicks, search):
     name, path, _meta, _problems = widgets.resolve_trace(state.trace)
     if path is None:
         return no_update
-    page = views.overview(path, replace(state, trace=name))
+    try:
+        page = views.overview(path, replace(state, trace=name))
+    except (TraceError, QueryTimeout):  # the page itself shows what went wrong
+        return no_update
     filename = figures.safe_filename(f"{name}-overview-page{page.state.page}") + ".csv"
     return dict(content=exporting.overview_csv(page), filename=filename)
