@@ -320,11 +320,18 @@ def kernel_accesses(db, launch, array):
 
 def kernel_launch_task(db, launch):
     """(task id, location name, start_ps, end_ps) of the 'kernel' task that ran a launch,
-    or None when the trace did not record one."""
+    or None when the trace did not record one.
+
+    Kernel tasks sit at the top of the tree (roots, or children of the ``Simulation``
+    root), so only those are searched, through the parent index: no scan of all tasks.
+    """
     rows = db.fetch(
         "SELECT t.id, l.name, t.start_ps, t.end_ps FROM task t JOIN kind k ON k.id = t.kind"
         " JOIN location l ON l.id = t.location WHERE k.category = 'kernel'"
-        " AND json_extract(t.details, '$.launch') = ? ORDER BY t.id LIMIT 1", (launch,))
+        " AND json_extract(t.details, '$.launch') = ? AND t.id IN ("
+        " SELECT id FROM task WHERE parent IS NULL UNION ALL"
+        " SELECT c.id FROM task r JOIN task c ON c.parent = r.id WHERE r.parent IS NULL)"
+        " ORDER BY t.id LIMIT 1", (launch,))
     return rows[0] if rows else None
 
 
