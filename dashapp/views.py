@@ -37,7 +37,7 @@ class Chart:
 class OverviewPage:
     state: object
     window: tuple
-    names_total: int
+    names_total: int  # components that have tasks, before the filter
     matched: int
     pages: int
     charts: list
@@ -116,7 +116,7 @@ def overview(path, state, points=OVERVIEW_POINTS):
             fig = figures.overview_chart(series, _metric(state.primary), _metric(state.secondary),
                                          window)
             charts.append(Chart(loc, series, fig))
-    return OverviewPage(state, window, len(meta.locations), len(locs), pages, charts, messages)
+    return OverviewPage(state, window, len(ordered_locations(meta, state.sort)), len(locs), pages, charts, messages)
 
 
 @dataclass
