@@ -116,7 +116,8 @@ def overview(path, state, points=OVERVIEW_POINTS):
             fig = figures.overview_chart(series, _metric(state.primary), _metric(state.secondary),
                                          window)
             charts.append(Chart(loc, series, fig))
-    return OverviewPage(state, window, len(ordered_locations(meta, state.sort)), len(locs), pages, charts, messages)
+    with_tasks = len(ordered_locations(meta, state.sort))
+    return OverviewPage(state, window, with_tasks, len(locs), pages, charts, messages)
 
 
 @dataclass
