@@ -111,7 +111,7 @@ def barrier_segments(acc, layout):
     # Runs are sorted by group: each barrier row takes the slice of its group's runs.
     lo = np.searchsorted(runs[:, 0], acc.work_group[bars], side="left")
     hi = np.searchsorted(runs[:, 0], acc.work_group[bars], side="right")
-    take = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if len(bars) else []
+    take = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
     reps = hi - lo
     return np.stack([runs[take, 1], runs[take, 2],
                      np.repeat(layout.barrier_y[acc.epoch[bars]], reps),

@@ -30,11 +30,6 @@ MetricRow = namedtuple(
 RawTask = namedtuple("RawTask", "start_ps end_ps kind parent_start_ps")
 
 TASK_COLUMNS = "id, parent, kind, location, start_ps, end_ps, flags, ext_id, details"
-LOCATION_ORDER = {
-    # The only ORDER BY clauses location lists may use.
-    "id": "id",
-    "load": "coalesce(busy_ps, 0) DESC, id",
-}
 
 
 class QueryTimeout(RuntimeError):
@@ -116,12 +111,11 @@ def task_count(db):
     return db.fetch("SELECT coalesce(max(id) + 1, 0) FROM task")[0][0]
 
 
-def locations(db, order="id"):
-    """Every location with its finalize-time statistics, in a whitelisted order."""
+def locations(db):
+    """Every location with its finalize-time statistics, by id (views sort them)."""
     return [Location(*r) for r in db.fetch(
         "SELECT id, name, task_count, busy_ps, max_duration_ps, short_duration_ps,"
-        " first_start_ps, last_end_ps, pyramid_min_level FROM location ORDER BY "
-        + LOCATION_ORDER[order])]
+        " first_start_ps, last_end_ps, pyramid_min_level FROM location ORDER BY id")]
 
 
 def kinds(db):

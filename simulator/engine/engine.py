@@ -52,6 +52,8 @@ class Engine:
         """Deliver ``handler.handle(kind, arg)`` at absolute time ``time``."""
         if time < self.now:
             raise ValueError(f"cannot schedule at {time}, before the current time {self.now}")
+        if handler is None:  # as the Cython build's typed argument refuses it
+            raise TypeError("an event needs a handler")
         # The unique sequence number means handlers are never compared.
         heapq.heappush(self._queue, (time, priority, self._seq, handler, kind, arg))
         self._seq += 1
