@@ -180,12 +180,26 @@ def _error_from(stderr, returncode):
     return RunError(lines[-1] if lines else f"the run failed (exit status {returncode})")
 
 
+RUNS_AT_ONCE = 2
+"""Edited runs one server process allows at the same time (each may use a core and GBs)."""
+_RUN_SLOTS = threading.BoundedSemaphore(RUNS_AT_ONCE)
+
+
 def run(spec, timeout=TIMEOUT_SECONDS):
     """Run ``spec`` and return (run id, trace path, seconds); raises ``RunError``."""
     run_id = spec.run_id()
     done = run_path(run_id)
     if done is not None:
         return run_id, done, 0.0
+    if not _RUN_SLOTS.acquire(timeout=5):
+        raise RunError("the server is busy with other runs; try again in a moment")
+    try:
+        return _run_child(spec, run_id, timeout)
+    finally:
+        _RUN_SLOTS.release()
+
+
+def _run_child(spec, run_id, timeout):
     root = scratch_dir()
     work = Path(tempfile.mkdtemp(prefix=f"{run_id}-", dir=root))
     source_path = work / SOURCE_NAME
