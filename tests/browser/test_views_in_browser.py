@@ -76,12 +76,13 @@ def test_zooming_one_chart_moves_every_chart_and_the_url(browser, app_url):
     assert _ranges(browser) != before
 
 
-def test_clicking_a_title_opens_its_component_view(browser, app_url):
-    _open_overview(browser, app_url)
+def test_clicking_a_title_opens_its_component_view_at_the_window(browser, app_url):
+    _open_overview(browser, app_url, "filter=L2&t0=20000&t1=90000")
     browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")[2].click()
     _wait(browser, lambda d: urlparse(d.current_url).path == "/component",
           "the component page did not open")
-    assert _query(browser)["loc"] == "GPU.L2[2]"
+    query = _query(browser)
+    assert (query["loc"], query["t0"], query["t1"]) == ("GPU.L2[2]", "20000", "90000")
     _wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == "GPU.L2[2]",
           "the component view did not render")
 
