@@ -231,6 +231,17 @@ def test_scalar_unit_for_wave_uniform_work():
     assert (insts["unit"] == Unit.VALU).any()
 
 
+def test_wave_uniform_float_work_stays_on_the_vector_unit():
+    # GCN's scalar ALU has no floating point: a uniform float product is a VALU instruction.
+    res, _ = run("""kernel void k(global float *out, float scale)
+{
+    float f = scale * 0.5f;
+    out[get_global_id(0)] = f;
+}""", (64,), (64,), out=np.zeros(64, np.float32), scale=3.0)
+    insts = stream_of(res).insts
+    assert (insts["unit"][insts["line"] == 3] == Unit.VALU).all()
+
+
 def test_local_pointer_arguments_are_sized_by_the_host():
     out = np.zeros(128, dtype=np.int32)
     _, r = run("""kernel void k(global int *out, local int *scratch)

@@ -309,7 +309,10 @@ class Executor:
         return self._expr[type(e)](e, lanes)
 
     def alu(self, e, lanes, count=1):
-        self.log.alu(lanes, Unit.SALU if e.wave else Unit.VALU, e.line, count * e.type.width)
+        # Wave-uniform integer work goes to the scalar unit; GCN's SALU has no floating
+        # point, so uniform float arithmetic still takes a vector instruction.
+        scalar = e.wave and not e.type.is_float
+        self.log.alu(lanes, Unit.SALU if scalar else Unit.VALU, e.line, count * e.type.width)
 
     def operands(self, e, lanes, *children):
         values = [self.eval(c, lanes) for c in children]
