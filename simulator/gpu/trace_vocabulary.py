@@ -76,7 +76,6 @@ class TraceKeys:
         per_sa = g["cus_per_shader_array"]
         banks = config["l2"]["banks"]
         simds = config["cu"]["simds"]
-        self._tracer = tracer
 
         def loc(name, *used):
             return tracer.location(name) if any(used) else NO_TASK
@@ -122,4 +121,4 @@ class TraceKeys:
 
     def kernel_kind(self, name):
         """Kind key of a kernel launch task, by kernel name."""
-        return self._tracer.kind("kernel", name) if self.kernel else NO_TASK
+        return self.tracer.kind("kernel", name) if self.kernel else NO_TASK
