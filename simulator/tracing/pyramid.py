@@ -103,7 +103,7 @@ def location_levels(start, end, kind, parent_start, req_in, req_out, base, level
 
     ``req_in``/``req_out`` are boolean masks over its tasks; ``parent_start`` is -1 where
     the parent is unknown. Yields ``(level, lo, columns, kind_started, kind_ps)`` with
-    ``columns`` the eight metric_bin arrays and the per-kind arrays keyed by kind.
+    ``columns`` the seven metric_bin arrays and the per-kind arrays keyed by kind.
     """
     width = base << level0
     has_parent = req_in & (parent_start >= 0) & (parent_start <= start)
