@@ -13,6 +13,10 @@
 --
 -- Indexes are built after the bulk load (see the INDEXES section, run at finalize).
 
+-- The trace format version, raised whenever a table or column changes meaning; readers
+-- refuse other versions with a message instead of failing on a missing column.
+PRAGMA user_version = 1;
+
 -- Interned component names, such as GPU.SA[3].CU[12] or GPU.L2[5].
 CREATE TABLE IF NOT EXISTS location (
     id INTEGER PRIMARY KEY,           -- location key used by task.location

@@ -102,6 +102,11 @@ def trace_meta(path):
 @functools.lru_cache(maxsize=16)
 def _meta(path, _mtime_ns, _size):
     with queries.open_trace(path) as db:
+        version = queries.trace_format(db)
+        if version != queries.TRACE_FORMAT:
+            raise queries.TraceError(
+                f"{Path(path).name} is in trace format {version}, and this app reads format"
+                f" {queries.TRACE_FORMAT}: simulate or import it again")
         run = queries.run_info(db)
         if not run["finalized"]:
             raise queries.TraceError(

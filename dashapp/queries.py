@@ -92,6 +92,15 @@ def _marks(values):
 
 
 # -- run and catalogue -----------------------------------------------------------------
+TRACE_FORMAT = 1
+"""The ``PRAGMA user_version`` of the trace format these queries read (sqlite_schema.sql)."""
+
+
+def trace_format(db):
+    """The trace file's format version (0 for files older than versioning)."""
+    return db.fetch("PRAGMA user_version")[0][0]
+
+
 def run_info(db):
     """The run's metadata row as a dict (workload, config JSON, times, completion)."""
     rows = db.fetch(

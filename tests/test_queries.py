@@ -213,3 +213,13 @@ def test_a_window_far_beyond_the_run_costs_no_more_bins_than_the_run(exact):
             assert len(series.present) <= 4 * 200
             density = metrics.kind_density(db, meta, loc, -10 ** 18, 10 ** 18, 200)
             assert all(len(v) <= 4 * 200 for v in density[2].values())
+
+
+def test_a_trace_in_another_format_gets_a_message(tmp_path):
+    path = write_exact_trace(tmp_path / "old.sqlite")
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 0")
+    db.commit()
+    db.close()
+    with pytest.raises(queries.TraceError, match="trace format 0, and this app reads format 1"):
+        trace_meta(path)

@@ -46,3 +46,11 @@ def test_schema_and_indexes_apply_to_an_empty_database():
     db.executescript(tables)
     db.executescript(indexes)
     assert db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index'").fetchone()[0] >= 3
+
+
+def test_the_app_reads_the_format_version_the_schema_writes():
+    from dashapp import queries
+
+    db = sqlite3.connect(":memory:")
+    db.executescript(schema_parts()[0])
+    assert db.execute("PRAGMA user_version").fetchone()[0] == queries.TRACE_FORMAT >= 1
