@@ -141,3 +141,19 @@ def test_an_l1_miss_that_hits_in_the_l2_is_slower_than_an_l1_hit(impl):
     assert l1_hit == cfg["l1v"]["latency"]
     assert l2_hit >= cfg["l1v"]["latency"] + cfg["l2"]["latency"]
     assert dram > l2_hit
+
+
+def test_a_waitcnt_waits_for_an_atomic_but_not_for_a_store(impl):
+    # write=2: an atomic travels like a store but returns its old value, so s_waitcnt
+    # blocks until the memory answers; after a plain store it does not.
+    starts = {}
+    for code in (1, 2):
+        stream = wavefront(inst(Unit.VMEM, lines=[8192], write=code), inst(Unit.WAITCNT),
+                           inst(Unit.VALU))
+        _, trace, _ = run([launch([[stream]])], implementation=impl)
+        (valu,) = trace.rows("inst", "VALU")
+        (vmem,) = trace.rows("inst", "VMEM")
+        starts[code] = (valu[4], vmem[5])
+    store_valu, _ = starts[1]
+    atomic_valu, atomic_vmem_end = starts[2]
+    assert atomic_valu >= atomic_vmem_end > store_valu

@@ -527,3 +527,19 @@ def test_every_wavefront_waits_for_its_loads_before_using_them():
         store = units.index(Unit.VMEM, load + 1)
         assert Unit.WAITCNT in units[load:store], f"wavefront {wave} never waits for its load"
     assert np.array_equal(mem["b"], np.where(np.arange(128) < 64, a + 1, a * 2))
+
+
+def test_a_used_atomic_result_is_waited_for_like_a_load():
+    src = """kernel void k(global int *counter, global int *out) {
+        int i = get_global_id(0);
+        int ticket = atomic_inc(counter);
+        out[i] = ticket * 2;
+    }"""
+    result, mem = run(src, (64,), (64,), counter=np.zeros(1, np.int32), out=np.zeros(64, np.int32))
+    insts = stream_of(result).insts
+    units = [int(u) for u in insts["unit"]]
+    atomic = units.index(Unit.VMEM)
+    assert insts["write"][atomic] == 2  # travels as a write, returns its old value
+    store = units.index(Unit.VMEM, atomic + 1)
+    assert Unit.WAITCNT in units[atomic:store]
+    assert sorted(mem["out"].tolist()) == [2 * t for t in range(64)]

@@ -37,7 +37,7 @@ cdef class Wavefront:
 cdef class VmemInst:
     cdef public Wavefront wf
     cdef public int64_t first, count, sent, pending, start_at, task
-    cdef public bint write
+    cdef public bint write, returns
 
 
 cdef class ComputeUnit(TickingComponent):

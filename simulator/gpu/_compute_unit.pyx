@@ -88,7 +88,7 @@ cdef class Wavefront:
 cdef class VmemInst:
     """A vector-memory instruction: its lines, how many are sent and answered."""
 
-    def __init__(self, Wavefront wf, int64_t first, int64_t count, bint write,
+    def __init__(self, Wavefront wf, int64_t first, int64_t count, bint write, bint returns,
                  int64_t start_at, int64_t task):
         self.wf = wf
         self.first = first
@@ -96,6 +96,7 @@ cdef class VmemInst:
         self.sent = 0
         self.pending = count
         self.write = write
+        self.returns = returns
         self.start_at = start_at
         self.task = task
 
@@ -335,14 +336,15 @@ cdef class ComputeUnit(TickingComponent):
                 wf.ready_at = start
                 self._inst_task(wf, unit, self.loc_vmem, now, start)
             else:
-                write = wf.writes[pc] != 0
+                code = wf.writes[pc]  # 0 load, 1 store, 2 atomic returning its old value
                 task = self._inst_task(wf, unit, self.loc_vmem, now, -1)
-                if write:
-                    wf.stores += 1
-                else:
+                if code != 1:
                     wf.loads += 1
+                else:
+                    wf.stores += 1
                 wf.state = SENDING
-                self.vmem_queue.append(VmemInst(wf, wf.addr_off[pc], count, write, start, task))
+                self.vmem_queue.append(VmemInst(wf, wf.addr_off[pc], count, code != 0, code != 1,
+                                                start, task))
         elif unit == WAITCNT:
             if wf.loads:
                 wf.state = WAIT_LOADS
@@ -400,10 +402,10 @@ cdef class ComputeUnit(TickingComponent):
         if self.trace_inst:
             self.tracer.end_task(inst.task, now)
         wf = inst.wf
-        if inst.write:
-            wf.stores -= 1
-        else:
+        if inst.returns:
             wf.loads -= 1
+        else:
+            wf.stores -= 1
         if wf.state == WAIT_LOADS and wf.loads == 0:
             wf.state = READY
             wf.ready_at = now + 1

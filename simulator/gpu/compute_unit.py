@@ -107,14 +107,15 @@ def lds_cycles(insts):
 class VmemInst:
     """A vector-memory instruction: its lines, how many are sent and answered."""
 
-    __slots__ = ("wf", "lines", "sent", "pending", "write", "start_at", "task")
+    __slots__ = ("wf", "lines", "sent", "pending", "write", "returns", "start_at", "task")
 
-    def __init__(self, wf, lines, write, start_at, task):
+    def __init__(self, wf, lines, write, returns, start_at, task):
         self.wf = wf
         self.lines = lines
         self.sent = 0
         self.pending = len(lines)
-        self.write = write
+        self.write = write      # travels as a store (write-around at the L1)
+        self.returns = returns  # its data comes back: s_waitcnt waits for it (loads, atomics)
         self.start_at = start_at
         self.task = task
 
@@ -315,14 +316,14 @@ class ComputeUnit(TickingComponent):
                 wf.ready_at = start
                 self._inst_task(wf, unit, self.loc_unit[VMEM], now, start)
             else:
-                write = wf.writes[pc] != 0
+                code = wf.writes[pc]  # 0 load, 1 store, 2 atomic returning its old value
                 task = self._inst_task(wf, unit, self.loc_unit[VMEM], now, -1)
-                if write:
-                    wf.stores += 1
-                else:
+                if code != 1:
                     wf.loads += 1
+                else:
+                    wf.stores += 1
                 wf.state = SENDING
-                self.vmem_queue.append(VmemInst(wf, lines, write, start, task))
+                self.vmem_queue.append(VmemInst(wf, lines, code != 0, code != 1, start, task))
         elif unit == WAITCNT:
             if wf.loads:
                 wf.state = WAIT_LOADS
@@ -371,10 +372,10 @@ class ComputeUnit(TickingComponent):
         if self.trace_inst:
             self.tracer.end_task(inst.task, now)
         wf = inst.wf
-        if inst.write:
-            wf.stores -= 1
-        else:
+        if inst.returns:
             wf.loads -= 1
+        else:
+            wf.stores -= 1
         if wf.state == WAIT_LOADS and wf.loads == 0:
             wf.state = READY
             wf.ready_at = now + 1

@@ -58,6 +58,10 @@ def _power_of_two(node):
     return value > 0 and value & (value - 1) == 0
 
 
+ATOMIC = 2
+"""``write`` code of a global atomic in the stream (see ``stream.py``)."""
+
+
 def _shift_mask(ty):
     return ty.base.size * 8 - 1
 
@@ -168,7 +172,7 @@ class Executor:
 
     def s_assign(self, s, lanes):
         value = self.eval(s.value, lanes)
-        if type(s.value) is ir.Load and self.pending:
+        if type(s.value) in (ir.Load, ir.Atomic) and self.pending:
             self.pending_vars.add(s.name)   # the wait moves to the variable's first use
         self.assign_var(s.name, value, lanes, s.comps)
 
@@ -476,8 +480,8 @@ class Executor:
         positions = np.broadcast_to(positions, (lanes.n,))
         values = np.broadcast_to(np.asarray(value, dtype=e.type.dtype), (lanes.n,))
         old = atomic_update(region.data, positions, values, e.op)
-        # A returning atomic is a memory write whose result comes back like a load.
-        self.memory_record(e, region, lanes, addresses, index, True)
+        # An atomic travels as a write whose old value comes back like a load (write=2).
+        self.memory_record(e, region, lanes, addresses, index, ATOMIC)
         if region.space != "local":
             self._loads_issued(lanes)
         return old
@@ -500,7 +504,7 @@ class Executor:
             if not write:
                 self._loads_issued(lanes)
         elif region.space == "local":
-            self.log.lds(lanes, node.line, int(write), addresses, size)
+            self.log.lds(lanes, node.line, int(bool(write)), addresses, size)
         else:
             self.log.alu(lanes, Unit.VALU, node.line)  # private arrays live in registers
         if self.probes is not None and region.owner in self.watched:

@@ -20,7 +20,8 @@ array of addresses that the memory records point into:
   conflict degrees of its lane groups (2 for a conflict-free 32-bit access by a full
   wavefront, 8 for a 128-bit one). Added after ``passes``; a timing model may use
   either;
-* ``write``: 1 for a store (VMEM or LDS), 0 for a load;
+* ``write``: 1 for a store (VMEM or LDS), 0 for a load; 2 for a global atomic, which
+  travels as a store but returns the old value, so ``s_waitcnt`` waits for it as for a load;
 * ``line``: source line of the statement that issued it (0 if none);
 * ``addr_off``/``addr_cnt``: VMEM only, the slice of ``addresses`` holding the distinct
   64 B line addresses the active lanes touch (coalesced, in ascending order).
