@@ -543,3 +543,20 @@ def test_a_used_atomic_result_is_waited_for_like_a_load():
     store = units.index(Unit.VMEM, atomic + 1)
     assert Unit.WAITCNT in units[atomic:store]
     assert sorted(mem["out"].tolist()) == [2 * t for t in range(64)]
+
+
+def test_a_uniform_if_else_jumps_over_the_else_side_only_when_taken():
+    src = """kernel void k(global int *out, int n)
+{
+    if (n > 0) { out[get_global_id(0)] = 1; } else { out[get_global_id(0)] = 2; }
+}"""
+    counts = {}
+    for n in (1, -1):
+        res, mem = run(src, (64,), (64,), out=np.zeros(64, np.int32), n=n)
+        insts = stream_of(res).insts
+        on_if = insts["unit"][insts["line"] == 3]
+        counts[n] = (int((on_if == Unit.BRANCH).sum()), int((on_if == Unit.SALU).sum()))
+        assert (mem["out"] == (1 if n > 0 else 2)).all()
+    (taken_branches, taken_salu), (skipped_branches, skipped_salu) = counts[1], counts[-1]
+    assert taken_branches == skipped_branches + 1  # s_branch over the else side
+    assert taken_salu == skipped_salu  # no EXEC flip: the condition is uniform

@@ -230,8 +230,11 @@ class Executor:
         if then_lanes.n:
             self.stmt(s.then, then_lanes)
         if s.orelse is not None:
-            self.log.alu(lanes, Unit.SALU, s.line)
-            self.log.alu(lanes, Unit.BRANCH, s.line)
+            if np.ndim(cond):  # divergent: flip EXEC to the else lanes, skip if none remain
+                self.log.alu(lanes, Unit.SALU, s.line)
+                self.log.alu(lanes, Unit.BRANCH, s.line)
+            elif then_lanes.n:  # uniform and taken: a scalar branch jumps over the else side
+                self.log.alu(lanes, Unit.BRANCH, s.line)
             if else_lanes.n:
                 self.stmt(s.orelse, else_lanes)
         if np.ndim(cond):
