@@ -149,12 +149,15 @@ def test_hovering_a_legend_entry_highlights_that_kind(browser, app_url):
     _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
     entry = browser.find_element(By.CSS_SELECTOR, "#cv-legend [data-kind^='req_in']")
     label = entry.get_attribute("data-kind")
-    ActionChains(browser).move_to_element(entry).perform()
 
     def highlighted(d):
         groups = _bar_opacities(d)
-        return groups and all(
-            all(o == ("1" if kind == label else "0.18") for o in ops) for kind, ops in groups)
+        if groups and all(
+                all(o == ("1" if kind == label else "0.18") for o in ops) for kind, ops in groups):
+            return True
+        _hover_afresh(d, lambda: d.find_element(
+            By.CSS_SELECTOR, "#cv-legend [data-kind^='req_in']"))
+        return False
     _wait(browser, highlighted, "the legend hover did not highlight its kind")
     ActionChains(browser).move_to_element(browser.find_element(By.ID, "cv-location")).perform()
     _wait(browser, lambda d: all(o == "" for _, ops in _bar_opacities(d) for o in ops),
@@ -173,6 +176,14 @@ FIND_BAR = (
 
 def _bar(browser, role, key):
     return browser.execute_script(FIND_BAR.replace("ROLE", repr(role)).replace("KEY", str(key)))
+
+
+def _hover_afresh(browser, find):
+    """Move off to a neutral element, then onto ``find()``: a new hover event each call."""
+    target = find()
+    if target is not None:
+        ActionChains(browser).move_to_element(browser.find_element(By.ID, "cv-location")) \
+            .move_to_element(target).perform()
 
 
 def test_clicking_the_parent_walks_up_the_tree(browser, app_url):
@@ -209,11 +220,8 @@ def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url)
         points, key=lambda p: p.size["width"] * p.size["height"])).pause(0.2).click().perform()
     _wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
     key = int(_query(browser)["task"])
-    # Hover the current task's bar in the Task view.
-    current = _bar(browser, "task", key)
-    ActionChains(browser).move_to_element(current).perform()
 
-    def lit(d):
+    def is_lit(d):
         lit_keys = d.execute_script(
             "var keys = [];"
             "document.querySelectorAll('#cv-graph .barlayer .trace').forEach(function (g) {"
@@ -224,6 +232,14 @@ def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url)
             "  }); });"
             "return keys;")
         return sorted(map(tuple, lit_keys)) == [("component", key), ("task", key)]
+
+    def lit(d):
+        if is_lit(d):
+            return True
+        # Hover the current task's bar in the Task view, looked up afresh on every try: the
+        # figure may still be redrawn once after the click, detaching an earlier element.
+        _hover_afresh(d, lambda: _bar(d, "task", key))
+        return False
     _wait(browser, lit, "hovering did not highlight the task in both views")
 
 
