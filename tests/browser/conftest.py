@@ -3,6 +3,7 @@
 Debian's ``chromium`` and ``chromedriver`` are installed by scripts/install.sh; the tests
 are never skipped, because a page is only done when a real browser has shown it.
 """
+import contextlib
 import socket
 import subprocess
 import sys
@@ -32,10 +33,9 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("browser-traces")
-    write_synthetic_trace(directory / "synthetic.sqlite", tasks=5000, seed=11)
+@contextlib.contextmanager
+def serve(directory):
+    """The real app on a free localhost port, serving the traces in ``directory``."""
     port = _free_port()
     log = open(directory / "server.log", "w")
     proc = subprocess.Popen(
@@ -53,10 +53,26 @@ def app_url(tmp_path_factory):
                 raise RuntimeError("the app did not start:\n" +
                                    (directory / "server.log").read_text())
             time.sleep(0.2)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-    log.close()
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def serve_traces():
+    """Start the app on a directory of traces; every server stops with the session."""
+    with contextlib.ExitStack() as servers:
+        yield lambda directory: servers.enter_context(serve(directory))
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory, serve_traces):
+    directory = tmp_path_factory.mktemp("browser-traces")
+    write_synthetic_trace(directory / "synthetic.sqlite", tasks=5000, seed=11)
+    return serve_traces(directory)
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,8 @@
 """The kernel page in headless Chromium: reduction v2's bank conflicts, the bank hover, and
 editing the kernel into v3 in the browser (a real re-run) until the conflicts are gone."""
 import math
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -21,14 +18,8 @@ V3 = (ROOT / "simulator" / "kernels" / "builtin" / "reduction_v3.cl").read_text(
 WAIT = 30
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def kernel_app(tmp_path_factory):
+def kernel_app(tmp_path_factory, serve_traces):
     """The app serving small reduction v2 (512 elements, work-groups of 128) and Sobel
     (32 x 16 pixels, work-groups of 16 x 8) traces."""
     directory = tmp_path_factory.mktemp("kernel-traces")
@@ -40,27 +31,7 @@ def kernel_app(tmp_path_factory):
                     "--height", "16", "--local-x", "16", "--local-y", "8", "--trace-level",
                     "kernel", "--no-progress", "-o", str(directory / "sobel.sqlite")],
                    cwd=ROOT, check=True, capture_output=True)
-    port = _free_port()
-    log = open(directory / "server.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dashapp", "--trace-dir", str(directory), "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + "/", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError("the app did not start:\n" +
-                                   (directory / "server.log").read_text())
-            time.sleep(0.2)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-    log.close()
+    return serve_traces(directory)
 
 
 def _wait(browser, predicate, message):
