@@ -186,13 +186,18 @@ def _hover_afresh(browser, find):
             .move_to_element(target).perform()
 
 
-def test_clicking_the_parent_walks_up_the_tree(browser, app_url):
+def _open_a_task(browser, app_url):
+    """Open GPU.L2[1]'s Component view and click its largest bar to make it current."""
     browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
     _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
     points = browser.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
     ActionChains(browser).move_to_element(max(
         points, key=lambda p: p.size["width"] * p.size["height"])).pause(0.2).click().perform()
     _wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
+
+
+def test_clicking_the_parent_walks_up_the_tree(browser, app_url):
+    _open_a_task(browser, app_url)
     child = int(_query(browser)["task"])
     fields = browser.execute_script(
         "var gd = document.querySelector('#cv-graph .js-plotly-plot'); var out = {};"
@@ -213,12 +218,7 @@ def test_clicking_the_parent_walks_up_the_tree(browser, app_url):
 
 
 def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url):
-    browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
-    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
-    points = browser.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
-    ActionChains(browser).move_to_element(max(
-        points, key=lambda p: p.size["width"] * p.size["height"])).pause(0.2).click().perform()
-    _wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
+    _open_a_task(browser, app_url)
     key = int(_query(browser)["task"])
 
     def is_lit(d):
