@@ -54,3 +54,43 @@ def test_a_failing_batch_is_rolled_back_whole(tmp_path, inserter_class):
         inserter.insert(np.array([[6, -1, 0, 0, 0, 1, 0], [5, -1, 0, 0, 0, 1, 0]], dtype=np.int64))
     inserter.close()
     assert sqlite3.connect(path).execute("SELECT id FROM task").fetchall() == [(5,)]
+
+
+def test_long_batches_bind_every_row_in_order(tmp_path, inserter_class):
+    """Enough rows for several multi-row statements and a remainder, NULLs anywhere."""
+    path = tmp_path / "t.sqlite"
+    _empty_trace(path)
+    rng = np.random.default_rng(7)
+    n = 64 * 5 + 13
+    rows = rng.integers(0, 2 ** 50, size=(n, 7), dtype=np.int64)
+    rows[:, 0] = np.arange(n)
+    rows[rng.random(n) < 0.3, 1] = -1
+    inserter = inserter_class(path, bulk.INSERT_TASKS, null_if_negative=1)
+    inserter.insert(rows)
+    inserter.close()
+    stored = sqlite3.connect(path).execute(
+        "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps, flags FROM task"
+        " ORDER BY id").fetchall()
+    assert stored == [tuple(r) for r in rows.tolist()]
+
+
+def test_a_failure_inside_a_multi_row_statement_rolls_back_the_batch(tmp_path, inserter_class):
+    path = tmp_path / "t.sqlite"
+    _empty_trace(path)
+    rows = np.zeros((200, 7), dtype=np.int64)
+    rows[:, 0] = np.arange(200)
+    rows[:, 1] = -1
+    rows[150, 0] = 3  # a duplicate key in the third group of 64
+    inserter = inserter_class(path, bulk.INSERT_TASKS, null_if_negative=1)
+    with pytest.raises(sqlite3.DatabaseError):
+        inserter.insert(rows)
+    inserter.close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM task").fetchone() == (0,)
+
+
+def test_a_statement_without_values_is_refused(tmp_path, inserter_class):
+    path = tmp_path / "t.sqlite"
+    _empty_trace(path)
+    with pytest.raises((ValueError, sqlite3.DatabaseError)):
+        inserter_class(path, "INSERT INTO task_tag SELECT 1, 2, 3").insert(
+            np.zeros((1, 3), dtype=np.int64))

@@ -131,3 +131,19 @@ def test_same_seed_gives_the_same_trace(tmp_path):
         db = sqlite3.connect(tmp_path / f"{name}.sqlite")
         rows.append(np.array(db.execute("SELECT * FROM task ORDER BY id").fetchall(), dtype=object))
     assert (rows[0] == rows[1]).all()
+
+
+def test_the_load_uses_a_rollback_journal_and_the_finished_file_is_wal(tmp_path):
+    """WAL costs the load time and serves no reader of a temporary file; readers of the
+    finished trace get WAL, so kernel records can be appended while the app reads."""
+    path = tmp_path / "t.sqlite"
+    writer = TraceWriter(path, command="test")
+    tr = Tracer(writer)
+    cu, _, _, _, valu = _setup(tr)
+    tr.end_task(tr.start_task(NO_TASK, valu, cu, 0), 4)
+    tr.close(4)
+    assert writer.db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    writer.finalize(completed=True)
+    writer.close()
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM task").fetchone() == (1,)

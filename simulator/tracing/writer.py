@@ -1,10 +1,15 @@
 """The trace file: batched SQLite writing, then finalize.
 
-A ``TraceWriter`` creates a fresh file from ``sqlite_schema.sql`` (tables only), in WAL
-mode so a viewer can read it while the simulator writes. Task rows arrive in large
-batches, one transaction each, with integer keys and interned strings. The run row is
-written first with ``completed = 0``; a crash therefore leaves a readable file that
-says it is incomplete.
+A ``TraceWriter`` creates a fresh file from ``sqlite_schema.sql`` (tables only). Task
+rows arrive in large batches, one transaction each, with integer keys and interned
+strings. The run row is written first with ``completed = 0``; a crash therefore leaves
+a readable file that says it is incomplete.
+
+The load runs with a rollback journal, and finalize turns the finished file to WAL
+mode, so viewers can read it while kernel records are appended. WAL during the load
+would cost a tenth of a fully traced run (every page is framed and checksummed into
+the log) and buy nothing: the file is written under a temporary name no viewer opens,
+and appending rows journals almost nothing in rollback mode.
 
 ``finalize`` runs once after the load: it nulls parents that were never recorded
 (counting them), builds the indexes, fills the per-location statistics and the metric
@@ -85,7 +90,6 @@ class TraceWriter:
                 extra.unlink()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
         # No fsync: a crashed simulator loses at most its last batch (committed ones are
         # in the WAL); only an OS crash or power loss could damage the file, which for a
         # re-runnable trace is worth the speed.
@@ -205,14 +209,18 @@ class TraceWriter:
             (int(bool(completed)), int(open_tasks), orphans + extra_orphans, start_ps or 0, end_ps or 0,
              _wall_seconds(self._wall_start), base),
         )
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._close_bulk()  # switching to WAL needs the only connection
+        db.execute("PRAGMA journal_mode=WAL")
 
-    def close(self):
-        """Close the connections; the file stays in WAL mode for concurrent readers."""
+    def _close_bulk(self):
         for bulk in (self._bulk, self._bulk_tags):
             if bulk is not None:
                 bulk.close()
         self._bulk = self._bulk_tags = None
+
+    def close(self):
+        """Close the connections; a finalized file stays in WAL mode for concurrent readers."""
+        self._close_bulk()
         self.db.close()
 
 
