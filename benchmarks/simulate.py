@@ -7,13 +7,15 @@ the tracer from the cost of SQLite. The kernels are executed functionally once, 
 front, so every configuration times the same thing: the timing model and its trace
 (finalize, the index and metric-pyramid build after the run, is printed apart).
 Prints events/s, tasks/s and the overhead as a ratio to the untraced time, best of
-``--repeat`` runs, in wall-clock time and in CPU time of the simulating process (the
-trace writer runs in a child process; on a busy machine the wall clock mostly measures
-the wait for a free core). Goal: full tracing at most 2x (MGPUSim reports about 10x).
+``--repeat`` runs (and the ratio of the medians, since these machines are noisy), in
+wall-clock time and in CPU time of the simulating process (the trace writer runs in a
+child process; on a busy machine the wall clock mostly measures the wait for a free
+core). Goal: full tracing at most 2x (MGPUSim reports about 10x).
 
-    python benchmarks/simulate.py [--workloads transpose pagerank] [--repeat 2]
+    python benchmarks/simulate.py [--workloads transpose pagerank] [--repeat 5]
 """
 import argparse
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -70,7 +72,7 @@ def main():
     parser.add_argument("--workloads", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--implementation", choices=("cython", "python"),
                         default=default_implementation())
-    parser.add_argument("--repeat", type=int, default=2, help="runs per configuration; best kept")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per configuration; best kept")
     args = parser.parse_args()
     print(f"implementation: {args.implementation}; best of {args.repeat}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,9 +80,10 @@ def main():
             workload = Prepared(name, CASES[name])
             simulate(workload, default_config(), None, trace_level="off", progress=False,
                      implementation=args.implementation)  # warm-up: imports, allocator
-            base = None
+            base = base_median = None
             for label in ("off", "inst", "all", "all, rows dropped"):
                 best = None
+                walls = []
                 for _ in range(args.repeat):
                     cpu = time.process_time()
                     if label == "all, rows dropped":
@@ -93,16 +96,19 @@ def main():
                         seconds, events, tasks, cycles = r.timing_seconds, r.events, r.tasks, r.cycles
                         finalize = r.finalize_seconds
                     cpu = time.process_time() - cpu
+                    walls.append(seconds)
                     if best is None or seconds < best[0]:
                         best = (seconds, events, tasks, cycles, finalize, cpu)
                 seconds, events, tasks, cycles, finalize, cpu = best
                 base = base or best
+                median = statistics.median(walls)
+                base_median = base_median or median
                 if cycles != base[3]:
                     raise SystemExit(f"{name}: tracing changed the simulated time, a bug")
                 print(f"{name:9s} {label:17s} {cycles:>8,} cycles {seconds:6.2f} s "
                       f"{events / seconds / 1e6:5.2f} M events/s {tasks / seconds / 1e3:7.1f} k tasks/s "
-                      f"{tasks:>9,} tasks  overhead {seconds / base[0]:4.2f}x wall, "
-                      f"{cpu / base[5]:4.2f}x cpu ({cpu:.2f} s)"
+                      f"{tasks:>9,} tasks  overhead {seconds / base[0]:4.2f}x wall "
+                      f"(medians {median / base_median:4.2f}x), {cpu / base[5]:4.2f}x cpu ({cpu:.2f} s)"
                       + (f"  (finalize {finalize:.2f} s)" if finalize else ""))
 
 

@@ -177,22 +177,6 @@ def test_run_command_rejects_bad_options(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_background_writer_reports_errors_in_order(tmp_path):
-    from simulator.tracing.background import BackgroundWriter
-
-    writer = BackgroundWriter(tmp_path / "bg.sqlite", command="test")
-    writer.execute("INSERT INTO no_such_table VALUES (1)")
-    writer.execute("INSERT INTO also_missing VALUES (1)")  # drained, the first error wins
-    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
-        writer.sync()
-    writer.execute("INSERT INTO tag_name (id, name) VALUES (?, ?)", (0, "read-hit"))
-    writer.finalize(completed=True)
-    writer.close()
-    db = sqlite3.connect(tmp_path / "bg.sqlite")
-    assert db.execute("SELECT name FROM tag_name").fetchall() == [("read-hit",)]
-    assert db.execute("SELECT completed, finalized FROM run").fetchone() == (1, 1)
-
-
 def test_a_real_sigint_stops_between_events(tmp_path):
     import os
     import signal

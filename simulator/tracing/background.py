@@ -6,22 +6,78 @@ simulation (a Cython event loop never yields the GIL to it either). A writer pro
 can. ``BackgroundWriter`` has the ``TraceWriter`` methods the simulator uses
 (``write_batch``, ``execute``, ``executemany``, ``finalize``, ``close``) and forwards
 each call, in order, through a pipe to a process that owns the real ``TraceWriter``.
-The pipe holds about one batch, so a slow disk holds the simulation back instead of
-filling memory. An error in the writer is raised in the caller at the next call that
-waits for an answer (``sync``, ``finalize``, ``close``). The writer ignores Ctrl-C, so
-an interrupted run can still be finalized as incomplete.
+
+A batch's task and tag arrays do not go through the pipe: pickling them and pushing
+them through it 64 KB at a time cost the simulating process a third of an untraced
+run. They are copied into one of ``SLOTS`` slots of a file both processes map, and
+only the slot number and the small lists travel; the writer hands the slot back when
+its rows are in the file. With every slot in flight the simulation waits for one, so
+a slow disk holds it back instead of filling memory. A batch too large for a slot
+goes through the pipe.
+
+An error in the writer is raised in the caller at the next call that waits for an
+answer (``sync``, ``finalize``, ``close``). The writer ignores Ctrl-C, so an
+interrupted run can still be finalized as incomplete.
 """
+import mmap
 import multiprocessing
+import os
 import signal
+import tempfile
+from pathlib import Path
+
+import numpy as np
 
 _CONTEXT = multiprocessing.get_context("spawn")  # no fork of a process holding threads or a GPU model
+SLOTS = 2
+# One Tracer batch: 65,536 task rows of 7 columns and as many tag rows of 3.
+SLOT_VALUES = (1 << 16) * 10
+_FREE = "free"
 
 
-def _serve(conn, path, options):
+class _SlotFile:
+    """``count`` slots of ``values`` int64 each, in a file mapped by both processes."""
+
+    def __init__(self, path, count, values):
+        self.values = values
+        with open(path, "r+b") as f:
+            self._map = mmap.mmap(f.fileno(), count * values * 8)
+        whole = np.frombuffer(self._map, dtype=np.int64)
+        self.slots = [whole[k * values:(k + 1) * values] for k in range(count)]
+
+    @classmethod
+    def create(cls, count, values):
+        """A new slot file in shared memory (``/dev/shm``) where there is one; ``(path, file)``."""
+        shm = Path("/dev/shm")
+        directory = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+        fd, path = tempfile.mkstemp(prefix="gpuscope-batches-", dir=directory)
+        try:
+            os.ftruncate(fd, count * values * 8)
+            os.close(fd)
+            return path, cls(path, count, values)
+        except BaseException:
+            os.unlink(path)
+            raise
+
+    def arrays(self, slot, task_shape, tag_shape):
+        """The task and tag arrays stored in ``slot`` (views, valid until it is reused)."""
+        buffer = self.slots[slot]
+        n_tasks = task_shape[0] * task_shape[1]
+        return (buffer[:n_tasks].reshape(task_shape),
+                buffer[n_tasks:n_tasks + tag_shape[0] * tag_shape[1]].reshape(tag_shape))
+
+    def close(self):
+        """Let go of the map: it is unmapped when the last array viewing it is gone."""
+        self.slots = []
+        self._map = None
+
+
+def _serve(conn, path, options, slot_file):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from .writer import TraceWriter
 
     try:
+        slots = _SlotFile(*slot_file)
         writer = TraceWriter(path, **options)
     except Exception as exc:
         conn.send(("error", exc))
@@ -32,14 +88,22 @@ def _serve(conn, path, options):
         name, args, kwargs, reply = conn.recv()
         if name == "close":
             writer.close()
+            slots.close()
             conn.send(("error", error) if error else ("ok", None))
             return
         result = None
         if error is None and name != "sync":  # after a failure only drain: report the first
             try:
-                result = getattr(writer, name)(*args, **kwargs)
+                if name == "write_slot":
+                    slot, task_shape, tag_shape, *lists = args
+                    tasks, tags = slots.arrays(slot, task_shape, tag_shape)
+                    writer.write_batch(tasks, lists[0], tags, *lists[1:])
+                else:
+                    result = getattr(writer, name)(*args, **kwargs)
             except Exception as exc:
                 error = exc
+        if name == "write_slot":
+            conn.send((_FREE, args[0]))
         if reply:
             conn.send(("error", error) if error else ("ok", result))
             error = None
@@ -49,22 +113,48 @@ class BackgroundWriter:
     """``TraceWriter(path, **options)`` run in a child process."""
 
     def __init__(self, path, **options):
-        self._conn, child = _CONTEXT.Pipe()
-        self._process = _CONTEXT.Process(target=_serve, args=(child, str(path), options),
-                                         name="trace-writer", daemon=True)
-        self._process.start()
-        child.close()
+        slot_path, self._slots = _SlotFile.create(SLOTS, SLOT_VALUES)
+        self._free = list(range(SLOTS))
         self._closed = False
-        self._answer()
-
-    def _answer(self):
         try:
-            status, value = self._conn.recv()
+            self._conn, child = _CONTEXT.Pipe()
+            self._process = _CONTEXT.Process(target=_serve,
+                                             args=(child, str(path), options,
+                                                   (slot_path, SLOTS, SLOT_VALUES)),
+                                             name="trace-writer", daemon=True)
+            self._process.start()
+            child.close()
+            self._answer()
+        except BaseException:
+            self._slots.close()
+            raise
+        finally:
+            os.unlink(slot_path)  # both processes hold it mapped now; nothing to leak
+
+    def _receive(self):
+        try:
+            return self._conn.recv()
         except EOFError:
             raise RuntimeError("the trace writer process died") from None
-        if status == "error":
-            raise value
-        return value
+
+    def _answer(self):
+        """The reply to the last call, taking back the slots handed back before it."""
+        while True:
+            status, value = self._receive()
+            if status == _FREE:
+                self._free.append(value)
+            elif status == "error":
+                raise value
+            else:
+                return value
+
+    def _free_slot(self):
+        while not self._free:  # every slot in flight: wait for the writer to hand one back
+            status, value = self._receive()
+            if status != _FREE:  # replies only come to calls that wait for them
+                raise RuntimeError(f"the trace writer answered {status!r} out of turn")
+            self._free.append(value)
+        return self._free.pop(0)
 
     def _call(self, name, *args, reply=False, **kwargs):
         self._conn.send((name, args, kwargs, reply))
@@ -72,8 +162,17 @@ class BackgroundWriter:
 
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
         """Send one batch (the ``Tracer`` sink interface)."""
-        self._call("write_batch", tasks, list(details), tags, list(locations), list(kinds),
-                   list(tag_names))
+        lists = (list(details), list(locations), list(kinds), list(tag_names))
+        tasks = np.asarray(tasks, dtype=np.int64)
+        tags = np.asarray(tags, dtype=np.int64)
+        if tasks.ndim != 2 or tags.ndim != 2 or tasks.size + tags.size > self._slots.values:
+            self._call("write_batch", tasks, lists[0], tags, *lists[1:])
+            return
+        slot = self._free_slot()
+        stored_tasks, stored_tags = self._slots.arrays(slot, tasks.shape, tags.shape)
+        stored_tasks[...] = tasks
+        stored_tags[...] = tags
+        self._call("write_slot", slot, tasks.shape, tags.shape, *lists)
 
     def execute(self, sql, params=()):
         """Run one statement in the writer (inserts: nothing is returned)."""
@@ -101,3 +200,4 @@ class BackgroundWriter:
         finally:
             self._conn.close()
             self._process.join()
+            self._slots.close()
