@@ -1,24 +1,33 @@
 """Edit and run: the kernel page re-runs an edited kernel in a bounded child process.
 
 The app never imports the simulator (data flows simulator → trace file → app), so an
-edited kernel is run by ``python -m simulator run-kernel`` in a subprocess that writes a
-trace into a scratch directory private to this server process. The child is bounded
-three ways so a bad kernel cannot take the server down: a wall-clock timeout (its whole
-process group is killed), a CPU-time limit and an address-space limit (``setrlimit`` in
-the child before it starts). A kernel error comes back as ``RunError`` with the line
-and column the simulator reported (``FILE:LINE:COL: reason`` on stderr), never as a
-traceback.
+edited kernel is run as ``python -m simulator run-kernel`` in a child process that writes
+a trace into a scratch directory. Starting Python and importing the simulator takes
+longer than the run itself at these sizes, so each server process keeps one *spare*: a
+``python -m simulator standby`` child started ahead of time, imported and waiting for
+one command line on stdin. A run hands its command line to the spare (or, when the spare
+has died or the simulator's files changed since it started, to a fresh one), and the
+next spare starts at once. A spare serves exactly one run and exits, so nothing of one
+run can leak into the next.
+
+The child is bounded three ways so a bad kernel cannot take the server down: a
+wall-clock timeout (its whole process group is killed), a CPU-time limit and an
+address-space limit (``prlimit`` on the child when the run is handed over; the CPU limit
+counts from the CPU time the child has already spent importing). A kernel error comes
+back as ``RunError`` with the line and column the simulator reported
+(``FILE:LINE:COL: reason`` on stderr), never as a traceback.
 
 Runs are named by a hash of everything that defines them, so the same kernel, size and
 arguments map to the same trace and are not run twice; the newest ``KEEP`` are kept.
 """
-import functools
+import atexit
 import hashlib
 import json
 import math
 import os
 import re
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -68,10 +77,10 @@ class RunSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=1)
 def simulator_digest():
-    """A digest of the simulator's files (code, kernels, the trace schema), read as text:
-    a run cached by an older simulator or trace contract is never shown as current."""
+    """A digest of the simulator's files (code, kernels, the trace schema), read as text
+    (a few ms): a run cached by an older simulator or trace contract is never shown as
+    current, and a spare started before the files changed is not used."""
     root = Path(__file__).resolve().parents[1] / "simulator"
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
@@ -149,20 +158,130 @@ def run_path(run_id):
     return path if path.is_file() else None
 
 
-def _limits():
-    # Runs in the child between fork and exec: the limits bind the simulator only.
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 1))
+def _cpu_seconds_used(pid):
+    # utime and stime, in clock ticks, are fields 14 and 15 of /proc/PID/stat; the
+    # command name before them may hold spaces, so count from its closing parenthesis.
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bound(pid):
+    """Put the run limits on process ``pid``: ``MEMORY_BYTES`` of address space, and
+    ``CPU_SECONDS`` of CPU time from now on (RLIMIT_CPU counts from the process's start,
+    and a spare has spent some importing). Raises ``ProcessLookupError`` if it is gone."""
+    try:
+        cpu = math.ceil(_cpu_seconds_used(pid)) + CPU_SECONDS
+    except FileNotFoundError:
+        raise ProcessLookupError(pid) from None
+    resource.prlimit(pid, resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
 
 
 def _command(spec, source_path, out_path):
-    cmd = [sys.executable, "-m", "simulator", "run-kernel", str(source_path),
-           "--kernel", spec.kernel, "--global", size_text(spec.global_size),
-           "--local", size_text(spec.local_size), "--trace-level", "kernel",
-           "--no-progress", "-o", str(out_path)]
+    cmd = ["run-kernel", str(source_path), "--kernel", spec.kernel,
+           "--global", size_text(spec.global_size), "--local", size_text(spec.local_size),
+           "--trace-level", "kernel", "--no-progress", "-o", str(out_path)]
     for name, value in spec.args:
         cmd += ["--arg", f"{name}={value}"]
     return cmd
+
+
+@dataclass
+class _Spare:
+    """A started ``python -m simulator standby`` child and what it was started from."""
+    proc: subprocess.Popen
+    digest: str
+    owner: int
+
+
+_spares = []
+_spare_lock = threading.Lock()
+
+
+def _start_spare(digest):
+    env = dict(os.environ)
+    # The simulator package sits beside dashapp, in a checkout and when installed.
+    package_root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    # Its own session, so a timeout kills whatever the run started too.
+    proc = subprocess.Popen([sys.executable, "-m", "simulator", "standby"],
+                            cwd=scratch_dir(), env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    return _Spare(proc, digest, os.getpid())
+
+
+def _discard(spare):
+    if spare.owner != os.getpid():
+        return  # inherited through fork (gunicorn --preload): the parent's to reap
+    try:
+        os.killpg(spare.proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    spare.proc.communicate()
+
+
+def _take_spare():
+    """The waiting spare if it is usable, else a fresh one; a new spare starts either way."""
+    digest = simulator_digest()
+    with _spare_lock:
+        spare = _spares.pop() if _spares else None
+        if spare is not None and (spare.owner != os.getpid() or spare.digest != digest
+                                  or spare.proc.poll() is not None):
+            _discard(spare)
+            spare = None
+        if spare is None:
+            spare = _start_spare(digest)
+        # The next run's spare imports while this run runs (the server thread only waits).
+        _spares.append(_start_spare(digest))
+    return spare
+
+
+def prepare():
+    """Start this server process's spare if none is waiting (the kernel page calls this,
+    so that its first Run does not wait for one either)."""
+    with _spare_lock:
+        if not _spares:
+            _spares.append(_start_spare(simulator_digest()))
+
+
+@atexit.register
+def _stop_spares():
+    with _spare_lock:
+        while _spares:
+            _discard(_spares.pop())
+
+
+def _ready(proc, deadline):
+    """True once ``proc`` says it is ready, False if it exited first; raises
+    ``subprocess.TimeoutExpired`` at ``deadline``."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired(proc.args, 0)
+        if select.select([proc.stdout], [], [], left)[0]:
+            return proc.stdout.readline() == b"ready\n"
+
+
+def _hand_over(spare, job, deadline):
+    """Run ``job`` on ``spare``: (returncode, stderr text), or None if the spare died
+    before it took the job. Raises ``subprocess.TimeoutExpired`` at ``deadline``, after
+    killing the child's process group."""
+    proc = spare.proc
+    try:
+        if not _ready(proc, deadline):
+            proc.communicate()
+            return None
+        bound(proc.pid)
+        _out, err = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
+    except ProcessLookupError:
+        proc.communicate()
+        return None
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return proc.returncode, err.decode(errors="replace")
 
 
 def _error_from(stderr, returncode):
@@ -208,30 +327,30 @@ def _run_child(spec, run_id, timeout):
     # with it; only a finished trace is moved to its final name.
     trace = work / "trace.sqlite"
     out_path = root / f"{run_id}.sqlite"
-    env = dict(os.environ)
-    # The simulator package sits beside dashapp, in a checkout and when installed.
-    package_root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    job = (json.dumps({"argv": _command(spec, source_path, trace), "cwd": str(work)})
+           + "\n").encode()
     start = time.perf_counter()
-    proc = subprocess.Popen(_command(spec, source_path, trace), cwd=work, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_limits, start_new_session=True)
+    deadline = time.monotonic() + timeout
     try:
-        _out, err = proc.communicate(timeout=timeout)
+        done = _hand_over(_take_spare(), job, deadline)
+        if done is None:
+            # The spare died before it took the job: a fresh child, once.
+            done = _hand_over(_start_spare(simulator_digest()), job, deadline)
+        if done is None:
+            raise RunError("the simulator process exited before it could start the run")
+        returncode, err = done
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
         raise RunError(f"the run took longer than {timeout:g} s and was stopped") from None
     else:
-        if proc.returncode == 0 and trace.is_file():
+        if returncode == 0 and trace.is_file():
             os.replace(trace, out_path)
     finally:
         for leftover in work.iterdir():
             leftover.unlink()
         work.rmdir()
     seconds = time.perf_counter() - start
-    if proc.returncode != 0 or not out_path.is_file():
-        raise _error_from(err.replace(str(source_path), SOURCE_NAME), proc.returncode)
+    if returncode != 0 or not out_path.is_file():
+        raise _error_from(err.replace(str(source_path), SOURCE_NAME), returncode)
     _prune(root)
     return run_id, out_path, seconds
 

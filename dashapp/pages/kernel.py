@@ -228,6 +228,8 @@ def layout(**query):
         return widgets.messages(problems + [str(err)])
     title = f"{views.launch.kernel}, launch {views.launch.id}" + \
         (" (edited run)" if state.run else "")
+    # The page has a Run button: have a simulator process started before it is pressed.
+    kernel_runner.prepare()
     return html.Div([
         widgets.messages(problems),
         html.H5(title, id="kv-title"),

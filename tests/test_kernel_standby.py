@@ -1,0 +1,122 @@
+"""Edit-and-run on a spare simulator process: ``python -m simulator standby`` waits with
+everything imported, serves one run and exits; the runner falls back to a fresh child
+when the spare is dead or stale, and the run limits still bind a spare."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from dashapp import kernel_runner
+
+ROOT = Path(__file__).resolve().parents[1]
+V3 = (ROOT / "simulator" / "kernels" / "builtin" / "reduction_v3.cl").read_text()
+ENDLESS = ("kernel void reduce(global float *g_idata, global float *g_odata, int n,"
+           " local float *sdata)\n{\n    int k = 0;\n    while (k >= 0) { k = k + 1; }\n}\n")
+
+
+def _spec(source, tag):
+    # A tag per test keeps each run fresh: edited runs are cached by content.
+    return kernel_runner.RunSpec(
+        source=source + f"// {tag} {os.getpid()}\n", kernel="reduce", global_size=(256,),
+        local_size=(128,), args=(("g_idata", "random:256"), ("g_odata", "random:2"),
+                                 ("n", "256"), ("sdata", "local:128")))
+
+
+def _waiting():
+    kernel_runner.prepare()
+    return kernel_runner._spares[-1]
+
+
+def test_standby_runs_one_command_line_from_stdin(tmp_path):
+    job = {"argv": ["synth", "-o", "t.sqlite", "--tasks", "50"], "cwd": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "simulator", "standby"], cwd=ROOT,
+                          input=json.dumps(job) + "\n", capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ready\n") and (tmp_path / "t.sqlite").is_file()
+    # The trace records the job's command line, not "standby".
+    info = subprocess.run([sys.executable, "-m", "simulator", "info", "t.sqlite"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    command = next(line for line in info.splitlines() if line.startswith("command"))
+    assert command.endswith(" synth -o t.sqlite --tasks 50") and "standby" not in command
+
+
+def test_standby_exits_at_end_of_input():
+    done = subprocess.run([sys.executable, "-m", "simulator", "standby"], cwd=ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "ready\n")
+
+
+def test_the_waiting_spare_serves_one_run_and_a_new_one_waits():
+    spare = _waiting()
+    run_id, path, _seconds = kernel_runner.run(_spec(V3, "served"))
+    assert kernel_runner.run_path(run_id) == path
+    assert spare.proc.returncode == 0  # it ran the job, exited and was reaped
+    following = kernel_runner._spares[-1]
+    assert following is not spare and following.proc.poll() is None
+
+
+def test_a_killed_spare_falls_back_to_a_fresh_child():
+    spare = _waiting()
+    os.killpg(spare.proc.pid, signal.SIGKILL)
+    spare.proc.wait()
+    assert kernel_runner.run(_spec(V3, "killed"))[2] > 0
+
+
+def test_a_spare_that_dies_before_taking_the_job_falls_back(monkeypatch):
+    # Alive when taken, gone before it says it is ready.
+    dying = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+    kernel_runner._stop_spares()
+    kernel_runner._spares.append(kernel_runner._Spare(
+        dying, kernel_runner.simulator_digest(), os.getpid()))
+    assert kernel_runner.run(_spec(V3, "dying"))[2] > 0
+    assert dying.returncode == 0
+
+
+def test_a_spare_started_from_older_simulator_files_is_not_used():
+    spare = _waiting()
+    kernel_runner._spares[-1] = kernel_runner._Spare(spare.proc, "older", spare.owner)
+    assert kernel_runner.run(_spec(V3, "stale"))[2] > 0
+    assert spare.proc.returncode == -signal.SIGKILL  # discarded and reaped, never used
+
+
+def test_the_cpu_limit_counts_from_the_hand_over(monkeypatch):
+    monkeypatch.setattr(kernel_runner, "CPU_SECONDS", 1)
+    _waiting()
+    with pytest.raises(kernel_runner.RunError, match="SIGXCPU"):
+        kernel_runner.run(_spec(ENDLESS, "cpu"), timeout=60)
+
+
+def test_a_runaway_kernel_on_a_spare_is_stopped_and_the_next_run_works():
+    _waiting()
+    with pytest.raises(kernel_runner.RunError, match="longer than 2 s"):
+        kernel_runner.run(_spec(ENDLESS, "timeout"), timeout=2)
+    assert kernel_runner.run(_spec(V3, "after timeout"))[2] > 0
+
+
+def test_two_runs_at_once_both_finish():
+    _waiting()
+    results = {}
+
+    def one(tag):
+        results[tag] = kernel_runner.run(_spec(V3, tag))
+
+    threads = [threading.Thread(target=one, args=(f"together {i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len({r[0] for r in results.values()}) == 2
+    assert all(path.is_file() for _id, path, _s in results.values())
+
+
+def test_stopping_at_exit_kills_and_reaps_the_spare():
+    spare = _waiting()
+    kernel_runner._stop_spares()
+    assert spare.proc.returncode is not None and not kernel_runner._spares
