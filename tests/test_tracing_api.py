@@ -147,3 +147,57 @@ def test_the_load_uses_a_rollback_journal_and_the_finished_file_is_wal(tmp_path)
     writer.close()
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert sqlite3.connect(path).execute("SELECT count(*) FROM task").fetchone() == (1,)
+
+
+def _interleaved(tracer_class, seed, steps, max_open):
+    """Open and end tasks in a random order with up to ``max_open`` in flight, then close."""
+    from conftest import MemorySink
+
+    sink = MemorySink()
+    tr = tracer_class(sink, batch_size=4096)
+    cu, _, _, _, valu = _setup(tr)
+    rng = np.random.default_rng(seed)
+    root = tr.start_task(NO_TASK, valu, cu, 0)
+    open_keys = []
+    for t in range(1, steps):
+        if open_keys and (len(open_keys) >= max_open or rng.random() < 0.5):
+            key = open_keys.pop(int(rng.integers(len(open_keys))))
+            tr.end_task(key, t)
+        else:
+            open_keys.append(tr.start_task(root, valu, cu, t))
+    assert tr.open_count == len(open_keys) + 1
+    assert tr.close(steps) == len(open_keys) + 1
+    return [r for batch in sink.batches for r in batch[0].tolist()]
+
+
+@pytest.mark.skipif(Tracer is PyTracer, reason="Cython tracer not built")
+@pytest.mark.parametrize("max_open", [3, 10_000])
+def test_cython_open_task_ring_matches_the_reference_in_any_end_order(max_open):
+    """Thousands in flight grow the ring past its first size; rows and order are unchanged."""
+    rows = [_interleaved(cls, 5, 60_000, max_open) for cls in (PyTracer, Tracer)]
+    assert rows[0] == rows[1]
+    assert sum(1 for r in rows[1] if r[6] == OPEN_AT_STOP) > 1
+
+
+@pytest.mark.skipif(Tracer is PyTracer, reason="Cython tracer not built")
+def test_a_task_open_for_millions_of_keys_is_kept_exactly(memory_sink):
+    """Past the ring's largest size its oldest open task moves aside; it still ends right."""
+    tr = Tracer(memory_sink, batch_size=1 << 16)
+    cu, _, _, _, valu = _setup(tr)
+    root = tr.start_task(NO_TASK, valu, cu, 1)
+    middle = None
+    for t in range(1_200_000):
+        key = tr.start_task(root, valu, cu, t + 2)
+        if t == 100_000:
+            middle = key  # evicted too when the ring runs out
+            continue
+        tr.end_task(key, t + 3)
+    tr.end_task(middle, 5_000_000)
+    with pytest.raises(KeyError):
+        tr.end_task(middle, 5_000_001)
+    tr.end_task(root, 6_000_000)
+    assert tr.open_count == 0 and tr.close(6_000_000) == 0
+    tasks = memory_sink.tasks
+    assert len(tasks) == 1_200_001
+    assert tasks[root] == (root, NO_TASK, valu, cu, 1, 6_000_000, 0)
+    assert tasks[middle][4:6] == (100_002, 5_000_000)

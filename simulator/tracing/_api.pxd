@@ -12,7 +12,7 @@ from libcpp.vector cimport vector
 cdef struct OpenTask:
     int64_t parent
     int64_t start
-    int kind
+    int kind      # -1: the ring slot holds no open task
     int location
 
 
@@ -29,7 +29,10 @@ cdef class Tracer:
     cdef dict _locations, _kinds, _tag_names, _details
     cdef list _new_locations, _new_kinds, _new_tag_names, _row_details
     cdef vector[char] _kind_enabled
-    cdef unordered_map[int64_t, OpenTask] _open
+    cdef vector[OpenTask] _ring  # open tasks with keys from _ring_base on, at key & (size - 1)
+    cdef int64_t _ring_base
+    cdef unordered_map[int64_t, OpenTask] _evicted  # long-lived open tasks older than that
+    cdef int64_t _open_count
     cdef object _rows_arr, _tags_arr
     cdef int64_t[:, ::1] _rows
     cdef int64_t[:, ::1] _tags
@@ -46,3 +49,5 @@ cdef class Tracer:
     cpdef int trace_req_complete(self, int64_t req_in, int64_t time) except -1
     cpdef int trace_req_finalize(self, int64_t req_out, int64_t time) except -1
     cdef int _finish(self, int64_t key, OpenTask task, int64_t end, int64_t flags) except -1
+    cdef void _make_room(self) noexcept
+    cdef void _advance(self) noexcept

@@ -1,10 +1,15 @@
 # cython: language_level=3
 """Cython build of the data-collection API; ``api.py`` is its readable reference.
 
-Same class, same methods, same rows in the same order. Open tasks live in a C++ hash
-map and finished rows in preallocated int64 buffers, so a task costs no Python
-objects unless it carries details; the sink (the SQLite writer) is called once per
-batch.
+Same class, same methods, same rows in the same order. Finished rows go to
+preallocated int64 buffers, so a task costs no Python objects unless it carries
+details; the sink (the SQLite writer) is called once per batch.
+
+Open tasks live in a ring indexed by key: keys are dense and handed out in order, and
+most tasks end soon after they start, so opening and ending one is an array store
+without allocation or hashing. The ring covers the keys from the oldest open task on;
+it doubles when full, up to ``RING_MAX`` slots, and beyond that its oldest open task
+(the simulation root, a kernel) moves to a hash map for the rest of its life.
 """
 cimport cython
 from cython.operator cimport dereference as deref
@@ -19,8 +24,14 @@ import numpy as np
 
 from .api import NO_TASK, OPEN_AT_STOP, TAG_COLUMNS, TASK_COLUMNS
 
+cdef enum:
+    RING_MIN = 1 << 12
+    RING_MAX = 1 << 20  # 24 MB of slots
+
 
 @cython.final
+@cython.boundscheck(False)  # row indices stay below batch_size: a full buffer is flushed
+@cython.wraparound(False)
 cdef class Tracer:
     """Collects tasks and hands them to ``sink`` in batches (see ``api.Tracer``)."""
 
@@ -50,6 +61,11 @@ cdef class Tracer:
         self._tags = self._tags_arr
         self._nrows = 0
         self._ntags = 0
+        cdef OpenTask closed
+        closed.kind = -1
+        self._ring.assign(RING_MIN, closed)
+        self._ring_base = 0
+        self._open_count = 0
 
     # -- interning -----------------------------------------------------------------
     def location(self, name):
@@ -90,12 +106,15 @@ cdef class Tracer:
         if not self._kind_enabled[kind] or (0 <= self.window_end_ps <= start):
             return NO_TASK
         cdef int64_t key = self.next_key
-        self.next_key = key + 1
+        if key - self._ring_base == <int64_t>self._ring.size():
+            self._make_room()
         task.parent = parent
         task.kind = kind
         task.location = location
         task.start = start
-        self._open[key] = task
+        self._ring[key & (self._ring.size() - 1)] = task
+        self.next_key = key + 1
+        self._open_count += 1
         if details is not None:
             self._details[key] = (details if isinstance(details, str)
                                   else json.dumps(details, sort_keys=True))
@@ -105,12 +124,48 @@ cdef class Tracer:
         """Close task ``key`` at tick ``time``."""
         if key < 0:
             return 0
-        cdef unordered_map[int64_t, OpenTask].iterator it = self._open.find(key)
-        if it == self._open.end():
-            raise KeyError(key)
-        cdef OpenTask task = deref(it).second
-        self._open.erase(it)
+        cdef OpenTask task
+        cdef OpenTask *slot
+        cdef unordered_map[int64_t, OpenTask].iterator it
+        if self._ring_base <= key < self.next_key:
+            slot = &self._ring[key & (self._ring.size() - 1)]
+            if slot.kind < 0:
+                raise KeyError(key)
+            task = slot[0]
+            slot.kind = -1
+            if key == self._ring_base:
+                self._advance()
+        else:
+            it = self._evicted.find(key)
+            if it == self._evicted.end():
+                raise KeyError(key)
+            task = deref(it).second
+            self._evicted.erase(it)
+        self._open_count -= 1
         return self._finish(key, task, time * self.ps_per_tick, 0)
+
+    cdef void _advance(self) noexcept:
+        """Move the ring's start past tasks that have ended."""
+        cdef size_t mask = self._ring.size() - 1
+        while self._ring_base < self.next_key and self._ring[self._ring_base & mask].kind < 0:
+            self._ring_base += 1
+
+    cdef void _make_room(self) noexcept:
+        """The ring is full: double it, or past ``RING_MAX`` evict its oldest open task."""
+        cdef size_t size = self._ring.size(), mask = size - 1
+        cdef int64_t key
+        cdef OpenTask closed
+        cdef vector[OpenTask] bigger
+        if size < RING_MAX:
+            closed.kind = -1
+            bigger.assign(2 * size, closed)
+            for key in range(self._ring_base, self.next_key):
+                bigger[key & (2 * size - 1)] = self._ring[key & mask]
+            self._ring.swap(bigger)
+            return
+        self._evicted[self._ring_base] = self._ring[self._ring_base & mask]
+        self._ring[self._ring_base & mask].kind = -1
+        self._advance()
 
     cpdef int tag_task(self, int64_t key, int64_t time, int tag) except -1:
         """Record step ``tag`` (a ``tag_name`` key) of task ``key`` at tick ``time``."""
@@ -173,7 +228,7 @@ cdef class Tracer:
     @property
     def open_count(self):
         """Tasks started and not yet ended."""
-        return self._open.size()
+        return self._open_count
 
     def flush(self):
         """Hand every buffered row and newly interned name to the sink."""
@@ -195,14 +250,24 @@ cdef class Tracer:
         """
         cdef int64_t stop = time * self.ps_per_tick
         cdef vector[int64_t] keys
-        for item in self._open:
+        cdef vector[OpenTask] tasks
+        cdef int64_t key
+        cdef size_t i, mask = self._ring.size() - 1
+        for item in self._evicted:  # older than every key in the ring
             keys.push_back(item.first)
         cpp_sort(keys.begin(), keys.end())
-        cdef OpenTask task
-        for key in keys:
-            task = self._open[key]
-            self._finish(key, task, max(stop, task.start), OPEN_AT_STOP)
-        self._open.clear()
+        for i in range(keys.size()):
+            tasks.push_back(self._evicted[keys[i]])
+        for key in range(self._ring_base, self.next_key):
+            if self._ring[key & mask].kind >= 0:
+                keys.push_back(key)
+                tasks.push_back(self._ring[key & mask])
+                self._ring[key & mask].kind = -1
+        self._evicted.clear()
+        self._ring_base = self.next_key
+        self._open_count = 0
+        for i in range(keys.size()):
+            self._finish(keys[i], tasks[i], max(stop, tasks[i].start), OPEN_AT_STOP)
         self.flush()
         self.closed = True
         return keys.size()
