@@ -13,6 +13,8 @@ from collections import namedtuple
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 QUERY_SECONDS = 5.0
 """Default time limit of one query."""
 
@@ -313,12 +315,26 @@ def kernel_image(db, launch):
     return rows[0] if rows else None
 
 
+ACCESS_COLUMNS = ("seq", "epoch", "work_item", "work_group", "local_id", "kind", "line",
+                  "element", "address", "bank")
+"""kernel_access columns read by the memory view, in ``dashapp.klein.ACCESS_FIELDS`` order."""
+
+
 def kernel_accesses(db, launch, array):
-    """Watched accesses to ``array`` plus the launch's barrier rows, in the column order of
-    ``dashapp.klein.ACCESS_FIELDS``."""
-    return db.fetch(
-        "SELECT seq, epoch, work_item, work_group, local_id, kind, line, element, address, bank"
-        " FROM kernel_access WHERE launch = ? AND (array = ? OR kind = 2)", (launch, array))
+    """Watched accesses to ``array`` plus the launch's barrier rows: an int64 array of one
+    row per access, columns in ``ACCESS_COLUMNS`` order.
+
+    A launch has up to 500,000 such rows, and a Python tuple per row is most of the time
+    of the memory view; so each column comes back as one comma-separated text, parsed by
+    numpy (three times faster). The columns line up because they are aggregated in one
+    pass over the same rows, and none is ever NULL (``group_concat`` would skip it).
+    """
+    texts = db.fetch(
+        "SELECT " + ", ".join(f"group_concat({c})" for c in ACCESS_COLUMNS) +
+        " FROM kernel_access WHERE launch = ? AND (array = ? OR kind = 2)", (launch, array))[0]
+    if texts[0] is None:
+        return np.zeros((0, len(ACCESS_COLUMNS)), dtype=np.int64)
+    return np.stack([np.fromstring(t, sep=",", dtype=np.int64) for t in texts], axis=1)
 
 
 def kernel_launch_task(db, launch):
