@@ -133,16 +133,19 @@ def test_same_seed_gives_the_same_trace(tmp_path):
     assert (rows[0] == rows[1]).all()
 
 
-def test_the_load_uses_a_rollback_journal_and_the_finished_file_is_wal(tmp_path):
-    """WAL costs the load time and serves no reader of a temporary file; readers of the
-    finished trace get WAL, so kernel records can be appended while the app reads."""
+@pytest.mark.parametrize("temporary, during_load", [(False, "wal"), (True, "delete")])
+def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_in_wal(
+        tmp_path, temporary, during_load):
+    """WAL lets viewers read a file written in place, and costs load time that a
+    temporary file does not need; every finished trace is WAL, so kernel records can be
+    appended while the app reads."""
     path = tmp_path / "t.sqlite"
-    writer = TraceWriter(path, command="test")
+    writer = TraceWriter(path, command="test", temporary=temporary)
     tr = Tracer(writer)
     cu, _, _, _, valu = _setup(tr)
     tr.end_task(tr.start_task(NO_TASK, valu, cu, 0), 4)
     tr.close(4)
-    assert writer.db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    assert writer.db.execute("PRAGMA journal_mode").fetchone() == (during_load,)
     writer.finalize(completed=True)
     writer.close()
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)

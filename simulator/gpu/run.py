@@ -85,7 +85,8 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         tmp_path = temporary_path(out_path)
         writer = (BackgroundWriter if writer_process else TraceWriter)(
             tmp_path, command=command or "simulate", config=config,
-            workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed))
+            workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed),
+            temporary=True)
         tracer_class = Tracer if implementation == "cython" else PyTracer
         tracer = tracer_class(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))

@@ -52,7 +52,7 @@ def record_only(workload, out_path, recorder, *, command, config=None):
     """Run ``workload`` functionally and write a trace of its run metadata and kernel tables."""
     tmp_path = Path(temporary_path(out_path))
     writer = TraceWriter(tmp_path, command=command, config=config or {}, workload=workload.name,
-                         seed=workload.seed)
+                         seed=workload.seed, temporary=True)
     start = time.perf_counter()
     try:
         recorder.write_to(writer)

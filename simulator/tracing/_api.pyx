@@ -232,9 +232,8 @@ cdef class Tracer:
 
     def flush(self):
         """Hand every buffered row and newly interned name to the sink."""
-        tasks = self._rows_arr[:self._nrows].copy()
-        tags = self._tags_arr[:self._ntags].copy()
-        self.sink.write_batch(tasks, self._row_details, tags, self._new_locations,
+        self.sink.write_batch(self._rows_arr[:self._nrows], self._row_details,
+                              self._tags_arr[:self._ntags], self._new_locations,
                               self._new_kinds, self._new_tag_names)
         self._nrows = 0
         self._ntags = 0

@@ -42,6 +42,8 @@ class Tracer:
     ``sink`` needs ``write_batch(tasks, details, tags, locations, kinds, tag_names)``:
     an ``(n, 7)`` int64 array of task rows, a list of ``(key, json_text)``, an
     ``(m, 3)`` int64 array of tag rows, and the names interned since the last batch.
+    The arrays are only valid during the call (the Cython build reuses its buffers):
+    a sink that keeps rows copies them.
     """
 
     def __init__(self, sink, *, ps_per_tick=1, window=(None, None), categories=None,

@@ -5,11 +5,13 @@ rows arrive in large batches, one transaction each, with integer keys and intern
 strings. The run row is written first with ``completed = 0``; a crash therefore leaves
 a readable file that says it is incomplete.
 
-The load runs with a rollback journal, and finalize turns the finished file to WAL
-mode, so viewers can read it while kernel records are appended. WAL during the load
-would cost a tenth of a fully traced run (every page is framed and checksummed into
-the log) and buy nothing: the file is written under a temporary name no viewer opens,
-and appending rows journals almost nothing in rollback mode.
+A file written in place is in WAL mode from the start, so a viewer can read it while
+it grows, and a killed writer leaves it readable. A ``temporary`` file (written under
+a name no viewer opens, and moved into place only when finalized) loads with a
+rollback journal instead: WAL would cost a tenth of a fully traced run (every page is
+framed and checksummed into the log) and buy nothing there, while appending rows
+journals almost nothing. Finalize turns every trace to WAL, so viewers can read it
+while kernel records are appended.
 
 ``finalize`` runs once after the load: it nulls parents that were never recorded
 (counting them), builds the indexes, fills the per-location statistics and the metric
@@ -78,10 +80,11 @@ class TraceWriter:
     """Writes one run into a new SQLite trace file at ``path``.
 
     An existing file at ``path`` is replaced. ``config`` is stored as JSON.
+    ``temporary`` says no viewer opens ``path`` before it is finalized (see above).
     """
 
     def __init__(self, path, *, command, config=None, workload=None, seed=None,
-                 source="simulator"):
+                 source="simulator", temporary=False):
         self.path = Path(path)
         self._wall_start = time.perf_counter()
         for suffix in ("", "-wal", "-shm"):
@@ -90,8 +93,10 @@ class TraceWriter:
                 extra.unlink()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), isolation_level=None)
+        if not temporary:
+            self.db.execute("PRAGMA journal_mode=WAL")
         # No fsync: a crashed simulator loses at most its last batch (committed ones are
-        # in the WAL); only an OS crash or power loss could damage the file, which for a
+        # in the file or the WAL); only an OS crash or power loss could damage the file, which for a
         # re-runnable trace is worth the speed.
         self.db.execute("PRAGMA synchronous=OFF")
         self.db.execute("PRAGMA cache_size=-262144")
@@ -211,6 +216,7 @@ class TraceWriter:
         )
         self._close_bulk()  # switching to WAL needs the only connection
         db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # a file loaded in WAL mode: fold the log in
 
     def _close_bulk(self):
         for bulk in (self._bulk, self._bulk_tags):

@@ -77,7 +77,7 @@ class Loader:
         self.tmp_path = temporary_path(self.out_path)
         self.scratch_path = Path(str(self.tmp_path) + ".stage")
         self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
-                                  source=source, workload=None)
+                                  source=source, workload=None, temporary=True)
         self.db = self.writer.db
         if self.scratch_path.exists():
             self.scratch_path.unlink()
