@@ -1,13 +1,18 @@
 """The memory hierarchy: hit/miss against a reference model, MSHRs, bandwidth, back-pressure."""
 import random
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 import pytest
 from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, run, wavefront
 
-from simulator.gpu import default_config
+from simulator.gpu import default_config, memory
 from simulator.gpu.config import apply_overrides
 from simulator.kernels.stream import Unit
+
+try:
+    from simulator.gpu import _memory
+except ImportError:
+    _memory = None
 
 SMALL_CACHES = ["l1v.size_bytes=512", "l1v.ways=4", "l2.bank_bytes=1024", "l2.ways=4"]
 
@@ -157,3 +162,41 @@ def test_a_waitcnt_waits_for_an_atomic_but_not_for_a_store(impl):
     store_valu, _ = starts[1]
     atomic_valu, atomic_vmem_end = starts[2]
     assert atomic_valu >= atomic_vmem_end > store_valu
+
+
+class _RecordingDeque(deque):
+    """A deque that remembers the longest it has been."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.longest = len(self)
+
+    def append(self, item):
+        super().append(item)
+        self.longest = max(self.longest, len(self))
+
+
+def test_fills_wait_for_the_write_buffer_instead_of_overfilling_it(impl, monkeypatch):
+    # Bank 0 full of dirty lines; two loads enter a slow channel, then stores to new lines
+    # evict dirty lines until the one-line write buffer is full and the channel's input
+    # too. The loads' fills each evict a dirty line as well: they must wait for a slot
+    # (before, the second write-back went over the bound).
+    module = _memory if impl == "cython" else memory
+    monkeypatch.setattr(module, "deque", _RecordingDeque)
+    dirty = [i * 256 for i in range(16)]  # bank 0: 128 B interleave over 2 banks
+    loads = [4096, 4352]
+    stores = [8192 + i * 256 for i in range(8)]
+    stream = wavefront(*[inst(Unit.VMEM, lines=[a], write=1) for a in dirty],
+                       inst(Unit.VMEM, lines=loads),
+                       *[inst(Unit.VMEM, lines=[a], write=1) for a in stores],
+                       inst(Unit.WAITCNT))
+    overrides = SMALL_CACHES + ["l2.write_buffer=1", "dram.bytes_per_cycle=1",
+                                "dram.buffer=4", "l1v.mshrs=64", "l1v.requests_per_cycle=8"]
+    gpu, trace, _ = run([launch([[stream]])], overrides, implementation=impl)
+    bank = gpu.l2[0]
+    assert bank.writebacks.longest == 1
+    assert not bank.fills and not bank.mshr
+    assert len(trace.rows("req_in", "ReadReq", "DRAM")) == 2
+    assert len(trace.rows("req_in", "ReadReq", "L1V")) == 2
+    evicted = len(trace.rows("req_out", "WriteReq", "L2[0]"))
+    assert evicted == len(trace.rows("req_in", "WriteReq", "DRAM")) > 2

@@ -24,7 +24,10 @@ cdef class TagArray:
     cdef int64_t* tags
     cdef char* dirty
     cdef int64_t* last_use
+    cdef int64_t _find(self, int64_t index)
+    cdef int64_t _victim(self, int64_t index)
     cdef int64_t lookup(self, int64_t index)
+    cpdef bint evicts_dirty(self, int64_t index)
     cdef int64_t fill(self, int64_t index, bint dirty)
 
 
@@ -35,37 +38,34 @@ cdef class DRAMChannel(TickingComponent):
     cdef int loc, kind_read_in, kind_write_in
 
 
-cdef class L2Bank(TickingComponent):
-    cdef public int64_t latency, requests_per_cycle, mshrs, write_buffer
-    cdef public int64_t lines_per_block, stride, interleave, line_bytes, bank_offset
+cdef class Cache(TickingComponent):
+    cdef public int64_t latency, requests_per_cycle, mshrs, line_bytes
     cdef public TagArray tags
     cdef public Buffer inbox
-    cdef public DRAMChannel dram
     cdef public dict mshr
-    cdef public object writebacks
     cdef public int64_t hits, misses
     cdef public Tracer tracer
     cdef int loc, kind_read_in, kind_write_in, kind_read_out, kind_write_out
     cdef int tag_read_hit, tag_read_miss, tag_read_mshr_hit, tag_write_hit, tag_write_miss
+    cdef int _respond(self, MemRequest req, int64_t time) except -1
+
+
+cdef class L2Bank(Cache):
+    cdef public int64_t write_buffer
+    cdef public int64_t lines_per_block, stride, interleave, bank_offset
+    cdef public DRAMChannel dram
+    cdef public object writebacks, fills
     cdef int64_t index_of(self, int64_t addr)
     cdef int64_t address_of(self, int64_t index)
     cdef int _receive(self, MemRequest req, int kind, int64_t now) except -1
-    cdef int _respond(self, MemRequest req, int64_t time) except -1
     cdef int _evict(self, int64_t index, int64_t parent, int64_t now) except -1
+    cdef int _place_fills(self, int64_t now) except -1
 
 
-cdef class L1VCache(TickingComponent):
-    cdef public int64_t latency, requests_per_cycle, mshrs, line_bytes, interleave
-    cdef public TagArray tags
-    cdef public Buffer inbox
+cdef class L1VCache(Cache):
+    cdef public int64_t interleave
     cdef public list banks
-    cdef public dict mshr
-    cdef public int64_t hits, misses
-    cdef public Tracer tracer
-    cdef int loc, kind_read_in, kind_write_in, kind_read_out, kind_write_out
-    cdef int tag_read_hit, tag_read_miss, tag_read_mshr_hit, tag_write_hit, tag_write_miss
     cdef L2Bank bank_of(self, int64_t addr)
     cdef int _receive(self, MemRequest req, int kind, int tag, int64_t now) except -1
-    cdef int _respond(self, MemRequest req, int64_t time) except -1
     cdef int _forward(self, MemRequest req, bint write, object payload, L2Bank bank,
                       int64_t now) except -1

@@ -69,30 +69,41 @@ cdef class TagArray:
         PyMem_Free(self.dirty)
         PyMem_Free(self.last_use)
 
-    cdef int64_t lookup(self, int64_t index):
+    cdef int64_t _find(self, int64_t index):
         cdef int64_t base = (index % self.sets) * self.ways
         cdef int64_t slot
         for slot in range(base, base + self.ways):
             if self.tags[slot] == index:
-                self.clock += 1
-                self.last_use[slot] = self.clock
                 return slot
         return -1
 
+    cdef int64_t _victim(self, int64_t index):
+        cdef int64_t base = (index % self.sets) * self.ways
+        cdef int64_t slot, victim = base
+        for slot in range(base, base + self.ways):
+            if self.tags[slot] < 0:
+                return slot
+            if self.last_use[slot] < self.last_use[victim]:
+                victim = slot
+        return victim
+
+    cdef int64_t lookup(self, int64_t index):
+        cdef int64_t slot = self._find(index)
+        if slot >= 0:
+            self.clock += 1
+            self.last_use[slot] = self.clock
+        return slot
+
+    cpdef bint evicts_dirty(self, int64_t index):
+        return self._find(index) < 0 and self.dirty[self._victim(index)]
+
     cdef int64_t fill(self, int64_t index, bint dirty):
         cdef int64_t slot = self.lookup(index)
-        cdef int64_t base, victim, evicted
+        cdef int64_t victim, evicted
         if slot >= 0:
             self.dirty[slot] = self.dirty[slot] or dirty
             return -1
-        base = (index % self.sets) * self.ways
-        victim = base
-        for slot in range(base, base + self.ways):
-            if self.tags[slot] < 0:
-                victim = slot
-                break
-            if self.last_use[slot] < self.last_use[victim]:
-                victim = slot
+        victim = self._victim(index)
         evicted = self.tags[victim] if self.dirty[victim] else -1
         self.clock += 1
         self.tags[victim] = index
@@ -138,33 +149,24 @@ cdef class DRAMChannel(TickingComponent):
         return self.busy_until if len(self.inbox.items) else -1
 
 
-cdef class L2Bank(TickingComponent):
-    """One L2 bank: write-back, write-allocate, MSHRs, a write buffer to its channel."""
+cdef class Cache(TickingComponent):
+    """What the L1V and an L2 bank share (see ``memory.Cache``)."""
 
-    def __init__(self, Engine engine, str name, dict cfg, Tracer tracer, keys, int index,
-                 DRAMChannel dram):
+    def __init__(self, Engine engine, str name, dict c, int64_t size_bytes, Tracer tracer,
+                 keys, int loc):
         super().__init__(engine, name)
-        c = cfg["l2"]
         self.latency = c["latency"]
         self.requests_per_cycle = c["requests_per_cycle"]
         self.mshrs = c["mshrs"]
-        self.write_buffer = c["write_buffer"]
-        self.lines_per_block = c["interleave_bytes"] // c["line_bytes"]
-        self.stride = c["interleave_bytes"] * c["banks"]
-        self.interleave = c["interleave_bytes"]
         self.line_bytes = c["line_bytes"]
-        self.bank_offset = index * c["interleave_bytes"]
-        self.tags = TagArray(c["bank_bytes"], c["ways"], c["line_bytes"])
+        self.tags = TagArray(size_bytes, c["ways"], c["line_bytes"])
         self.inbox = Buffer(c["buffer"], name + ".in")
         self.inbox.consumer = self
-        self.dram = dram
-        dram.inbox.producers.append(self)
         self.mshr = {}
-        self.writebacks = deque()
         self.hits = 0
         self.misses = 0
         self.tracer = tracer if keys.mem else None
-        self.loc = keys.loc_l2[index]
+        self.loc = loc
         self.kind_read_in = keys.kind_read_in
         self.kind_write_in = keys.kind_write_in
         self.kind_read_out = keys.kind_read_out
@@ -174,6 +176,30 @@ cdef class L2Bank(TickingComponent):
         self.tag_read_mshr_hit = keys.tag_read_mshr_hit
         self.tag_write_hit = keys.tag_write_hit
         self.tag_write_miss = keys.tag_write_miss
+
+    cdef int _respond(self, MemRequest req, int64_t time) except -1:
+        if self.tracer is not None:
+            self.tracer.trace_req_complete(req.req_in, time)
+        self.engine.schedule(time, req.requester, KIND_RESPONSE, req)
+        return 0
+
+
+cdef class L2Bank(Cache):
+    """One L2 bank: write-back, write-allocate, MSHRs, a write buffer to its channel."""
+
+    def __init__(self, Engine engine, str name, dict cfg, Tracer tracer, keys, int index,
+                 DRAMChannel dram):
+        c = cfg["l2"]
+        super().__init__(engine, name, c, c["bank_bytes"], tracer, keys, keys.loc_l2[index])
+        self.write_buffer = c["write_buffer"]
+        self.lines_per_block = c["interleave_bytes"] // c["line_bytes"]
+        self.stride = c["interleave_bytes"] * c["banks"]
+        self.interleave = c["interleave_bytes"]
+        self.bank_offset = index * c["interleave_bytes"]
+        self.dram = dram
+        dram.inbox.producers.append(self)
+        self.writebacks = deque()
+        self.fills = deque()
 
     cdef int64_t index_of(self, int64_t addr):
         return (addr // self.stride) * self.lines_per_block + (addr % self.interleave) // self.line_bytes
@@ -185,12 +211,6 @@ cdef class L2Bank(TickingComponent):
     cdef int _receive(self, MemRequest req, int kind, int64_t now) except -1:
         if self.tracer is not None:
             req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
-        return 0
-
-    cdef int _respond(self, MemRequest req, int64_t time) except -1:
-        if self.tracer is not None:
-            self.tracer.trace_req_complete(req.req_in, time)
-        self.engine.schedule(time, req.requester, KIND_RESPONSE, req)
         return 0
 
     cdef int _evict(self, int64_t index, int64_t parent, int64_t now) except -1:
@@ -209,6 +229,7 @@ cdef class L2Bank(TickingComponent):
         cdef int64_t served = 0
         while len(self.writebacks) and drain.can_push():
             drain.push(self.writebacks.popleft())
+        self._place_fills(now)
         while served < self.requests_per_cycle and len(inbox.items):
             req = <MemRequest>inbox.peek()
             index = self.index_of(req.addr)
@@ -265,58 +286,46 @@ cdef class L2Bank(TickingComponent):
 
     cpdef receive(self, int kind, object arg):
         cdef MemRequest req = <MemRequest>arg
-        cdef MemRequest original
         cdef int64_t now = self.engine.now
-        cdef int64_t index, evicted
-        cdef list waiting
         if self.tracer is not None:
             self.tracer.trace_req_finalize(req.req_out, now)
         if req.write:
             return
-        index = req.payload
-        waiting = self.mshr.pop(index)
-        evicted = self.tags.fill(index, False)
-        if evicted >= 0:
-            self._evict(evicted, (<MemRequest>waiting[0]).req_in, now)
-        for original in waiting:
-            # The filled line is read out through the data array, as a hit is.
-            self._respond(original, now + self.latency)
+        self.fills.append(req.payload)
+        self._place_fills(now)
         self.wake()
 
+    cdef int _place_fills(self, int64_t now) except -1:
+        cdef MemRequest original
+        cdef int64_t index, evicted
+        cdef list waiting
+        while len(self.fills):
+            index = self.fills[0]
+            if len(self.writebacks) >= self.write_buffer and self.tags.evicts_dirty(index):
+                return 0
+            self.fills.popleft()
+            waiting = self.mshr.pop(index)
+            evicted = self.tags.fill(index, False)
+            if evicted >= 0:
+                self._evict(evicted, (<MemRequest>waiting[0]).req_in, now)
+            for original in waiting:
+                # The filled line is read out through the data array, as a hit is.
+                self._respond(original, now + self.latency)
+        return 0
 
-cdef class L1VCache(TickingComponent):
+
+cdef class L1VCache(Cache):
     """A CU's vector L1: write-around, LRU, MSHRs, in-order service of its input buffer."""
 
     def __init__(self, Engine engine, str name, dict cfg, Tracer tracer, keys, int index,
                  list banks):
         cdef L2Bank bank
-        super().__init__(engine, name)
         c = cfg["l1v"]
-        self.latency = c["latency"]
-        self.requests_per_cycle = c["requests_per_cycle"]
-        self.mshrs = c["mshrs"]
-        self.line_bytes = c["line_bytes"]
-        self.tags = TagArray(c["size_bytes"], c["ways"], c["line_bytes"])
-        self.inbox = Buffer(c["buffer"], name + ".in")
-        self.inbox.consumer = self
+        super().__init__(engine, name, c, c["size_bytes"], tracer, keys, keys.loc_l1v[index])
         self.banks = banks
         self.interleave = cfg["l2"]["interleave_bytes"]
         for bank in banks:
             bank.inbox.producers.append(self)
-        self.mshr = {}
-        self.hits = 0
-        self.misses = 0
-        self.tracer = tracer if keys.mem else None
-        self.loc = keys.loc_l1v[index]
-        self.kind_read_in = keys.kind_read_in
-        self.kind_write_in = keys.kind_write_in
-        self.kind_read_out = keys.kind_read_out
-        self.kind_write_out = keys.kind_write_out
-        self.tag_read_hit = keys.tag_read_hit
-        self.tag_read_miss = keys.tag_read_miss
-        self.tag_read_mshr_hit = keys.tag_read_mshr_hit
-        self.tag_write_hit = keys.tag_write_hit
-        self.tag_write_miss = keys.tag_write_miss
 
     cdef L2Bank bank_of(self, int64_t addr):
         return <L2Bank>self.banks[(addr // self.interleave) % len(self.banks)]
@@ -325,12 +334,6 @@ cdef class L1VCache(TickingComponent):
         if self.tracer is not None:
             req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
             self.tracer.tag_task(req.req_in, now, tag)
-        return 0
-
-    cdef int _respond(self, MemRequest req, int64_t time) except -1:
-        if self.tracer is not None:
-            self.tracer.trace_req_complete(req.req_in, time)
-        self.engine.schedule(time, req.requester, KIND_RESPONSE, req)
         return 0
 
     cdef int _forward(self, MemRequest req, bint write, object payload, L2Bank bank,

@@ -3,9 +3,11 @@
 * ``L1VCache``: one per CU. Set-associative with LRU, write-around (stores go to the L2
   and never allocate), and MSHRs that merge reads of a line already being fetched.
 * ``L2Bank``: ``l2.banks`` of them, the address interleaved every ``interleave_bytes``.
-  Write-back and write-allocate: a dirty victim goes to a write buffer that drains into
-  DRAM. A store is taken to overwrite its whole 64 B line, so a store miss allocates
-  without fetching.
+  Write-back and write-allocate: a dirty victim goes to a write buffer of
+  ``write_buffer`` lines that drains into DRAM. A store is taken to overwrite its whole
+  64 B line, so a store miss allocates without fetching. A store waits while the write
+  buffer is full, and so does a fetched line whose victim is dirty: it stays in its
+  MSHR (and the fills behind it wait too, in arrival order) until a write-back leaves.
 * ``DRAMChannel``: one per L2 bank. It starts one line transfer at a time, each
   occupying the channel for ``64 / bytes_per_cycle`` cycles (the bandwidth limit), and
   answers ``latency`` cycles after the transfer starts.
@@ -54,15 +56,35 @@ class TagArray:
         self.last_use = [0] * (self.sets * ways)
         self.clock = 0
 
-    def lookup(self, index):
-        """Slot holding line ``index`` (touching its LRU age), or -1."""
+    def _find(self, index):
         base = (index % self.sets) * self.ways
         for slot in range(base, base + self.ways):
             if self.tags[slot] == index:
-                self.clock += 1
-                self.last_use[slot] = self.clock
                 return slot
         return -1
+
+    def _victim(self, index):
+        """The slot line ``index`` would replace: an empty one, else the least recently used."""
+        base = (index % self.sets) * self.ways
+        victim = base
+        for slot in range(base, base + self.ways):
+            if self.tags[slot] < 0:
+                return slot
+            if self.last_use[slot] < self.last_use[victim]:
+                victim = slot
+        return victim
+
+    def lookup(self, index):
+        """Slot holding line ``index`` (touching its LRU age), or -1."""
+        slot = self._find(index)
+        if slot >= 0:
+            self.clock += 1
+            self.last_use[slot] = self.clock
+        return slot
+
+    def evicts_dirty(self, index):
+        """Whether placing line ``index`` now would evict a dirty line (changes nothing)."""
+        return self._find(index) < 0 and self.dirty[self._victim(index)]
 
     def fill(self, index, dirty):
         """Place line ``index``; returns the evicted dirty line's index, or -1."""
@@ -70,14 +92,7 @@ class TagArray:
         if slot >= 0:
             self.dirty[slot] = self.dirty[slot] or dirty
             return -1
-        base = (index % self.sets) * self.ways
-        victim = base
-        for slot in range(base, base + self.ways):
-            if self.tags[slot] < 0:
-                victim = slot
-                break
-            if self.last_use[slot] < self.last_use[victim]:
-                victim = slot
+        victim = self._victim(index)
         evicted = self.tags[victim] if self.dirty[victim] else -1
         self.clock += 1
         self.tags[victim] = index
@@ -121,32 +136,25 @@ class DRAMChannel(TickingComponent):
         return self.busy_until if len(self.inbox) else -1
 
 
-class L2Bank(TickingComponent):
-    """One L2 bank: write-back, write-allocate, MSHRs, a write buffer to its channel."""
+class Cache(TickingComponent):
+    """What the L1V and an L2 bank share: an input buffer served ``requests_per_cycle``
+    at a time, a tag array, MSHRs (line index -> waiting requests), hit and miss counts,
+    and the trace keys of their requests and outcomes."""
 
-    def __init__(self, engine, name, cfg, tracer, keys, index, dram):
+    def __init__(self, engine, name, c, size_bytes, tracer, keys, loc):
         super().__init__(engine, name)
-        c = cfg["l2"]
         self.latency = c["latency"]
         self.requests_per_cycle = c["requests_per_cycle"]
         self.mshrs = c["mshrs"]
-        self.write_buffer = c["write_buffer"]
-        self.lines_per_block = c["interleave_bytes"] // c["line_bytes"]
-        self.stride = c["interleave_bytes"] * c["banks"]
-        self.interleave = c["interleave_bytes"]
         self.line_bytes = c["line_bytes"]
-        self.bank_offset = index * c["interleave_bytes"]
-        self.tags = TagArray(c["bank_bytes"], c["ways"], c["line_bytes"])
+        self.tags = TagArray(size_bytes, c["ways"], c["line_bytes"])
         self.inbox = Buffer(c["buffer"], name + ".in")
         self.inbox.consumer = self
-        self.dram = dram
-        dram.inbox.producers.append(self)
         self.mshr = {}
-        self.writebacks = deque()
         self.hits = 0
         self.misses = 0
         self.tracer = tracer if keys.mem else None
-        self.loc = keys.loc_l2[index]
+        self.loc = loc
         self.kind_read_in = keys.kind_read_in
         self.kind_write_in = keys.kind_write_in
         self.kind_read_out = keys.kind_read_out
@@ -156,6 +164,28 @@ class L2Bank(TickingComponent):
         self.tag_read_mshr_hit = keys.tag_read_mshr_hit
         self.tag_write_hit = keys.tag_write_hit
         self.tag_write_miss = keys.tag_write_miss
+
+    def _respond(self, req, time):
+        if self.tracer is not None:
+            self.tracer.trace_req_complete(req.req_in, time)
+        self.engine.schedule(time, req.requester, RESPONSE, req)
+
+
+class L2Bank(Cache):
+    """One L2 bank: write-back, write-allocate, MSHRs, a write buffer to its channel."""
+
+    def __init__(self, engine, name, cfg, tracer, keys, index, dram):
+        c = cfg["l2"]
+        super().__init__(engine, name, c, c["bank_bytes"], tracer, keys, keys.loc_l2[index])
+        self.write_buffer = c["write_buffer"]
+        self.lines_per_block = c["interleave_bytes"] // c["line_bytes"]
+        self.stride = c["interleave_bytes"] * c["banks"]
+        self.interleave = c["interleave_bytes"]
+        self.bank_offset = index * c["interleave_bytes"]
+        self.dram = dram
+        dram.inbox.producers.append(self)
+        self.writebacks = deque()
+        self.fills = deque()  # fetched line indices not yet placed (their victim waits)
 
     def index_of(self, addr):
         """Line number within this bank: the address with the bank-select bits removed."""
@@ -170,11 +200,6 @@ class L2Bank(TickingComponent):
         if self.tracer is not None:
             req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
 
-    def _respond(self, req, time):
-        if self.tracer is not None:
-            self.tracer.trace_req_complete(req.req_in, time)
-        self.engine.schedule(time, req.requester, RESPONSE, req)
-
     def _evict(self, index, parent, now):
         req_out = NO_TASK
         if self.tracer is not None:
@@ -186,6 +211,7 @@ class L2Bank(TickingComponent):
         drain = self.dram.inbox
         while self.writebacks and drain.can_push():
             drain.push(self.writebacks.popleft())
+        self._place_fills(now)
         served = 0
         while served < self.requests_per_cycle and len(self.inbox):
             req = self.inbox.peek()
@@ -247,48 +273,36 @@ class L2Bank(TickingComponent):
             self.tracer.trace_req_finalize(req.req_out, now)
         if req.write:
             return  # a write-back reached DRAM
-        index = req.payload
-        waiting = self.mshr.pop(index)
-        evicted = self.tags.fill(index, False)
-        if evicted >= 0:
-            self._evict(evicted, waiting[0].req_in, now)
-        for original in waiting:
-            # The filled line is read out through the data array, as a hit is.
-            self._respond(original, now + self.latency)
+        self.fills.append(req.payload)
+        self._place_fills(now)
         self.wake()
 
+    def _place_fills(self, now):
+        """Place fetched lines in arrival order while their dirty victims have room."""
+        while self.fills:
+            index = self.fills[0]
+            if len(self.writebacks) >= self.write_buffer and self.tags.evicts_dirty(index):
+                return  # a write-back leaving for DRAM wakes the bank
+            self.fills.popleft()
+            waiting = self.mshr.pop(index)
+            evicted = self.tags.fill(index, False)
+            if evicted >= 0:
+                self._evict(evicted, waiting[0].req_in, now)
+            for original in waiting:
+                # The filled line is read out through the data array, as a hit is.
+                self._respond(original, now + self.latency)
 
-class L1VCache(TickingComponent):
+
+class L1VCache(Cache):
     """A CU's vector L1: write-around, LRU, MSHRs, in-order service of its input buffer."""
 
     def __init__(self, engine, name, cfg, tracer, keys, index, banks):
-        super().__init__(engine, name)
         c = cfg["l1v"]
-        self.latency = c["latency"]
-        self.requests_per_cycle = c["requests_per_cycle"]
-        self.mshrs = c["mshrs"]
-        self.line_bytes = c["line_bytes"]
-        self.tags = TagArray(c["size_bytes"], c["ways"], c["line_bytes"])
-        self.inbox = Buffer(c["buffer"], name + ".in")
-        self.inbox.consumer = self
+        super().__init__(engine, name, c, c["size_bytes"], tracer, keys, keys.loc_l1v[index])
         self.banks = banks
         self.interleave = cfg["l2"]["interleave_bytes"]
         for bank in banks:
             bank.inbox.producers.append(self)
-        self.mshr = {}
-        self.hits = 0
-        self.misses = 0
-        self.tracer = tracer if keys.mem else None
-        self.loc = keys.loc_l1v[index]
-        self.kind_read_in = keys.kind_read_in
-        self.kind_write_in = keys.kind_write_in
-        self.kind_read_out = keys.kind_read_out
-        self.kind_write_out = keys.kind_write_out
-        self.tag_read_hit = keys.tag_read_hit
-        self.tag_read_miss = keys.tag_read_miss
-        self.tag_read_mshr_hit = keys.tag_read_mshr_hit
-        self.tag_write_hit = keys.tag_write_hit
-        self.tag_write_miss = keys.tag_write_miss
 
     def bank_of(self, addr):
         """The L2 bank serving byte address ``addr``."""
@@ -298,11 +312,6 @@ class L1VCache(TickingComponent):
         if self.tracer is not None:
             req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
             self.tracer.tag_task(req.req_in, now, tag)
-
-    def _respond(self, req, time):
-        if self.tracer is not None:
-            self.tracer.trace_req_complete(req.req_in, time)
-        self.engine.schedule(time, req.requester, RESPONSE, req)
 
     def _forward(self, req, write, payload, bank, now):
         req_out = NO_TASK
