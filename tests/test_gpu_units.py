@@ -256,3 +256,10 @@ def test_idle_components_do_not_tick(impl):
     # a tick to issue, one to find nothing to do, then asleep until the SIMD frees
     assert busy.ticks <= 2 * n + 4 < cycles
     assert gpu.events < 3 * n + 10
+
+
+@pytest.mark.skipif(not cython_available(), reason="Cython GPU not built")
+def test_the_cython_unit_codes_match_the_stream_format():
+    from simulator.gpu import _compute_unit
+
+    assert _compute_unit.UNIT_CODES == {unit.name: int(unit) for unit in Unit}

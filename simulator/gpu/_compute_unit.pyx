@@ -40,6 +40,10 @@ cdef enum:
 
 UNIT_NAMES = {VALU: "VALU", SALU: "SALU", LDS: "LDS", VMEM: "VMEM", BRANCH: "Branch",
               BARRIER: "Barrier"}
+# Cython cannot cimport a Python IntEnum, so the unit codes above repeat stream.Unit's;
+# a test checks this copy against it.
+UNIT_CODES = {"VALU": VALU, "SALU": SALU, "LDS": LDS, "VMEM": VMEM, "BRANCH": BRANCH,
+              "BARRIER": BARRIER, "WAITCNT": WAITCNT, "END": END}
 
 
 cdef class MapWG:
