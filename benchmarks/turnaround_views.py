@@ -4,11 +4,13 @@ Klein (2015, Table 7.1) timed parallel reduction v1 with work-groups of 64 at 25
 and 25,600 elements "starting with the submission of the program, until the views are
 completely rendered". We time the same thing on the kernel page in headless Chromium:
 with the page open, put a fresh source text in the editor, press Run, and stop the clock
-when the edited run's views are all drawn (memory view, bank panel, histogram, donuts).
-In between, the server runs ``python -m simulator run-kernel`` in a bounded child
-(interpreter start, parse, SIMT execution on real data, timing model, trace file with
-the kernel records), reads the records back, computes logical time, conflicts and
-patterns, builds the figures, and the browser draws them.
+when the edited run's views are all drawn (memory view, bank panel, histogram, donuts);
+the clock is the page's own (``performance.now``), checked every 5 ms in the page. In
+between, the server hands ``python -m simulator run-kernel`` to a bounded child (its
+spare, already started and imported), which parses, executes on real data, runs the
+timing model and writes a trace with the kernel records; the server reads the records
+back, computes logical time, conflicts and patterns, builds the figures, and the
+browser draws them.
 
 For information the same run is split in-process: ``run`` (``kernel_runner.run``),
 ``views`` (``kernel_views.build``) and ``json`` (serialising the figures). Each Run gets
@@ -44,15 +46,28 @@ GOAL_SECONDS = {25600: 1.5}
 SOURCE = (ROOT / "simulator" / "kernels" / "builtin" / "reduction_v1.cl").read_text()
 LOCAL = 64
 NONCE = f"{os.getpid()}-{time.time_ns()}"
-EDITED = """
-var t = document.getElementById('kv-title');
-return !!t && t.textContent.indexOf('(edited run)') >= 0;"""
 DRAWN = """
 var ids = ['kv-memory-0', 'kv-banks-0', 'kv-histogram', 'kv-donuts'];
 return ids.every(function (id) {
   var gd = document.querySelector('#' + id + ' .js-plotly-plot');
   return gd && gd._fullLayout && gd.querySelector('.main-svg') && !gd._transitioning;
 });"""
+RUN_UNTIL_DRAWN = """
+var finish = arguments[arguments.length - 1];
+function edited() {
+  var t = document.getElementById('kv-title');
+  return !!t && t.textContent.indexOf('(edited run)') >= 0;
+}
+function drawn() {""" + DRAWN + """
+}
+var start = performance.now();
+document.getElementById('kv-run').click();
+(function check() {
+  var error = document.getElementById('kv-run-error');
+  if (error) { finish({error: error.textContent}); }
+  else if (edited() && drawn()) { finish({seconds: (performance.now() - start) / 1000}); }
+  else { setTimeout(check, 5); }
+})();"""
 
 
 def spec(elements, tag):
@@ -114,11 +129,13 @@ class Browser:
             "var set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype,"
             " 'value').set; set.call(el, arguments[0]);"
             "el.dispatchEvent(new Event('input', {bubbles: true}));", source)
-        start = time.perf_counter()
-        d.execute_script("document.getElementById('kv-run').click();")
-        self._until(lambda: d.execute_script(EDITED) and d.execute_script(DRAWN),
-                    "the edited run's views were not drawn")
-        return time.perf_counter() - start
+        # The clock runs in the page: polling it from here (a WebDriver round trip every
+        # few ms) would cost the browser, and the server beside it, CPU during the run.
+        d.set_script_timeout(120)
+        done = d.execute_async_script(RUN_UNTIL_DRAWN)
+        if "error" in done:
+            raise RuntimeError(f"the edited run's views were not drawn: {done['error']}")
+        return done["seconds"]
 
     def _until(self, predicate, message, seconds=120):
         start = time.perf_counter()
@@ -170,19 +187,21 @@ def main(argv=None):
     served = Path(tempfile.mkdtemp(prefix="gpuscope-turnaround-views-"))
     browser = None if args.no_browser else Browser(served)
     try:
-        print(f"reduction v1, work-groups of {LOCAL}, both views; median of {args.repeat}")
-        print(f"{'elements':>9} {'run':>7} {'views':>7} {'json':>7} {'total':>7}"
+        print(f"reduction v1, work-groups of {LOCAL}, both views; median of {args.repeat}"
+              " (best: the fastest total)")
+        print(f"{'elements':>9} {'run':>7} {'views':>7} {'json':>7} {'total':>7} {'best':>7}"
               f" {'Klein':>7} {'ratio':>6}  goal")
         for elements in sizes:
             base = base_trace(elements, served)
             cells = [one(elements, r, served, browser, base) for r in range(args.repeat)]
             run_s, views_s, json_s, total = (statistics.median(c) for c in zip(*cells))
+            best = min(c[3] for c in cells)
             klein = KLEIN_BOTH_MS.get(elements)
             ratio = f"{total * 1000 / klein:6.2f}" if klein else "     -"
             goal = GOAL_SECONDS.get(elements)
             verdict = "" if goal is None else ("met" if total <= goal else f"missed ({goal} s)")
             print(f"{elements:>9,} {run_s:7.3f} {views_s:7.3f} {json_s:7.3f} {total:7.3f}"
-                  f" {(klein or 0) / 1000:7.3f} {ratio}  {verdict}")
+                  f" {best:7.3f} {(klein or 0) / 1000:7.3f} {ratio}  {verdict}")
     finally:
         if browser is not None:
             browser.close()
