@@ -53,14 +53,14 @@ class KernelViews:
 
 def _memory_views(db, launch, first_group):
     views = []
-    for name, space, _type, _bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
+    for name, space, _type, elem_bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
         if not watched:
             continue
         acc = klein.accesses_from_rows(queries.kernel_accesses(db, launch, name))
         # Conflicts and the bank panel count every access; the memory view draws a window
         # of whole work-groups.
-        found = klein.conflicts(acc)
-        table = klein.bank_table(acc, found)
+        found = klein.conflicts(acc, elem_bytes)
+        table = klein.bank_table(found)
         window = klein.group_window(acc, first_group, MAX_DRAWN_ACCESSES)
         rows = (acc.work_group >= window.first_group) & (acc.work_group <= window.last_group)
         part = klein.select(acc, rows)

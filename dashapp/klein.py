@@ -5,11 +5,13 @@
   two barriers happen "at the same time" (Klein §4.3), so each epoch becomes a band of
   rows as tall as the busiest work-item in it, and every barrier becomes one row across
   all work-items, so barriers line up in the picture.
-* **Banks and conflicts**: GCN's LDS serves 32 lanes per pass, so a conflict is counted
-  per half-wavefront of one instruction: lanes reading the same dword broadcast,
-  distinct dwords in one bank serialise. The degree of an instruction is the largest
-  number of distinct dwords in one bank (1 = conflict free), the same definition the
-  simulator's timing model charges passes for (simulator/kernels/stream.py).
+* **Banks and conflicts**: GCN's LDS serves 32 dwords per pass, so a conflict is counted
+  per lane group of one instruction: the two half-wavefronts for 32-bit elements, 16
+  lanes for 64-bit and 8 for 128-bit ones (each lane then touches 2 or 4 consecutive
+  dwords). Lanes reading the same dword broadcast, distinct dwords in one bank
+  serialise. The degree of a group is the largest number of distinct dwords in one
+  bank (1 = conflict free), the same definition the simulator's timing model charges
+  passes for (simulator/kernels/stream.py).
 * **Branch patterns**: bins sorted by size, proxy warps sorted by the warps they stand
   for, and the source highlighting of one pattern (conditions taken green, not taken
   red, code the pattern never ran faded), read from the semantic model.
@@ -20,7 +22,6 @@ from collections import namedtuple
 import numpy as np
 
 BANKS = 32
-HALF_WAVE = 32
 READ, WRITE, BARRIER = 0, 1, 2
 
 ACCESS_FIELDS = ("seq", "epoch", "work_item", "work_group", "local_id", "kind", "line",
@@ -33,9 +34,11 @@ Layout = namedtuple("Layout", "y barrier_y epoch_rows rows")
 (the row of the barrier that ends it), the rows of each epoch's band, total rows."""
 
 Conflicts = namedtuple("Conflicts", "bank_degree instruction_degree instructions conflicted "
-                                    "worst")
-"""Per access row: distinct dwords sharing its bank in its half-wavefront instruction
-(``bank_degree``) and the instruction's degree; totals over half-wavefront instructions."""
+                                    "worst group_lanes dword_bank dword_degree")
+"""Per access row: distinct dwords sharing its bank (the worst of its banks, for a wide
+element) in its lane group (``bank_degree``), and the group's degree; totals over lane
+groups of instructions (``instructions``), each ``group_lanes`` lanes wide; and per
+dword a local access touches, its bank and that bank's degree in the group."""
 
 BankTable = namedtuple("BankTable", "accesses degree conflicted")
 """Per bank (arrays of 32): accesses, worst conflict degree, accesses in a conflict."""
@@ -154,38 +157,54 @@ def _group_ids(*columns):
     return np.unique(_combined(*columns), return_inverse=True)[1].reshape(-1)
 
 
-def conflicts(acc):
-    """``Conflicts`` of the local-memory accesses (rows with a bank; others get 0)."""
-    n = len(acc.kind)
+def _dwords(elem_bytes):
+    """Consecutive dwords one access to an element of ``elem_bytes`` touches."""
+    return max(1, -(-int(elem_bytes) // 4))
+
+
+def _lds_dwords(acc, elem_bytes):
+    """(row, dword) of every dword the local-memory accesses touch, row-major."""
     lds = np.flatnonzero((acc.kind != BARRIER) & (acc.bank >= 0))
+    per = _dwords(elem_bytes)
+    rows = np.repeat(lds, per)
+    dwords = (acc.address[lds] // 4)[:, None] + np.arange(per)
+    return rows, dwords.reshape(-1)
+
+
+def conflicts(acc, elem_bytes=4):
+    """``Conflicts`` of the local-memory accesses (rows with a bank; others get 0), for an
+    array of ``elem_bytes`` elements."""
+    n = len(acc.kind)
+    group_lanes = max(1, BANKS // _dwords(elem_bytes))
     bank_degree = np.zeros(n, dtype=np.int64)
     inst_degree = np.zeros(n, dtype=np.int64)
-    if len(lds) == 0:
-        return Conflicts(bank_degree, inst_degree, 0, 0, 0)
-    # One half-wavefront instruction: same group, same issue, same 32-lane half.
-    half = _group_ids(acc.work_group[lds], acc.seq[lds], acc.local_id[lds] // HALF_WAVE)
-    dword = acc.address[lds] // 4
+    rows, dword = _lds_dwords(acc, elem_bytes)
+    if len(rows) == 0:
+        return Conflicts(bank_degree, inst_degree, 0, 0, 0, group_lanes, dword, dword)
+    # One lane group of one instruction: same work-group, same issue, same lanes.
+    group = _group_ids(acc.work_group[rows], acc.seq[rows], acc.local_id[rows] // group_lanes)
     words = int(dword.max()) + 1
-    distinct = np.unique(half * words + dword)
+    distinct = np.unique(group * words + dword)
     pair = distinct // words * BANKS + distinct % words % BANKS
     pairs, per_pair = np.unique(pair, return_counts=True)
-    row_pair = half * BANKS + acc.bank[lds]
-    bank_degree[lds] = per_pair[np.searchsorted(pairs, row_pair)]
-    worst_of_half = np.zeros(int(half.max()) + 1, dtype=np.int64)
-    np.maximum.at(worst_of_half, pairs // BANKS, per_pair)
-    inst_degree[lds] = worst_of_half[half]
-    return Conflicts(bank_degree, inst_degree, len(worst_of_half),
-                     int((worst_of_half > 1).sum()), int(worst_of_half.max()))
+    degree = per_pair[np.searchsorted(pairs, group * BANKS + dword % BANKS)]
+    np.maximum.at(bank_degree, rows, degree)
+    worst_of_group = np.zeros(int(group.max()) + 1, dtype=np.int64)
+    np.maximum.at(worst_of_group, pairs // BANKS, per_pair)
+    inst_degree[rows] = worst_of_group[group]
+    return Conflicts(bank_degree, inst_degree, len(worst_of_group),
+                     int((worst_of_group > 1).sum()), int(worst_of_group.max()), group_lanes,
+                     dword % BANKS, degree)
 
 
-def bank_table(acc, found):
-    """``BankTable`` for the 32 banks, from ``conflicts(acc)``."""
-    lds = (acc.kind != BARRIER) & (acc.bank >= 0)
-    banks = acc.bank[lds]
+def bank_table(found):
+    """``BankTable`` for the 32 banks, from ``conflicts(...)``: a wide element counts as
+    an access to each bank it touches."""
+    banks = found.dword_bank
     accesses = np.bincount(banks, minlength=BANKS)[:BANKS]
     degree = np.zeros(BANKS, dtype=np.int64)
-    np.maximum.at(degree, banks, found.bank_degree[lds])
-    conflicted = np.bincount(banks, weights=found.bank_degree[lds] > 1,
+    np.maximum.at(degree, banks, found.dword_degree)
+    conflicted = np.bincount(banks, weights=found.dword_degree > 1,
                              minlength=BANKS)[:BANKS].astype(np.int64)
     return BankTable(accesses, degree, conflicted)
 
