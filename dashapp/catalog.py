@@ -99,7 +99,9 @@ def trace_meta(path):
     return _meta(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
-@functools.lru_cache(maxsize=16)
+# A TraceMeta is tens of kilobytes (names, kinds, a summary), so a whole directory of
+# traces fits: the Traces page lists every one on each visit.
+@functools.lru_cache(maxsize=512)
 def _meta(path, _mtime_ns, _size):
     with queries.open_trace(path) as db:
         version = queries.trace_format(db)
