@@ -120,10 +120,10 @@ def _memory_section(views, name, state):
             report = f"{mv.array} is in {mv.space} memory: it has no LDS banks."
         elif found.conflicted:
             report = (f"Bank conflicts: {found.conflicted:,} of {found.instructions:,} "
-                      f"half-wavefront accesses serialised, worst degree {found.worst}.")
+                      f"{found.group_lanes}-lane accesses serialised, worst degree {found.worst}.")
         else:
-            report = (f"No bank conflicts: all {found.instructions:,} half-wavefront accesses"
-                      " are conflict free.")
+            report = (f"No bank conflicts: all {found.instructions:,} {found.group_lanes}-lane"
+                      " accesses are conflict free.")
         filename = safe_filename(f"{name}-{views.launch.kernel}-{mv.array}")
         out.append(html.Div([
             html.H6(f"Memory view: {mv.array} ({mv.accesses:,} accesses{truncated})"),
