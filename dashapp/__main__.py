@@ -1,5 +1,6 @@
 """``python -m dashapp --trace-dir DIR | --trace FILE [--host H] [--port P]``."""
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -22,6 +23,9 @@ def main(argv=None):
     from .app import create_app
 
     app = create_app(trace_dir=args.trace_dir, trace=args.trace)
+    # SIGTERM, the usual way to stop a server, would end Python without its exit
+    # handlers; exiting normally lets the edit-and-run spare be stopped and reaped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     app.run(host=args.host, port=args.port, debug=args.debug, use_reloader=False)
     return 0
 

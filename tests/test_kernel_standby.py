@@ -3,14 +3,17 @@ everything imported, serves one run and exits; the runner falls back to a fresh 
 when the spare is dead or stale, and the run limits still bind a spare."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
 
+from app_server import serve
 from dashapp import kernel_runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,3 +123,42 @@ def test_stopping_at_exit_kills_and_reaps_the_spare():
     spare = _waiting()
     kernel_runner._stop_spares()
     assert spare.proc.returncode is not None and not kernel_runner._spares
+
+
+def _standby_children(pid):
+    """Pids of the live ``simulator standby`` children of process ``pid``."""
+    out = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            state, ppid = (entry / "stat").read_text().rpartition(")")[2].split()[:2]
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(ppid) == pid and state != "Z" and b"standby" in command:
+            out.append(int(entry.name))
+    return out
+
+
+def _open_kernel_page(url, trace):
+    # What a browser asks for: the page router's callback, which builds the page layout.
+    body = {"output": ".._pages_content.children..._pages_store.data..",
+            "outputs": [{"id": "_pages_content", "property": "children"},
+                        {"id": "_pages_store", "property": "data"}],
+            "inputs": [{"id": "_pages_location", "property": "pathname", "value": "/kernel"},
+                       {"id": "_pages_location", "property": "search",
+                        "value": f"?trace={trace}"}],
+            "changedPropIds": ["_pages_location.pathname"], "state": []}
+    urllib.request.urlopen(urllib.request.Request(
+        url + "/_dash-update-component", data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"}), timeout=60)
+
+
+def test_a_terminated_server_stops_and_reaps_its_spare(tmp_path):
+    _id, path, _seconds = kernel_runner.run(_spec(V3, "served page"))
+    shutil.copy(path, tmp_path / "v3.sqlite")
+    with serve(tmp_path) as (url, server):
+        _open_kernel_page(url, "v3.sqlite")
+        spares = _standby_children(server.pid)
+        assert len(spares) == 1  # the page started one
+    # Stopped by SIGTERM, the server still stopped and reaped it: not even a zombie is left.
+    assert not Path(f"/proc/{spares[0]}").exists()

@@ -1,15 +1,12 @@
-"""The real app in a subprocess on a free localhost port, driven by headless Chromium.
+"""The real app in a subprocess on a free localhost port (``app_server``), driven by
+headless Chromium.
 
 Debian's ``chromium`` and ``chromedriver`` are installed by scripts/install.sh; the tests
 are never skipped, because a page is only done when a real browser has shown it.
 """
 import contextlib
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from app_server import serve  # noqa: E402
 from test_app_traces import write_synthetic_trace  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -27,45 +25,11 @@ CHROME_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-de
                 "--disable-sync", "--no-first-run", "--window-size=1400,1000")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve(directory):
-    """The real app on a free localhost port, serving the traces in ``directory``."""
-    port = _free_port()
-    log = open(directory / "server.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dashapp", "--trace-dir", str(directory), "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, cwd=Path(__file__).resolve().parents[2])
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + "/", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError("the app did not start:\n" +
-                                   (directory / "server.log").read_text())
-            time.sleep(0.2)
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        log.close()
-
-
 @pytest.fixture(scope="session")
 def serve_traces():
     """Start the app on a directory of traces; every server stops with the session."""
     with contextlib.ExitStack() as servers:
-        yield lambda directory: servers.enter_context(serve(directory))
+        yield lambda directory: servers.enter_context(serve(directory))[0]
 
 
 @pytest.fixture(scope="session")
