@@ -156,7 +156,7 @@ class TraceWriter:
                 if self.tasks_written > MAX_CACHED_TASKS:
                     self._columns = None  # too big to keep: finalize reads the file instead
                 else:
-                    self._columns.append(tasks[:, :6].copy())
+                    self._columns.append(tasks)  # the sorted copy: no one else holds it
         if details:
             db.execute("BEGIN")
             db.executemany("UPDATE task SET details = ? WHERE id = ?",
@@ -204,7 +204,7 @@ class TraceWriter:
         start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
         if virtual_end_ps is not None:
             end_ps = max(end_ps or 0, virtual_end_ps)
-        cached = np.concatenate(self._columns) if self._columns else None
+        cached = np.concatenate([c[:, :6] for c in self._columns]) if self._columns else None
         base = build_pyramid(db, columns=cached, show_progress=show_progress)
         self._columns = []
         db.execute(
