@@ -64,3 +64,16 @@ def test_export_then_info_of_the_import(small_trace, tmp_path, capsys):
     capsys.readouterr()
     assert main(["info", str(tmp_path / "t.sqlite")]) == 0
     assert "source       chrome" in capsys.readouterr().out
+
+
+def test_a_reader_closing_the_pipe_early_gets_no_traceback(small_trace):
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "simulator", "info", str(small_trace),
+                             "--top", "2000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "Exception ignored" not in err
