@@ -3,12 +3,13 @@
 The app never imports the simulator (data flows simulator → trace file → app), so an
 edited kernel is run as ``python -m simulator run-kernel`` in a child process that writes
 a trace into a scratch directory. Starting Python and importing the simulator takes
-longer than the run itself at these sizes, so each server process keeps one *spare*: a
-``python -m simulator standby`` child started ahead of time, imported and waiting for
-one command line on stdin. A run hands its command line to the spare (or, when the spare
-has died or the simulator's files changed since it started, to a fresh one), and the
-next spare starts at once. A spare serves exactly one run and exits, so nothing of one
-run can leak into the next.
+about as long as a whole run at these sizes (~0.3 s), so each server process (each
+gunicorn worker) keeps one *spare*: a ``python -m simulator standby`` child started ahead
+of time, imported and waiting for one command line on stdin. A run hands its command
+line to the spare (or, when the spare has died or the simulator's files changed since it
+started, to a fresh one), and the next spare starts at once. A spare serves exactly one
+run and exits, so nothing of one run can leak into the next; the server stops and reaps
+its spare when it exits.
 
 The child is bounded three ways so a bad kernel cannot take the server down: a
 wall-clock timeout (its whole process group is killed), a CPU-time limit and an
@@ -277,9 +278,9 @@ def _hand_over(spare, job, deadline):
     except ProcessLookupError:
         proc.communicate()
         return None
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    except BaseException:
+        # A timeout, or anything else: the child never outlives its run unreaped.
+        _discard(spare)
         raise
     return proc.returncode, err.decode(errors="replace")
 
