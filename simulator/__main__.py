@@ -9,6 +9,7 @@ import the simulator.
 import argparse
 import json
 import os
+import select
 import sys
 
 from . import __version__
@@ -89,9 +90,21 @@ def main(argv=None):
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # some other pipe broke: that is an error to report
         # The reader went away (`... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _stdout_reader_gone():
+    """Whether stdout is a pipe whose reading end has been closed."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no poll on this platform, or no fd
+        return False
 
 
 if __name__ == "__main__":

@@ -96,3 +96,13 @@ def test_errors_are_reported_in_order(tmp_path):
     db = sqlite3.connect(tmp_path / "bg.sqlite")
     assert db.execute("SELECT name FROM tag_name").fetchall() == [("read-hit",)]
     assert db.execute("SELECT completed, finalized FROM run").fetchone() == (1, 1)
+
+
+def test_a_dead_writer_is_reported_as_such(tmp_path):
+    writer = BackgroundWriter(tmp_path / "bg.sqlite", command="test")
+    writer._process.kill()
+    writer._process.join()
+    with pytest.raises(RuntimeError, match="writer process died"):
+        for _ in range(3):  # the first send may still fit in the pipe
+            writer.execute("INSERT INTO tag_name (id, name) VALUES (?, ?)", (0, "x"))
+            writer.sync()

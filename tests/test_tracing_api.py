@@ -204,3 +204,30 @@ def test_a_task_open_for_millions_of_keys_is_kept_exactly(memory_sink):
     assert len(tasks) == 1_200_001
     assert tasks[root] == (root, NO_TASK, valu, cu, 1, 6_000_000, 0)
     assert tasks[middle][4:6] == (100_002, 5_000_000)
+
+
+def test_a_sink_that_fails_once_loses_no_row_and_the_tracer_goes_on(tracer_class):
+    """A failed flush keeps its rows (the Cython buffers must not be written past)."""
+    class FailsOnce:
+        def __init__(self):
+            self.failed = False
+            self.rows = []
+
+        def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
+            if not self.failed:
+                self.failed = True
+                raise OSError("disk full")
+            self.rows += [tuple(r) for r in tasks.tolist()]
+
+    sink = FailsOnce()
+    tr = tracer_class(sink, batch_size=4)
+    cu, _, _, _, valu = _setup(tr)
+    with pytest.raises(OSError):
+        for t in range(4):
+            tr.end_task(tr.start_task(NO_TASK, valu, cu, t), t + 1)
+    for t in range(4, 10):
+        key = tr.start_task(NO_TASK, valu, cu, t)
+        tr.tag_task(key, t, tr.tag_name("step"))
+        tr.end_task(key, t + 1)
+    tr.close(20)
+    assert sorted(r[0] for r in sink.rows) == list(range(10))

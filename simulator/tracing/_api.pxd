@@ -49,5 +49,6 @@ cdef class Tracer:
     cpdef int trace_req_complete(self, int64_t req_in, int64_t time) except -1
     cpdef int trace_req_finalize(self, int64_t req_out, int64_t time) except -1
     cdef int _finish(self, int64_t key, OpenTask task, int64_t end, int64_t flags) except -1
+    cdef int64_t _room(self, int64_t used) except -1
     cdef void _make_room(self) noexcept
     cdef void _advance(self) noexcept

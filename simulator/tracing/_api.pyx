@@ -30,7 +30,7 @@ cdef enum:
 
 
 @cython.final
-@cython.boundscheck(False)  # row indices stay below batch_size: a full buffer is flushed
+@cython.boundscheck(False)  # row indices stay below batch_size: see _room
 @cython.wraparound(False)
 cdef class Tracer:
     """Collects tasks and hands them to ``sink`` in batches (see ``api.Tracer``)."""
@@ -171,7 +171,7 @@ cdef class Tracer:
         """Record step ``tag`` (a ``tag_name`` key) of task ``key`` at tick ``time``."""
         if key < 0:
             return 0
-        cdef int64_t n = self._ntags
+        cdef int64_t n = self._room(self._ntags)
         self._tags[n, 0] = key
         self._tags[n, 1] = time * self.ps_per_tick
         self._tags[n, 2] = tag
@@ -208,7 +208,7 @@ cdef class Tracer:
                 self._details.pop(key, None)
             self.dropped += 1
             return 0
-        cdef int64_t n = self._nrows
+        cdef int64_t n = self._room(self._nrows)
         self._rows[n, 0] = key
         self._rows[n, 1] = task.parent
         self._rows[n, 2] = task.kind
@@ -224,6 +224,14 @@ cdef class Tracer:
         if self._nrows >= self.batch_size:
             self.flush()
         return 0
+
+    cdef int64_t _room(self, int64_t used) except -1:
+        """``used``, or 0 after a flush if that buffer is still full: a flush whose sink
+        raised left it so, and the buffers cannot grow as the reference's lists do."""
+        if used >= self.batch_size:
+            self.flush()
+            return 0
+        return used
 
     @property
     def open_count(self):

@@ -157,7 +157,10 @@ class BackgroundWriter:
         return self._free.pop(0)
 
     def _call(self, name, *args, reply=False, **kwargs):
-        self._conn.send((name, args, kwargs, reply))
+        try:
+            self._conn.send((name, args, kwargs, reply))
+        except OSError:  # a broken pipe: the process is gone
+            raise RuntimeError("the trace writer process died") from None
         return self._answer() if reply else None
 
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):

@@ -32,7 +32,11 @@ class BulkInserter:
         if self.nullable >= 0 and (rows[:, self.nullable] < 0).any():
             cols[self.nullable] = [v if v >= 0 else None for v in cols[self.nullable]]
         self.db.execute("BEGIN")
-        self.db.executemany(self.sql, zip(*cols))
+        try:
+            self.db.executemany(self.sql, zip(*cols))
+        except BaseException:
+            self.db.execute("ROLLBACK")  # the whole batch or nothing, as the C build
+            raise
         self.db.execute("COMMIT")
 
     def close(self):
