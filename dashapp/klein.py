@@ -6,12 +6,14 @@
   rows as tall as the busiest work-item in it, and every barrier becomes one row across
   all work-items, so barriers line up in the picture.
 * **Banks and conflicts**: GCN's LDS serves 32 dwords per pass, so a conflict is counted
-  per lane group of one instruction: the two half-wavefronts for 32-bit elements, 16
-  lanes for 64-bit and 8 for 128-bit ones (each lane then touches 2 or 4 consecutive
-  dwords). Lanes reading the same dword broadcast, distinct dwords in one bank
+  per lane group of one instruction: a lane moving ``ceil(bytes / 4)`` dwords shares a
+  pass with ``32 // that`` lanes of its wavefront (the two half-wavefronts for 32-bit
+  elements, 16 lanes for 64-bit, 8 for 128-bit), and every dword its bytes overlap
+  counts. Lanes reading the same dword broadcast, distinct dwords in one bank
   serialise. The degree of a group is the largest number of distinct dwords in one
   bank (1 = conflict free), the same definition the simulator's timing model charges
-  passes for (simulator/kernels/stream.py).
+  passes for (simulator/kernels/wavefronts.py; the app does not import it, so the
+  rule is written twice and a test holds the two together).
 * **Branch patterns**: bins sorted by size, proxy warps sorted by the warps they stand
   for, and the source highlighting of one pattern (conditions taken green, not taken
   red, code the pattern never ran faded), read from the semantic model.
@@ -157,32 +159,33 @@ def _group_ids(*columns):
     return np.unique(_combined(*columns), return_inverse=True)[1].reshape(-1)
 
 
-def _dwords(elem_bytes):
-    """Consecutive dwords one access to an element of ``elem_bytes`` touches."""
-    return max(1, -(-int(elem_bytes) // 4))
+WAVEFRONT = 64
 
 
 def _lds_dwords(acc, elem_bytes):
-    """(row, dword) of every dword the local-memory accesses touch, row-major."""
+    """(row, dword) of every dword the local-memory accesses' bytes overlap."""
     lds = np.flatnonzero((acc.kind != BARRIER) & (acc.bank >= 0))
-    per = _dwords(elem_bytes)
-    rows = np.repeat(lds, per)
-    dwords = (acc.address[lds] // 4)[:, None] + np.arange(per)
-    return rows, dwords.reshape(-1)
+    first = acc.address[lds] // 4
+    span = (acc.address[lds] + int(elem_bytes) - 1) // 4 - first + 1
+    rows = np.repeat(lds, span)
+    offset = np.arange(len(rows)) - np.repeat(np.cumsum(span) - span, span)
+    return rows, np.repeat(first, span) + offset
 
 
 def conflicts(acc, elem_bytes=4):
     """``Conflicts`` of the local-memory accesses (rows with a bank; others get 0), for an
     array of ``elem_bytes`` elements."""
     n = len(acc.kind)
-    group_lanes = max(1, BANKS // _dwords(elem_bytes))
+    group_lanes = max(1, BANKS // -(-int(elem_bytes) // 4))
     bank_degree = np.zeros(n, dtype=np.int64)
     inst_degree = np.zeros(n, dtype=np.int64)
     rows, dword = _lds_dwords(acc, elem_bytes)
     if len(rows) == 0:
         return Conflicts(bank_degree, inst_degree, 0, 0, 0, group_lanes, dword, dword)
-    # One lane group of one instruction: same work-group, same issue, same lanes.
-    group = _group_ids(acc.work_group[rows], acc.seq[rows], acc.local_id[rows] // group_lanes)
+    # One lane group of one instruction: same work-group, issue, wavefront and lanes.
+    local = acc.local_id[rows]
+    group = _group_ids(acc.work_group[rows], acc.seq[rows], local // WAVEFRONT,
+                       local % WAVEFRONT // group_lanes)
     words = int(dword.max()) + 1
     distinct = np.unique(group * words + dword)
     pair = distinct // words * BANKS + distinct % words % BANKS

@@ -220,24 +220,25 @@ def test_group_window_takes_whole_groups_within_the_budget():
     assert set(part.work_group) == {1} and len(part.kind) == 11
 
 
-@pytest.mark.parametrize("elem_bytes", [4, 8, 16])
+@pytest.mark.parametrize("elem_bytes", [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64])
 def test_conflicts_agree_with_the_simulator_for_every_element_width(elem_bytes):
     """The view's degree is the one the timing model charges passes for (random accesses
-    of one wavefront, 32-, 64- and 128-bit elements)."""
+    of two wavefronts of a work-group, every element size the kernel language has)."""
     from simulator.kernels.wavefronts import lds_conflict_degree
 
     rng = np.random.default_rng(elem_bytes)
-    per = elem_bytes // 4
-    for seq in range(40):
-        active = np.flatnonzero(rng.random(64) < 0.8)
+    per = -(-elem_bytes // 4)
+    for seq in range(30):
+        active = np.flatnonzero(rng.random(128) < 0.8)
         elements = rng.integers(0, 96, size=len(active))
         rows = [dict(seq=seq, wi=int(lane), lid=int(lane), element=int(e),
                      address=int(e) * elem_bytes) for lane, e in zip(active, elements)]
         found = klein.conflicts(access(rows), elem_bytes)
-        dwords = (elements * per)[:, None] + np.arange(per)
-        _, degree, _ = lds_conflict_degree(np.zeros(len(active), np.int64), active, dwords, per)
-        assert found.worst == int(degree[0]), (seq, elem_bytes)
-        assert found.group_lanes == 32 // per
+        waves, degree, _ = lds_conflict_degree(active // 64, active % 64,
+                                               elements * elem_bytes, elem_bytes)
+        ours = [int(found.instruction_degree[active // 64 == w].max()) for w in waves]
+        assert ours == degree.tolist(), (seq, elem_bytes)
+        assert found.group_lanes == max(1, 32 // per)
 
 
 def test_a_float4_access_touches_four_banks_in_eight_lane_groups():

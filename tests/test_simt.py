@@ -172,6 +172,26 @@ def test_lds_conflict_degree_per_half_wavefront():
     assert list(lds["passes"]) == [1, 32, 2, 1]  # unit stride, stride 32, stride 2, broadcast
 
 
+def test_lds_conflicts_of_three_dword_elements_group_ten_lanes_per_pass():
+    # float3 moves 3 dwords per lane: ten lanes share a pass, seven groups per wavefront
+    # (the last of four lanes). Unit stride is conflict free; stride 2 (6 dwords) puts
+    # lane 6's first dword in lane 1's last bank: a 2-way conflict.
+    res, arrays = run("""kernel void k(global float *out)
+{
+    local float3 s[256];
+    int l = get_local_id(0);
+    s[l] = (float3)(1.0f, 2.0f, 3.0f);
+    s[l * 2] = (float3)(1.0f, 2.0f, 3.0f);
+    out[l] = s[l].y;
+}""", (128,), (128,), out=np.zeros(128, np.float32))
+    for wave in (0, 1):
+        insts = stream_of(res, wave=wave).insts
+        lds = insts[insts["unit"] == Unit.LDS]
+        assert list(lds["passes"]) == [1, 2, 1]
+        assert list(lds["lds_cycles"]) == [7, 13, 7]
+    assert (arrays["out"] == 2.0).all()
+
+
 def test_float4_two_dimensional_ndrange():
     src = np.arange(8 * 4 * 4, dtype=np.float32)
     dst = np.zeros_like(src)

@@ -14,8 +14,8 @@ array of addresses that the memory records point into:
 * ``passes``: LDS only, the bank-conflict degree: the largest number of distinct dword
   addresses that map to one of the 32 banks, maximised over the groups of lanes the
   LDS serves together (the two half-wavefronts for 32-bit accesses; 16-lane groups
-  for 64-bit and 8-lane groups for 128-bit ones, 32 dwords per group); 1 means
-  conflict free;
+  for 64-bit, 10-lane for 96-bit and 8-lane groups for 128-bit ones: 32 dwords per
+  group, see ``wavefronts.py``); 1 means conflict free;
 * ``lds_cycles``: LDS only, the passes the whole instruction takes: the sum of the
   conflict degrees of its lane groups (2 for a conflict-free 32-bit access by a full
   wavefront, 8 for a 128-bit one). Added after ``passes``; a timing model may use

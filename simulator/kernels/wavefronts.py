@@ -11,10 +11,13 @@ sort by wavefront id keeps the issue order within each wavefront.
 Memory rules (see ``stream.py`` and the R9 Nano notes):
 
 * VMEM: the distinct 64 B lines touched by the active lanes, ascending;
-* LDS: bank = dword address mod 32; lanes are served in groups of 32 dwords (two
-  half-wavefronts for 32-bit accesses, eight-lane groups for 128-bit ones); within a
-  group, lanes on the same dword broadcast and distinct dwords in one bank take one
-  pass each. The conflict degree is the worst group's count (1 = conflict free).
+* LDS: bank = dword address mod 32; lanes are served in groups of 32 dwords: a lane
+  moving ``ceil(bytes / 4)`` dwords shares its pass with ``32 // that`` lanes (two
+  half-wavefronts for 32-bit accesses, eight-lane groups for 128-bit ones, ten-lane
+  groups for 96-bit ones, the last group of a wavefront shorter); every dword a lane's
+  bytes overlap counts. Within a group, lanes on the same dword broadcast and distinct
+  dwords in one bank take one pass each. The conflict degree is the worst group's
+  count (1 = conflict free).
 """
 import numpy as np
 
@@ -32,20 +35,25 @@ def sorted_unique(values, return_counts=False):
     return values[first]
 
 
-def lds_conflict_degree(wf, lane_slot, dwords, per_lane):
+def lds_conflict_degree(wf, lane_slot, first_byte, nbytes):
     """Per-wavefront bank-conflict degree of one LDS access, vectorised.
 
     ``wf``/``lane_slot`` give each active lane's wavefront and lane number (0..63),
-    ``dwords`` its dword addresses (shape (n, per_lane)). Returns (wavefront ids,
-    degree, cycles) for the wavefronts present, in ascending id order: the degree is
-    the worst lane group's, the cycles the sum over the groups with active lanes (the
-    passes the LDS makes for the whole instruction).
+    ``first_byte`` its LDS byte address, ``nbytes`` the bytes each lane moves. Returns
+    (wavefront ids, degree, cycles) for the wavefronts present, in ascending id order:
+    the degree is the worst lane group's, the cycles the sum over the groups with active
+    lanes (the passes the LDS makes for the whole instruction).
     """
-    group_lanes = max(1, LDS_BANKS // per_lane)
-    groups_per_wave = WAVEFRONT_SIZE // group_lanes
+    group_lanes = max(1, LDS_BANKS // -(-nbytes // 4))
+    groups_per_wave = -(-WAVEFRONT_SIZE // group_lanes)
     group = (wf * groups_per_wave + lane_slot // group_lanes).astype(np.int64)
-    group = np.repeat(group, per_lane)
-    dword = dwords.reshape(-1).astype(np.int64)
+    # The dwords each lane's bytes overlap: ceil(nbytes / 4), one more when misaligned;
+    # a lane's shorter span repeats its last dword, which the dedup below absorbs.
+    first = np.asarray(first_byte, dtype=np.int64) // 4
+    last = (np.asarray(first_byte, dtype=np.int64) + nbytes - 1) // 4
+    span = int((last - first).max(initial=0)) + 1
+    dword = np.minimum(first[:, None] + np.arange(span), last[:, None]).reshape(-1)
+    group = np.repeat(group, span)
     distinct = sorted_unique(group * (1 << 32) + dword)
     g = distinct >> 32
     bank = (distinct & 0xFFFFFFFF) % LDS_BANKS
@@ -111,9 +119,7 @@ class InstructionLog:
             return
         waves = lanes.waves()
         addresses = np.broadcast_to(np.asarray(addresses, dtype=np.int64), (lanes.n,))
-        per_lane = max(1, nbytes // 4)
-        dwords = (addresses // 4)[:, None] + np.arange(per_lane)
-        _, degree, cycles = lds_conflict_degree(lanes.idx >> 6, lanes.idx & 63, dwords, per_lane)
+        _, degree, cycles = lds_conflict_degree(lanes.idx >> 6, lanes.idx & 63, addresses, nbytes)
         self.chunks.append((waves, Unit.LDS, line, write, 1, (degree, cycles), None))
         self.total += len(waves[0])
 
