@@ -265,24 +265,25 @@ def _ready(proc, deadline):
 
 
 def _hand_over(spare, job, deadline):
-    """Run ``job`` on ``spare``: (returncode, stderr text), or None if the spare died
-    before it took the job. Raises ``subprocess.TimeoutExpired`` at ``deadline``, after
-    killing the child's process group."""
+    """Run ``job`` on ``spare``: (returncode, stderr text, whether it took the job); a
+    spare that died first says why on stderr. Raises ``subprocess.TimeoutExpired`` at
+    ``deadline``, after killing the child's process group."""
     proc = spare.proc
+    took = False
     try:
-        if not _ready(proc, deadline):
-            proc.communicate()
-            return None
-        bound(proc.pid)
-        _out, err = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
+        if _ready(proc, deadline):
+            bound(proc.pid)
+            took = True
+            _out, err = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
+        else:
+            _out, err = proc.communicate()
     except ProcessLookupError:
-        proc.communicate()
-        return None
+        _out, err = proc.communicate()
     except BaseException:
         # A timeout, or anything else: the child never outlives its run unreaped.
         _discard(spare)
         raise
-    return proc.returncode, err.decode(errors="replace")
+    return proc.returncode, err.decode(errors="replace"), took
 
 
 def _error_from(stderr, returncode):
@@ -333,13 +334,12 @@ def _run_child(spec, run_id, timeout):
     start = time.perf_counter()
     deadline = time.monotonic() + timeout
     try:
-        done = _hand_over(_take_spare(), job, deadline)
-        if done is None:
-            # The spare died before it took the job: a fresh child, once.
-            done = _hand_over(_start_spare(simulator_digest()), job, deadline)
-        if done is None:
-            raise RunError("the simulator process exited before it could start the run")
-        returncode, err = done
+        returncode, err, took = _hand_over(_take_spare(), job, deadline)
+        if not took:
+            # The spare died before it took the job: a fresh child, once (if that one
+            # dies too, say, the simulator fails to import, its stderr says why).
+            returncode, err, took = _hand_over(_start_spare(simulator_digest()), job,
+                                               deadline)
     except subprocess.TimeoutExpired:
         raise RunError(f"the run took longer than {timeout:g} s and was stopped") from None
     else:

@@ -82,6 +82,20 @@ def test_a_spare_that_dies_before_taking_the_job_falls_back(monkeypatch):
     assert dying.returncode == 0
 
 
+def test_a_simulator_that_cannot_start_is_reported(monkeypatch):
+    def broken(digest):
+        proc = subprocess.Popen([sys.executable, "-c", "raise ImportError('no simulator here')"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        return kernel_runner._Spare(proc, digest, os.getpid())
+
+    kernel_runner._stop_spares()
+    monkeypatch.setattr(kernel_runner, "_start_spare", broken)
+    with pytest.raises(kernel_runner.RunError, match="ImportError: no simulator here"):
+        kernel_runner.run(_spec(V3, "broken"))
+    kernel_runner._stop_spares()
+
+
 def test_a_spare_started_from_older_simulator_files_is_not_used():
     spare = _waiting()
     kernel_runner._spares[-1] = kernel_runner._Spare(spare.proc, "older", spare.owner)
