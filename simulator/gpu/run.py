@@ -7,12 +7,11 @@ Ctrl-C is different: the open tasks are closed and flagged, the file is finalize
 ``run.completed = 0`` and kept, and the ``KeyboardInterrupt`` is raised again.
 """
 import contextlib
-import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
+from ..interrupts import DeferredInterrupt
 from ..tracing import PyTracer, Tracer, TraceWriter
 from ..tracing.writer import remove_trace_files, replace_atomically, temporary_path
 from ..tracing.background import BackgroundWriter
@@ -94,7 +93,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     wall_start = time.perf_counter()
     gpu = None
     interrupted = False
-    ctrl_c = _DeferredInterrupt()
+    ctrl_c = DeferredInterrupt()
     try:
         ctrl_c.install()
         gpu = GPU(config, tracer, levels if tracer is not None else 0, implementation)
@@ -164,31 +163,3 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     if interrupted:
         raise SimulationInterrupted(result)
     return result
-
-
-class _DeferredInterrupt:
-    """Ctrl-C sets a flag that the run checks between events, so a stop never lands in the
-    middle of an event or a tracer call; a second Ctrl-C interrupts at once."""
-
-    def __init__(self):
-        self.requested = False
-        self.previous = None
-
-    def install(self):
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handle)
-
-    def uninstall(self):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-            self.previous = None
-
-    def _handle(self, signum, frame):
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-
-    def check(self):
-        if self.requested:
-            raise KeyboardInterrupt
-

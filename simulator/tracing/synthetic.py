@@ -10,6 +10,7 @@ that travel CU → L1V → L2 → DRAM as nested ``req_out``/``req_in`` chains.
 """
 import numpy as np
 
+from ..interrupts import DeferredInterrupt
 from .api import Tracer
 from .writer import TraceWriter
 
@@ -69,11 +70,15 @@ def generate(path, tasks=100_000, seed=0, cus=64, tracer_class=None, batch_size=
                          config={"tasks": tasks, "cus": cus}, seed=seed, source="simulator")
     tracer = (tracer_class or Tracer)(writer, ps_per_tick=1000, batch_size=batch_size)
     clock = [0]
+    ctrl_c = DeferredInterrupt()
     try:
-        emit(tracer, tasks, seed, cus, clock)
+        ctrl_c.install()
+        emit(tracer, tasks, seed, cus, clock, ctrl_c.check)
         completed = True
     except KeyboardInterrupt:
         completed = False  # Ctrl-C: keep what was traced, flag open tasks, mark incomplete
+    finally:
+        ctrl_c.uninstall()
     open_tasks = tracer.close(clock[0])
     writer.finalize(completed=completed, virtual_end_ps=clock[0] * 1000, open_tasks=open_tasks)
     writer.close()
@@ -82,8 +87,9 @@ def generate(path, tasks=100_000, seed=0, cus=64, tracer_class=None, batch_size=
     return writer.tasks_written
 
 
-def emit(tracer, tasks, seed, cus, clock):
-    """Drive ``tracer`` with about ``tasks`` tasks; ``clock[0]`` follows the latest cycle."""
+def emit(tracer, tasks, seed, cus, clock, check=None):
+    """Drive ``tracer`` with about ``tasks`` tasks; ``clock[0]`` follows the latest cycle.
+    ``check`` is called between work-groups (it may raise to stop)."""
     rng = np.random.default_rng(seed)
     lay = _Layout(tracer, cus)
     st, en, tag = tracer.start_task, tracer.end_task, tracer.tag_task
@@ -94,6 +100,8 @@ def emit(tracer, tasks, seed, cus, clock):
     cu_free = np.zeros(cus, dtype=np.int64) + 20
     wg = 0
     while emitted < tasks:
+        if check is not None:
+            check()
         c = wg % cus
         t0 = int(cu_free[c]) + int(rng.integers(0, 8))
         wg += 1
