@@ -94,3 +94,13 @@ def test_a_statement_without_values_is_refused(tmp_path, inserter_class):
     with pytest.raises((ValueError, sqlite3.DatabaseError)):
         inserter_class(path, "INSERT INTO task_tag SELECT 1, 2, 3").insert(
             np.zeros((1, 3), dtype=np.int64))
+
+
+def test_rows_of_the_wrong_width_are_refused(tmp_path, inserter_class):
+    path = tmp_path / "t.sqlite"
+    _empty_trace(path)
+    inserter = inserter_class(path, bulk.INSERT_TAGS)
+    with pytest.raises(sqlite3.DatabaseError):
+        inserter.insert(np.zeros((130, 2), dtype=np.int64))
+    inserter.close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM task_tag").fetchone() == (0,)

@@ -47,17 +47,22 @@ class _SlotFile:
 
     @classmethod
     def create(cls, count, values):
-        """A new slot file in shared memory (``/dev/shm``) where there is one; ``(path, file)``."""
+        """A new slot file in shared memory (``/dev/shm``) where there is room, else in the
+        temporary directory; ``(path, file)``."""
         shm = Path("/dev/shm")
-        directory = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-        fd, path = tempfile.mkstemp(prefix="gpuscope-batches-", dir=directory)
-        try:
-            os.ftruncate(fd, count * values * 8)
-            os.close(fd)
-            return path, cls(path, count, values)
-        except BaseException:
-            os.unlink(path)
-            raise
+        places = [str(shm)] if shm.is_dir() and os.access(shm, os.W_OK) else []
+        for directory in places + [None]:
+            try:
+                path = _reserved_file(directory, count * values * 8)
+            except OSError:
+                if directory is None:
+                    raise
+                continue
+            try:
+                return path, cls(path, count, values)
+            except BaseException:
+                os.unlink(path)
+                raise
 
     def arrays(self, slot, task_shape, tag_shape):
         """The task and tag arrays stored in ``slot`` (views, valid until it is reused)."""
@@ -70,6 +75,20 @@ class _SlotFile:
         """Let go of the map: it is unmapped when the last array viewing it is gone."""
         self.slots = []
         self._map = None
+
+
+def _reserved_file(directory, size):
+    """A new file of ``size`` allocated bytes in ``directory``. Not sparse: in a full tmpfs
+    the first touch of a page it cannot back would kill the simulation with SIGBUS."""
+    fd, path = tempfile.mkstemp(prefix="gpuscope-batches-", dir=directory)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except BaseException:
+        os.unlink(path)
+        raise
+    finally:
+        os.close(fd)
+    return path
 
 
 def _serve(conn, path, options, slot_file):
@@ -116,16 +135,19 @@ class BackgroundWriter:
         slot_path, self._slots = _SlotFile.create(SLOTS, SLOT_VALUES)
         self._free = list(range(SLOTS))
         self._closed = False
+        self._conn, child = _CONTEXT.Pipe()
+        self._process = _CONTEXT.Process(target=_serve,
+                                         args=(child, str(path), options,
+                                               (slot_path, SLOTS, SLOT_VALUES)),
+                                         name="trace-writer", daemon=True)
         try:
-            self._conn, child = _CONTEXT.Pipe()
-            self._process = _CONTEXT.Process(target=_serve,
-                                             args=(child, str(path), options,
-                                                   (slot_path, SLOTS, SLOT_VALUES)),
-                                             name="trace-writer", daemon=True)
             self._process.start()
             child.close()
             self._answer()
         except BaseException:
+            self._conn.close()
+            if self._process.pid is not None:
+                self._process.join()  # it exits once its end of the pipe is closed
             self._slots.close()
             raise
         finally:

@@ -204,9 +204,17 @@ class TraceWriter:
         start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
         if virtual_end_ps is not None:
             end_ps = max(end_ps or 0, virtual_end_ps)
-        cached = np.concatenate([c[:, :6] for c in self._columns]) if self._columns else None
+        batches, self._columns = self._columns, []
+        # Each batch is dropped as soon as it is copied, so the peak is one copy of the tasks.
+        cached = None
+        if batches:
+            cached = np.empty((sum(len(b) for b in batches), 6), dtype=np.int64)
+            at = 0
+            while batches:
+                batch = batches.pop(0)
+                cached[at:at + len(batch)] = batch[:, :6]
+                at += len(batch)
         base = build_pyramid(db, columns=cached, show_progress=show_progress)
-        self._columns = []
         db.execute(
             "UPDATE run SET completed = ?, finalized = 1, open_tasks = ?, orphan_tasks = ?,"
             " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = coalesce(wall_seconds, ?),"
@@ -259,8 +267,9 @@ def atomic_output(final_path):
 
 
 def remove_trace_files(path, main=True):
-    """Delete a trace's ``-wal`` and ``-shm`` companions, and the file itself if ``main``."""
-    for suffix in ("", "-wal", "-shm") if main else ("-wal", "-shm"):
+    """Delete a trace's ``-wal``, ``-shm`` and ``-journal`` companions, and the file itself
+    if ``main``."""
+    for suffix in ("", "-wal", "-shm", "-journal") if main else ("-wal", "-shm", "-journal"):
         Path(str(path) + suffix).unlink(missing_ok=True)
 
 
