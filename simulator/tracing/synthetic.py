@@ -11,7 +11,7 @@ that travel CU → L1V → L2 → DRAM as nested ``req_out``/``req_in`` chains.
 import numpy as np
 
 from ..interrupts import DeferredInterrupt
-from .api import Tracer
+from . import Tracer  # the Cython build when it is built
 from .writer import TraceWriter
 
 INST_UNITS = ("VALU", "SALU", "LDS", "VMEM", "Branch", "Barrier", "Special")
