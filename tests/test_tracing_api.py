@@ -153,10 +153,16 @@ def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_in_
 
 
 def _interleaved(tracer_class, seed, steps, max_open):
-    """Open and end tasks in a random order with up to ``max_open`` in flight, then close."""
-    from conftest import MemorySink
+    """Open and end tasks in a random order with up to ``max_open`` in flight, then close;
+    returns the task rows in the order the sink received them."""
+    class Rows:
+        def __init__(self):
+            self.rows = []
 
-    sink = MemorySink()
+        def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
+            self.rows += tasks.tolist()
+
+    sink = Rows()
     tr = tracer_class(sink, batch_size=4096)
     cu, _, _, _, valu = _setup(tr)
     rng = np.random.default_rng(seed)
@@ -170,7 +176,7 @@ def _interleaved(tracer_class, seed, steps, max_open):
             open_keys.append(tr.start_task(root, valu, cu, t))
     assert tr.open_count == len(open_keys) + 1
     assert tr.close(steps) == len(open_keys) + 1
-    return [r for batch in sink.batches for r in batch[0].tolist()]
+    return sink.rows
 
 
 @pytest.mark.skipif(Tracer is PyTracer, reason="Cython tracer not built")
