@@ -7,12 +7,11 @@ The page renders the result; benchmarks/turnaround_views.py times it.
 """
 import json
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 import numpy as np
 
 from . import kernel_figures as kf
-from . import klein, queries
+from . import klein, queries, urls
 
 MAX_DRAWN_ACCESSES = 4_096
 """Accesses the memory view draws at once: whole work-groups, several times what its
@@ -156,4 +155,4 @@ def task_launch(path, task_id, category):
 
 def kernel_href(trace, launch):
     """The kernel page of ``launch`` in ``trace``."""
-    return "/kernel?" + urlencode({"trace": trace, "launch": launch})
+    return urls.href("/kernel", urls.KernelState(trace=trace, launch=launch))

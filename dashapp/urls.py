@@ -42,6 +42,14 @@ class ComponentState:
     task: int = None
 
 
+@dataclass(frozen=True)
+class KernelState:
+    trace: str = None
+    launch: int = 0
+    run: str = None
+    group: int = 0
+
+
 def first_value(value):
     """Dash passes a repeated parameter as a list; the first one wins."""
     if isinstance(value, (list, tuple)):

@@ -224,3 +224,16 @@ def test_an_error_is_shown_with_its_line_and_a_caret(app):
     shown = page._error_context("int a;\nint b = ;\n", kernel_runner.RunError("bad", 2, 9))
     assert shown.children == "   2 | int b = ;\n     |         ^"
     assert page._error_context("x", kernel_runner.RunError("no place")) == ""
+
+
+def test_links_from_other_views_parse_back_to_the_launch():
+    from urllib.parse import parse_qs, urlsplit
+
+    from dashapp.kernel_views import kernel_href
+    from dashapp.pages.kernel import parse_kernel
+
+    for launch in (0, 3):
+        url = urlsplit(kernel_href("my trace.sqlite", launch))
+        state, errors = parse_kernel(parse_qs(url.query))
+        assert url.path == "/kernel" and not errors
+        assert (state.trace, state.launch) == ("my trace.sqlite", launch)

@@ -8,7 +8,7 @@ matching accesses, bank, source lines and pixels in the browser (assets/kernel.j
 without a server round trip. The page itself is built by ``kernel_views.build``.
 """
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from urllib.parse import parse_qs
 
 import dash
@@ -20,17 +20,9 @@ from ..figures import graph_config, safe_filename
 from ..kernel_views import build
 from ..queries import QueryTimeout, TraceError, kernel_arrays, kernel_launches, open_trace
 from ..units import fmt_ps
-from ..urls import first_value, int_param
+from ..urls import KernelState, first_value, int_param
 
 LOC = widgets.LOCATION_ID
-
-
-@dataclass(frozen=True)
-class KernelState:
-    trace: str = None
-    launch: int = 0
-    run: str = None
-    group: int = 0
 
 
 def parse_kernel(params):
