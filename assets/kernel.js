@@ -48,12 +48,26 @@
     return Array.prototype.slice.call(document.querySelectorAll(".kv-memview"));
   }
 
+  // [value, count, value, count, ...] (kernel_views.run_lengths) as one value per item.
+  function expandRuns(runs) {
+    var total = 0, i, at = 0;
+    for (i = 1; i < runs.length; i += 2) { total += runs[i]; }
+    var out = new Int32Array(total);
+    for (i = 0; i < runs.length; i += 2) {
+      out.fill(runs[i], at, at + runs[i + 1]);
+      at += runs[i + 1];
+    }
+    return out;
+  }
+
   function branchData() {
     var el = document.getElementById("kv-branch-data");
     if (!el) { return null; }
     if (!el.kvParsed) {
+      var items = JSON.parse(el.dataset.workItems || "{}");
       el.kvParsed = {states: JSON.parse(el.dataset.states || "{}"),
-                     items: JSON.parse(el.dataset.workItems || "{}"),
+                     items: {pattern: expandRuns(items.pattern || []),
+                             proxy: expandRuns(items.proxy || [])},
                      width: parseInt(el.dataset.width || "0", 10)};
     }
     return el.kvParsed;

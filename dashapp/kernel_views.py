@@ -87,6 +87,19 @@ def _work_item_maps(rows, global_size):
     return pattern, proxy
 
 
+def run_lengths(values):
+    """``values`` as flat ``[value, count, value, count, ...]`` runs. The page carries the
+    per-work-item maps this way: neighbouring work-items mostly share a pattern, and the
+    64 of a wavefront always share a proxy, so a million work-items take kilobytes, not
+    megabytes, of HTML (``assets/kernel.js`` expands them)."""
+    values = np.asarray(values)
+    if len(values) == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    counts = np.diff(np.r_[starts, len(values)])
+    return np.column_stack([values[starts], counts]).reshape(-1).tolist()
+
+
 def build(path, launch_id, first_group=0):
     """``KernelViews`` of launch ``launch_id`` in the trace at ``path``; the memory view
     draws work-groups from the ``first_group``-th on.
@@ -137,7 +150,7 @@ def build(path, launch_id, first_group=0):
         launch=launch, launches=launches, source=source, task=task, memory=memory,
         patterns=patterns, proxies=proxies, histogram=kf.histogram_figure(patterns),
         donuts=kf.donut_figure(proxies, rank_of), image=image, pattern_states=states,
-        work_items={"pattern": pattern.tolist(), "proxy": proxy.tolist()},
+        work_items={"pattern": run_lengths(pattern), "proxy": run_lengths(proxy)},
         debug=[(bind, kf.debug_figure(bind, series)) for bind in binds])
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dashapp import kernel_runner, kernel_views
@@ -237,3 +238,15 @@ def test_links_from_other_views_parse_back_to_the_launch():
         state, errors = parse_kernel(parse_qs(url.query))
         assert url.path == "/kernel" and not errors
         assert (state.trace, state.launch) == ("my trace.sqlite", launch)
+
+
+def test_per_work_item_maps_travel_as_runs():
+    from dashapp.kernel_views import run_lengths
+
+    values = [3, 3, 3, -1, -1, 7, 3]
+    runs = run_lengths(values)
+    assert runs == [3, 3, -1, 2, 7, 1, 3, 1]
+    expanded = [v for value, count in zip(runs[::2], runs[1::2]) for v in [value] * count]
+    assert expanded == values
+    assert run_lengths([]) == []
+    assert len(run_lengths(np.repeat(np.arange(1024), 64))) == 2048  # a proxy per wavefront
