@@ -68,7 +68,6 @@
     }
   });
 
-  // Plotly hover events are not DOM events: bind them once per graph as graphs appear.
   function bind() {
     graphs().forEach(function (gd) {
       if (gd.gsBound || typeof gd.on !== "function") { return; }
@@ -82,5 +81,23 @@
       gd.on("plotly_unhover", clearHighlight);
     });
   }
-  setInterval(bind, 400);
+
+  // Plotly hover events are not DOM events, so each graph is bound once it exists. Dash
+  // draws pages and figures by changing the DOM: look again after each change (once per
+  // frame at most), instead of polling.
+  function whenGraphsChange(callback) {
+    var queued = false;
+    function start() {
+      new MutationObserver(function () {
+        if (queued) { return; }
+        queued = true;
+        window.requestAnimationFrame(function () { queued = false; callback(); });
+      }).observe(document.body, {childList: true, subtree: true});
+      callback();
+    }
+    if (document.body) { start(); } else { document.addEventListener("DOMContentLoaded", start); }
+  }
+  window.gpuscope = {whenGraphsChange: whenGraphsChange};  // kernel.js binds its graphs too
+
+  whenGraphsChange(bind);
 })();

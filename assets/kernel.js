@@ -232,5 +232,6 @@
       });
     }
   }
-  setInterval(bind, 400);
+  // gpuscope.js (loaded first: Dash serves assets in name order) binds as graphs appear.
+  window.gpuscope.whenGraphsChange(bind);
 })();
