@@ -42,6 +42,29 @@ class TraceError(RuntimeError):
     """The file is not a readable, finalized GPUscope trace."""
 
 
+# SQLite's words for what is wrong with a file, and what they mean to someone opening a
+# trace; the original message follows in parentheses.
+_EXPLANATIONS = (
+    ("file is not a database", "not an SQLite file"),
+    ("no such table", "not a GPUscope trace, or one from another version"),
+    ("no such column", "not a GPUscope trace, or one from another version"),
+    ("database disk image is malformed", "the file is damaged"),
+    ("attempt to write a readonly database",
+     "a writer was killed in the middle of a batch; `python -m simulator finalize FILE`"
+     " repairs the file"),
+    ("database is locked", "a writer holds the file; try again when it is done"),
+)
+
+
+def explain(err):
+    """A reader's account of the SQLite error ``err``."""
+    text = str(err)
+    for words, meaning in _EXPLANATIONS:
+        if words in text:
+            return f"{meaning} ({text})"
+    return text
+
+
 class Connection:
     """A read-only connection whose ``fetch`` calls are time-limited."""
 
@@ -68,9 +91,9 @@ class Connection:
             if "interrupt" in str(err):
                 raise QueryTimeout(
                     f"{self.path.name}: query took longer than {self.seconds:g} s") from None
-            raise TraceError(f"{self.path.name}: {err}") from None
+            raise TraceError(f"{self.path.name}: {explain(err)}") from None
         except (sqlite3.DatabaseError, OverflowError) as err:
-            raise TraceError(f"{self.path.name}: {err}") from None
+            raise TraceError(f"{self.path.name}: {explain(err)}") from None
         finally:
             self._deadline = float("inf")
 

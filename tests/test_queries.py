@@ -223,3 +223,37 @@ def test_a_trace_in_another_format_gets_a_message(tmp_path):
     db.close()
     with pytest.raises(queries.TraceError, match="trace format 0, and this app reads format 1"):
         trace_meta(path)
+
+
+def test_errors_say_what_is_wrong_with_the_file(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(queries.TraceError, match="bad.sqlite: not an SQLite file"):
+        trace_meta(bad)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)")
+    with pytest.raises(queries.TraceError, match="not a GPUscope trace, or one from another"):
+        with queries.open_trace(other) as db:
+            queries.run_info(db)
+
+
+def test_a_trace_left_mid_batch_by_a_killed_writer_says_how_to_repair_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "killed.sqlite"
+    script = ("import os, sqlite3\n"
+              f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+              "db.execute('CREATE TABLE run (x)')\n"
+              "db.execute('INSERT INTO run VALUES (1)')\n"
+              "db.execute('BEGIN')\n"
+              "db.execute('PRAGMA cache_size=10')\n"
+              "db.executemany('INSERT INTO run VALUES (?)', [(i,) for i in range(50000)])\n"
+              "db.execute('UPDATE run SET x = 2 WHERE rowid = 1')\n"
+              "os.kill(os.getpid(), 9)\n")
+    subprocess.run([sys.executable, "-c", script], timeout=60)
+    assert os.path.exists(str(path) + "-journal")
+    with pytest.raises(queries.TraceError, match="simulator finalize FILE"):
+        with queries.open_trace(path) as db:
+            db.fetch("SELECT count(*) FROM run")
