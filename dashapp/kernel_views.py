@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernel_figures as kf
-from . import klein, queries, urls
+from . import kernel_runner, klein, queries, urls
 
 MAX_DRAWN_ACCESSES = 4_096
 """Accesses the memory view draws at once: whole work-groups, several times what its
@@ -85,6 +85,33 @@ def _work_item_maps(rows, global_size):
         pattern[table[keep, 0]] = table[keep, 1]
         proxy[table[keep, 0]] = table[keep, 2]
     return pattern, proxy
+
+
+def edit_spec(path, launch_id, source, size):
+    """The ``RunSpec`` that re-runs launch ``launch_id`` of the trace at ``path`` with the
+    edited ``source`` at ``size`` (text such as ``256x1``, one of the sizes the page
+    offers); its arguments are scaled to the new size.
+
+    Raises ``LookupError`` for a missing launch and ``ValueError`` for a size that is not
+    offered, each with a message for the page.
+    """
+    with queries.open_trace(path) as db:
+        launch = next((x for x in queries.kernel_launches(db) if x.id == launch_id), None)
+        arrays = queries.kernel_arrays(db, launch_id)
+    if launch is None:
+        raise LookupError(f"No kernel launch {launch_id} here.")
+    old_global = json.loads(launch.global_size)
+    local = json.loads(launch.local_size)
+    try:
+        new_global = tuple(int(x) for x in str(size).split("x"))
+    except ValueError:
+        raise ValueError(f"Unknown size {size!r}.") from None
+    if len(new_global) != len(old_global) or \
+            new_global not in kernel_runner.size_options(old_global, local):
+        raise ValueError(f"Size {size!r} is not offered for this launch.")
+    return kernel_runner.RunSpec(
+        source=source, kernel=launch.kernel, global_size=new_global, local_size=tuple(local),
+        args=kernel_runner.scaled_args(launch.args, arrays, old_global, new_global))
 
 
 def run_lengths(values):

@@ -250,3 +250,17 @@ def test_per_work_item_maps_travel_as_runs():
     assert expanded == values
     assert run_lengths([]) == []
     assert len(run_lengths(np.repeat(np.arange(1024), 64))) == 2048  # a proxy per wavefront
+
+
+def test_an_edit_is_run_at_an_offered_size_with_arguments_scaled(app):
+    _, directory = app
+    trace = directory / "v2.sqlite"
+    spec = kernel_views.edit_spec(trace, 0, "kernel source", "256")
+    assert (spec.source, spec.global_size, spec.local_size) == ("kernel source", (256,), (128,))
+    assert spec.kernel.startswith("reduce")
+    with pytest.raises(ValueError, match="not offered"):
+        kernel_views.edit_spec(trace, 0, "", "100")
+    with pytest.raises(ValueError, match="Unknown size"):
+        kernel_views.edit_spec(trace, 0, "", "big")
+    with pytest.raises(LookupError, match="No kernel launch 9"):
+        kernel_views.edit_spec(trace, 9, "", "256")

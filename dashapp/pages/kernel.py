@@ -17,8 +17,8 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import kernel_runner, urls, widgets
 from ..figures import graph_config, safe_filename
-from ..kernel_views import build
-from ..queries import QueryTimeout, TraceError, kernel_arrays, kernel_launches, open_trace
+from ..kernel_views import build, edit_spec
+from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 from ..urls import KernelState, first_value, int_param
 
@@ -266,28 +266,9 @@ def run_edited(_clicks, source, size, search):
         return no_update, widgets.messages(["The edited run this page showed is gone."],
                                            colour="danger")
     try:
-        with open_trace(recorded) as db:
-            launch = next((x for x in kernel_launches(db) if x.id == state.launch), None)
-            arrays = kernel_arrays(db, state.launch)
-    except (TraceError, QueryTimeout) as err:
+        spec = edit_spec(recorded, state.launch, source or "", size)
+    except (LookupError, ValueError, TraceError, QueryTimeout) as err:
         return no_update, widgets.messages([str(err)], colour="danger")
-    if launch is None:
-        return no_update, widgets.messages([f"No kernel launch {state.launch} here."],
-                                           colour="danger")
-    old_global = json.loads(launch.global_size)
-    local = json.loads(launch.local_size)
-    try:
-        new_global = tuple(int(x) for x in str(size).split("x"))
-    except ValueError:
-        return no_update, widgets.messages([f"Unknown size {size!r}."], colour="danger")
-    if len(new_global) != len(old_global) or \
-            new_global not in kernel_runner.size_options(old_global, local):
-        return no_update, widgets.messages([f"Size {size!r} is not offered for this launch."],
-                                           colour="danger")
-    spec = kernel_runner.RunSpec(
-        source=source or "", kernel=launch.kernel, global_size=new_global,
-        local_size=tuple(local),
-        args=kernel_runner.scaled_args(launch.args, arrays, old_global, new_global))
     try:
         run_id, _path, seconds = kernel_runner.run(spec)
     except kernel_runner.RunError as err:
