@@ -181,3 +181,39 @@ def window_from_relayout(relayout):
         return None
     t0, t1 = sorted(min(MAX_INT, max(0, round(v * 1e12))) for v in (lo, hi))
     return (t0, t1) if t1 > t0 else None
+
+
+def component_after_click(state, click, shown_window=None):
+    """The Component-view state a click on the chart (Plotly ``clickData``) leads to, or
+    None when it was not on a task bar (the density map, the concurrency line).
+
+    A bar opens its task in the Task view, and the view follows the task to its component
+    (a subtask may run elsewhere: this is how one walks across components), keeping the
+    window that was on screen (``shown_window``, "t0,t1" in ps). A merged run of
+    sub-pixel bars (a negative key) zooms into its span with 10 % margins instead.
+    Bars carry [key, ..., location name at 4, ..., span start at 10, span end at 11].
+    """
+    try:
+        custom = click["points"][0]["customdata"]
+        key, location = int(custom[0]), custom[4]
+        if key < 0:
+            start, end = int(custom[10]), int(custom[11])
+            margin = max(1, (end - start) // 10)
+            return replace(state, t0=max(0, start - margin), t1=end + margin)
+    except (TypeError, KeyError, IndexError, ValueError):
+        return None
+    new = replace(state, task=key, loc=location)
+    if state.t0 is None and shown_window:
+        t0, t1 = (int(v) for v in shown_window.split(","))
+        new = replace(new, t0=t0, t1=t1)
+    return new
+
+
+def component_after_zoom(state, relayout):
+    """The Component-view state a zoom, drag or double-click (``relayoutData``) leads
+    to, or None when the relayout was something else."""
+    window = window_from_relayout(relayout)
+    if window is None:
+        return None
+    t0, t1 = window if window != "reset" else (None, None)
+    return replace(state, t0=t0, t1=t1)

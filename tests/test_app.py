@@ -260,3 +260,21 @@ def test_awkward_traces_render_without_errors(tmp_path):
     overview = views.overview(path, urls.OverviewState(trace="awkward.sqlite"))
     assert [c.location.name for c in overview.charts] == ["GPU.L2[0]"]
     assert views.summary(path).category_time
+
+
+def test_a_click_on_a_bar_follows_its_task_and_keeps_the_window():
+    state = urls.ComponentState(trace="t.sqlite", loc="GPU.CU[0]", task=3)
+    bar = {"points": [{"customdata": [42, 0, 0, 0, "GPU.L2[1]", 0, 0, 0, 0, 0, 100, 200]}]}
+    new = urls.component_after_click(state, bar, shown_window="1000,5000")
+    assert (new.task, new.loc, new.t0, new.t1) == (42, "GPU.L2[1]", 1000, 5000)
+    merged = {"points": [{"customdata": [-1, 0, 0, 0, "GPU.L2[1]", 0, 0, 0, 0, 0, 100, 200]}]}
+    zoomed = urls.component_after_click(state, merged)
+    assert (zoomed.task, zoomed.t0, zoomed.t1) == (3, 90, 210)
+    assert urls.component_after_click(state, {"points": [{"z": 3}]}) is None
+    assert urls.component_after_click(state, None) is None
+
+
+def test_a_zoom_sets_the_window_and_a_double_click_clears_it():
+    state = urls.ComponentState(trace="t.sqlite", loc="GPU.CU[0]", t0=5, t1=9)
+    assert urls.component_after_zoom(state, {"xaxis.autorange": True}).t0 is None
+    assert urls.component_after_zoom(state, {"autosize": True}) is None

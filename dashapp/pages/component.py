@@ -138,31 +138,10 @@ def graph_to_url(relayout, click, search, shown_window):
     if ctx.triggered_id != "cv-graph":
         return no_update
     prop = ctx.triggered[0]["prop_id"].split(".")[-1]
-    if prop == "clickData":
-        try:
-            fields = click["points"][0]["customdata"]
-            key, location = int(fields[0]), fields[4]
-            if key < 0:
-                # A merged run of sub-pixel bars: zoom into it (with 10 % margins).
-                start, end = int(fields[10]), int(fields[11])
-                margin = max(1, (end - start) // 10)
-                new = replace(state, t0=max(0, start - margin), t1=end + margin)
-                return urls.search(new)
-        except (TypeError, KeyError, IndexError, ValueError):
-            return no_update  # a click on the density map or the concurrency line
-        # The Component view follows the current task to its component (a subtask in
-        # the Task view may run elsewhere): this is how one walks across components.
-        new = replace(state, task=key, loc=location)
-        if state.t0 is None and shown_window:
-            # Keep the window that was on screen: a new task alone would reframe the view.
-            t0, t1 = (int(v) for v in shown_window.split(","))
-            new = replace(new, t0=t0, t1=t1)
-    else:
-        window = urls.window_from_relayout(relayout)
-        if window is None:
-            return no_update
-        t0, t1 = window if window != "reset" else (None, None)
-        new = replace(state, t0=t0, t1=t1)
+    new = (urls.component_after_click(state, click, shown_window) if prop == "clickData"
+           else urls.component_after_zoom(state, relayout))
+    if new is None:
+        return no_update
     text = urls.search(new)
     return no_update if text == (search or "") else text
 
