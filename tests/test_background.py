@@ -106,3 +106,23 @@ def test_a_dead_writer_is_reported_as_such(tmp_path):
         for _ in range(3):  # the first send may still fit in the pipe
             writer.execute("INSERT INTO tag_name (id, name) VALUES (?, ?)", (0, "x"))
             writer.sync()
+
+
+def test_a_reply_abandoned_by_an_interrupt_is_not_taken_for_the_next_one(tmp_path, monkeypatch):
+    writer = BackgroundWriter(tmp_path / "bg.sqlite", command="test")
+    real_receive = writer._receive
+
+    def interrupted():
+        raise KeyboardInterrupt  # a second Ctrl-C while sync waits for its reply
+
+    monkeypatch.setattr(writer, "_receive", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        writer.sync()
+    monkeypatch.setattr(writer, "_receive", real_receive)
+    for k in range(2 * background.SLOTS):  # waiting for slots skips the stale reply too
+        tasks, tags = _batch(100 * k, 10)
+        writer.write_batch(tasks, [], tags, *_names(k == 0))
+    writer.execute("INSERT INTO no_such_table VALUES (1)")
+    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+        writer.sync()  # its own reply: the error, not the stale "ok"
+    writer.close()

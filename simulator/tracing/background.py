@@ -134,6 +134,7 @@ class BackgroundWriter:
     def __init__(self, path, **options):
         slot_path, self._slots = _SlotFile.create(SLOTS, SLOT_VALUES)
         self._free = list(range(SLOTS))
+        self._unanswered = 1  # the writer says whether it started
         self._closed = False
         self._conn, child = _CONTEXT.Pipe()
         self._process = _CONTEXT.Process(target=_serve,
@@ -160,22 +161,29 @@ class BackgroundWriter:
             raise RuntimeError("the trace writer process died") from None
 
     def _answer(self):
-        """The reply to the last call, taking back the slots handed back before it."""
+        """The reply to the last call. Slots handed back before it are taken back, and
+        the replies to calls an interrupt abandoned (a second Ctrl-C) are skipped."""
         while True:
             status, value = self._receive()
             if status == _FREE:
                 self._free.append(value)
-            elif status == "error":
+                continue
+            self._unanswered -= 1
+            if self._unanswered:
+                continue
+            if status == "error":
                 raise value
-            else:
-                return value
+            return value
 
     def _free_slot(self):
         while not self._free:  # every slot in flight: wait for the writer to hand one back
             status, value = self._receive()
-            if status != _FREE:  # replies only come to calls that wait for them
+            if status == _FREE:
+                self._free.append(value)
+            elif self._unanswered:  # the reply to a call an interrupt abandoned
+                self._unanswered -= 1
+            else:
                 raise RuntimeError(f"the trace writer answered {status!r} out of turn")
-            self._free.append(value)
         return self._free.pop(0)
 
     def _call(self, name, *args, reply=False, **kwargs):
@@ -183,7 +191,10 @@ class BackgroundWriter:
             self._conn.send((name, args, kwargs, reply))
         except OSError:  # a broken pipe: the process is gone
             raise RuntimeError("the trace writer process died") from None
-        return self._answer() if reply else None
+        if not reply:
+            return None
+        self._unanswered += 1
+        return self._answer()
 
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
         """Send one batch (the ``Tracer`` sink interface)."""
