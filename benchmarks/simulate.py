@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from simulator.gpu import GPU, default_config, default_implementation
+from simulator.gpu.platform import tracer_class
 from simulator.gpu.run import simulate
-from simulator.tracing import PyTracer, Tracer
 from simulator.workloads import WORKLOADS
 
 CASES = {
@@ -55,8 +55,7 @@ class DropRows:
 
 def traced_to_nowhere(workload, implementation):
     """(seconds, events, tasks) of a full-detail run whose rows are dropped."""
-    tracer_class = Tracer if implementation == "cython" else PyTracer
-    tracer = tracer_class(DropRows(), ps_per_tick=1000)
+    tracer = tracer_class(implementation)(DropRows(), ps_per_tick=1000)
     start = time.perf_counter()
     gpu = GPU(default_config(), tracer, "all", implementation)
     gpu.start_simulation()

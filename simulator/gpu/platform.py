@@ -54,6 +54,17 @@ def default_implementation():
     return "cython"
 
 
+def tracer_class(implementation):
+    """The tracer class the components of ``implementation`` call: the Cython components
+    take the Cython tracer (even under ``SIMULATOR_PUREPYTHON=1``), the Python ones the
+    reference."""
+    if implementation == "cython":
+        from ..tracing._api import Tracer
+        return Tracer
+    from ..tracing.api import Tracer
+    return Tracer
+
+
 class SimulationStalled(RuntimeError):
     """Work is left but no event is scheduled: a modelling bug, never a normal outcome."""
 

@@ -12,11 +12,11 @@ import time
 from dataclasses import dataclass, field
 
 from ..interrupts import DeferredInterrupt
-from ..tracing import PyTracer, Tracer, TraceWriter
+from ..tracing import TraceWriter
 from ..tracing.writer import remove_trace_files, replace_atomically, temporary_path
 from ..tracing.background import BackgroundWriter
 from .config import ps_per_cycle, validate
-from .platform import GPU, default_implementation
+from .platform import GPU, default_implementation, tracer_class
 from .trace_vocabulary import parse_trace_level
 
 
@@ -86,8 +86,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             tmp_path, command=command or "simulate", config=config,
             workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed),
             temporary=True)
-        tracer_class = Tracer if implementation == "cython" else PyTracer
-        tracer = tracer_class(writer, ps_per_tick=ps_per_cycle(config),
+        tracer = tracer_class(implementation)(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))
     bar = _progress_bar(progress)
     wall_start = time.perf_counter()
