@@ -7,10 +7,10 @@ the tracer from the cost of SQLite. The kernels are executed functionally once, 
 front, so every configuration times the same thing: the timing model and its trace
 (finalize, the index and metric-pyramid build after the run, is printed apart).
 Prints events/s, tasks/s and the overhead as a ratio to the untraced time, best of
-``--repeat`` runs (and the ratio of the medians, since these machines are noisy), in
-wall-clock time and in CPU time of the simulating process (the trace writer runs in a
-child process; on a busy machine the wall clock mostly measures the wait for a free
-core). Goal: full tracing at most 2x (MGPUSim reports about 10x).
+``--repeat`` rounds of all four (and the ratio of the medians, since these machines are
+noisy), in wall-clock time and in CPU time of the simulating process (the trace writer
+runs in a child process; on a busy machine the wall clock mostly measures the wait for a
+free core). Goal: full tracing at most 2x (MGPUSim reports about 10x).
 
     python benchmarks/simulate.py [--workloads transpose pagerank] [--repeat 5]
 """
@@ -25,6 +25,7 @@ from simulator.gpu.platform import tracer_class
 from simulator.gpu.run import simulate
 from simulator.workloads import WORKLOADS
 
+LABELS = ("off", "inst", "all", "all, rows dropped")
 CASES = {
     "transpose": {"size": 1024},
     "pagerank": {},
@@ -71,7 +72,7 @@ def main():
     parser.add_argument("--workloads", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--implementation", choices=("cython", "python"),
                         default=default_implementation())
-    parser.add_argument("--repeat", type=int, default=5, help="runs per configuration; best kept")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of every configuration; best kept")
     args = parser.parse_args()
     print(f"implementation: {args.implementation}; best of {args.repeat}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,29 +80,17 @@ def main():
             workload = Prepared(name, CASES[name])
             simulate(workload, default_config(), None, trace_level="off", progress=False,
                      implementation=args.implementation)  # warm-up: imports, allocator
-            base = base_median = None
-            for label in ("off", "inst", "all", "all, rows dropped"):
-                best = None
-                walls = []
-                for _ in range(args.repeat):
-                    cpu = time.process_time()
-                    if label == "all, rows dropped":
-                        seconds, events, tasks, cycles = traced_to_nowhere(workload, args.implementation)
-                        finalize = 0.0
-                    else:
-                        out = Path(tmp) / f"{name}.sqlite" if label != "off" else None
-                        r = simulate(workload, default_config(), out, trace_level=label,
-                                     progress=False, implementation=args.implementation)
-                        seconds, events, tasks, cycles = r.timing_seconds, r.events, r.tasks, r.cycles
-                        finalize = r.finalize_seconds
-                    cpu = time.process_time() - cpu
-                    walls.append(seconds)
-                    if best is None or seconds < best[0]:
-                        best = (seconds, events, tasks, cycles, finalize, cpu)
-                seconds, events, tasks, cycles, finalize, cpu = best
-                base = base or best
-                median = statistics.median(walls)
-                base_median = base_median or median
+            # Rounds of every configuration, so a noisy stretch of the machine falls on
+            # all of them alike instead of on one.
+            runs = {label: [] for label in LABELS}
+            for _ in range(args.repeat):
+                for label in LABELS:
+                    runs[label].append(_measure(workload, label, tmp, args.implementation))
+            base = min(runs["off"])
+            base_median = statistics.median(r[0] for r in runs["off"])
+            for label in LABELS:
+                seconds, events, tasks, cycles, finalize, cpu = min(runs[label])
+                median = statistics.median(r[0] for r in runs[label])
                 if cycles != base[3]:
                     raise SystemExit(f"{name}: tracing changed the simulated time, a bug")
                 print(f"{name:9s} {label:17s} {cycles:>8,} cycles {seconds:6.2f} s "
@@ -110,6 +99,20 @@ def main():
                       f"(medians {median / base_median:4.2f}x), {cpu / base[5]:4.2f}x cpu ({cpu:.2f} s)"
                       + (f"  (finalize {finalize:.2f} s)" if finalize else ""))
 
+
+def _measure(workload, label, tmp, implementation):
+    """(seconds, events, tasks, cycles, finalize seconds, cpu seconds) of one run."""
+    cpu = time.process_time()
+    if label == "all, rows dropped":
+        seconds, events, tasks, cycles = traced_to_nowhere(workload, implementation)
+        finalize = 0.0
+    else:
+        out = Path(tmp) / f"{workload.name}.sqlite" if label != "off" else None
+        r = simulate(workload, default_config(), out, trace_level=label, progress=False,
+                     implementation=implementation)
+        seconds, events, tasks, cycles = r.timing_seconds, r.events, r.tasks, r.cycles
+        finalize = r.finalize_seconds
+    return seconds, events, tasks, cycles, finalize, time.process_time() - cpu
 
 if __name__ == "__main__":
     main()
