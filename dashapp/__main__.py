@@ -24,10 +24,15 @@ def main(argv=None):
 
     app = create_app(trace_dir=args.trace_dir, trace=args.trace)
     # SIGTERM, the usual way to stop a server, would end Python without its exit
-    # handlers; exiting normally lets the edit-and-run spare be stopped and reaped.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # handlers; exiting normally lets the edit-and-run children be stopped and reaped.
+    signal.signal(signal.SIGTERM, _exit_once)
     app.run(host=args.host, port=args.port, debug=args.debug, use_reloader=False)
     return 0
+
+
+def _exit_once(*_):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the cleanup short
+    sys.exit(0)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,13 @@ arguments map to the same trace and are not run twice; the newest ``KEEP`` are k
 import atexit
 import hashlib
 import json
+import logging
 import math
 import os
 import re
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +51,7 @@ RUN_ID = re.compile(r"^[0-9a-f]{16}$")
 _LOCATED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<reason>.+)$", re.M)
 _scratch = []
 _lock = threading.Lock()
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -85,9 +88,15 @@ def simulator_digest():
     root = Path(__file__).resolve().parents[1] / "simulator"
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
-        if path.suffix in (".py", ".pyx", ".pxd", ".cl", ".sql") and path.is_file():
+        if not path.is_file():
+            continue
+        if path.suffix in (".py", ".pyx", ".pxd", ".cl", ".sql"):
             digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
+        elif path.suffix in (".so", ".pyd"):
+            # The compiled extensions are what runs: a rebuild counts, by size and time.
+            stat = path.stat()
+            digest.update(f"{path.relative_to(root)} {stat.st_size} {stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -141,6 +150,8 @@ def scratch_dir():
     one worker can be shown by another; runs are named by content, so sharing is safe.
     A directory that belongs to another user is never used (a private one is made)."""
     with _lock:
+        if _scratch and not _scratch[0].is_dir():
+            _scratch.clear()  # removed under a long-running server (a temp cleaner): again
         if not _scratch:
             path = Path(os.environ.get("GPUSCOPE_RUN_DIR")
                         or Path(tempfile.gettempdir()) / f"gpuscope-runs-{os.getuid()}")
@@ -166,16 +177,27 @@ def _cpu_seconds_used(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _within(pid, limit, value):
+    """``value``, or the hard limit ``pid`` already has when that is lower (a process may
+    not raise its own hard limit)."""
+    hard = resource.prlimit(pid, limit)[1]
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+
 def bound(pid):
-    """Put the run limits on process ``pid``: ``MEMORY_BYTES`` of address space, and
+    """Put the run limits on process ``pid``: ``MEMORY_BYTES`` of address space,
     ``CPU_SECONDS`` of CPU time from now on (RLIMIT_CPU counts from the process's start,
-    and a spare has spent some importing). Raises ``ProcessLookupError`` if it is gone."""
+    and a spare has spent some importing), and no core file when a limit kills it.
+    Raises ``ProcessLookupError`` if it is gone."""
     try:
         cpu = math.ceil(_cpu_seconds_used(pid)) + CPU_SECONDS
     except FileNotFoundError:
         raise ProcessLookupError(pid) from None
-    resource.prlimit(pid, resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
+    memory = _within(pid, resource.RLIMIT_AS, MEMORY_BYTES)
+    resource.prlimit(pid, resource.RLIMIT_AS, (memory, memory))
+    cpu_hard = _within(pid, resource.RLIMIT_CPU, cpu + 1)
+    resource.prlimit(pid, resource.RLIMIT_CPU, (min(cpu, cpu_hard), cpu_hard))
+    resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
 def _command(spec, source_path, out_path):
@@ -189,37 +211,81 @@ def _command(spec, source_path, out_path):
 
 @dataclass
 class _Spare:
-    """A started ``python -m simulator standby`` child and what it was started from."""
+    """A started ``python -m simulator standby`` child, what it was started from, and the
+    unnamed file its stderr goes to (a pipe nobody reads before "ready" could fill and
+    stall it)."""
     proc: subprocess.Popen
     digest: str
     owner: int
+    errors: object
 
 
-_spares = []
-_spare_lock = threading.Lock()
+_spares = []  # the waiting spare, at most one
+_children = []  # every child this process started and has not reaped, waiting or running
+_closing = []  # set once the server exits: no new children after that
+_spare_lock = threading.RLock()  # held while a spare is started or discarded
 
 
-def _start_spare(digest):
+def _start_spare(digest, command=None):
+    """A new child running ``command`` (default: the standby simulator), tracked until
+    it is reaped. Called with ``_spare_lock`` held."""
+    if _closing:
+        raise RunError("the server is shutting down")
     env = dict(os.environ)
     # The simulator package sits beside dashapp, in a checkout and when installed.
     package_root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    # Its own session, so a timeout kills whatever the run started too.
-    proc = subprocess.Popen([sys.executable, "-m", "simulator", "standby"],
-                            cwd=scratch_dir(), env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    return _Spare(proc, digest, os.getpid())
+    # numpy's BLAS reserves memory per thread, which counts against RLIMIT_AS.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    errors = tempfile.TemporaryFile()
+    try:
+        # Its own session, so a timeout kills whatever the run started too.
+        proc = subprocess.Popen(command or [sys.executable, "-m", "simulator", "standby"],
+                                cwd=scratch_dir(), env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=errors,
+                                start_new_session=True)
+    except BaseException:
+        errors.close()
+        raise
+    spare = _Spare(proc, digest, os.getpid(), errors)
+    _children.append(spare)
+    return spare
+
+
+def _forget(spare):
+    spare.errors.close()
+    with _spare_lock:
+        if spare in _children:
+            _children.remove(spare)
+
+
+def _reaped(spare):
+    """What ``spare`` wrote on stderr, once it has exited and been waited for."""
+    try:
+        spare.errors.seek(0)
+        text = spare.errors.read().decode(errors="replace")
+    except ValueError:  # closed: the server stopped the child while it ran
+        text = ""
+    _forget(spare)
+    return text
 
 
 def _discard(spare):
+    """Kill ``spare`` (and whatever it started) and reap it. Safe while another thread
+    waits on it: the process is only waited for, not read."""
     if spare.owner != os.getpid():
         return  # inherited through fork (gunicorn --preload): the parent's to reap
     try:
         os.killpg(spare.proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    spare.proc.communicate()
+    spare.proc.wait()
+    for pipe in (spare.proc.stdin, spare.proc.stdout):
+        try:
+            pipe.close()
+        except OSError:  # a broken pipe's last write
+            pass
+    _forget(spare)
 
 
 def _take_spare():
@@ -233,24 +299,41 @@ def _take_spare():
             spare = None
         if spare is None:
             spare = _start_spare(digest)
-        # The next run's spare imports while this run runs (the server thread only waits).
-        _spares.append(_start_spare(digest))
+        try:
+            # The next run's spare imports while this run runs (the thread only waits).
+            _spares.append(_start_spare(digest))
+        except (OSError, RunError):
+            pass  # this run has its child; the next one starts its own
     return spare
+
+
+def _fresh_child():
+    with _spare_lock:
+        return _start_spare(simulator_digest())
 
 
 def prepare():
     """Start this server process's spare if none is waiting (the kernel page calls this,
-    so that its first Run does not wait for one either)."""
+    so that its first Run does not wait for one either). Best effort: viewing needs no
+    spare, and a Run that finds none starts a child and reports what went wrong."""
     with _spare_lock:
         if not _spares:
-            _spares.append(_start_spare(simulator_digest()))
+            try:
+                _spares.append(_start_spare(simulator_digest()))
+            except (OSError, RunError) as exc:
+                _log.warning("could not start a spare simulator: %s", exc)
 
 
 @atexit.register
 def _stop_spares():
+    """Stop and reap every child of this process, waiting or in the middle of a run: the
+    server's request threads do not outlive it, so no one else would."""
     with _spare_lock:
-        while _spares:
-            _discard(_spares.pop())
+        _closing.append(True)
+        children = [c for c in _children if c.owner == os.getpid()]
+        _spares.clear()
+    for child in children:
+        _discard(child)
 
 
 def _ready(proc, deadline):
@@ -274,16 +357,16 @@ def _hand_over(spare, job, deadline):
         if _ready(proc, deadline):
             bound(proc.pid)
             took = True
-            _out, err = proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
+            proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
         else:
-            _out, err = proc.communicate()
+            proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except ProcessLookupError:
-        _out, err = proc.communicate()
+        proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except BaseException:
         # A timeout, or anything else: the child never outlives its run unreaped.
         _discard(spare)
         raise
-    return proc.returncode, err.decode(errors="replace"), took
+    return proc.returncode, _reaped(spare), took
 
 
 def _error_from(stderr, returncode):
@@ -292,7 +375,10 @@ def _error_from(stderr, returncode):
         last = found[-1]
         return RunError(last["reason"].strip(), int(last["line"]), int(last["col"]))
     if returncode < 0:
-        sig = signal.Signals(-returncode).name
+        try:
+            sig = signal.Signals(-returncode).name
+        except ValueError:  # a real-time signal has no name
+            sig = f"signal {-returncode}"
         return RunError(f"the run was stopped by {sig} (CPU limit {CPU_SECONDS} s, "
                         f"memory limit {MEMORY_BYTES >> 30} GiB)")
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
@@ -316,6 +402,11 @@ def run(spec, timeout=TIMEOUT_SECONDS):
         raise RunError("the server is busy with other runs; try again in a moment")
     try:
         return _run_child(spec, run_id, timeout)
+    except RunError:
+        raise
+    except Exception as exc:  # no process, no file descriptor, no scratch space...
+        _log.exception("edited run %s could not be run", run_id)
+        raise RunError(f"could not run the simulator: {exc}") from None
     finally:
         _RUN_SLOTS.release()
 
@@ -338,17 +429,14 @@ def _run_child(spec, run_id, timeout):
         if not took:
             # The spare died before it took the job: a fresh child, once (if that one
             # dies too, say, the simulator fails to import, its stderr says why).
-            returncode, err, took = _hand_over(_start_spare(simulator_digest()), job,
-                                               deadline)
+            returncode, err, took = _hand_over(_fresh_child(), job, deadline)
     except subprocess.TimeoutExpired:
         raise RunError(f"the run took longer than {timeout:g} s and was stopped") from None
     else:
         if returncode == 0 and trace.is_file():
             os.replace(trace, out_path)
     finally:
-        for leftover in work.iterdir():
-            leftover.unlink()
-        work.rmdir()
+        shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - start
     if returncode != 0 or not out_path.is_file():
         raise _error_from(err.replace(str(source_path), SOURCE_NAME), returncode)
@@ -356,8 +444,20 @@ def _run_child(spec, run_id, timeout):
     return run_id, out_path, seconds
 
 
+def _mtime(path):
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:  # another worker pruned it meanwhile
+        return 0.0
+
+
 def _prune(root):
-    runs = sorted(root.glob("*.sqlite"), key=lambda p: p.stat().st_mtime, reverse=True)
+    """Keep the newest ``KEEP`` runs, and drop the work directories of runs a killed
+    server left behind (no run lasts twice its timeout)."""
+    runs = sorted(root.glob("*.sqlite"), key=_mtime, reverse=True)
+    for stale in root.glob("*-*"):
+        if stale.is_dir() and time.time() - _mtime(stale) > 2 * TIMEOUT_SECONDS:
+            shutil.rmtree(stale, ignore_errors=True)
     for old in runs[KEEP:]:
         # A trace the page has read may have SQLite's -wal/-shm files beside it.
         for suffix in ("", "-wal", "-shm"):

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -33,6 +34,17 @@ def _spec(source, tag):
 def _waiting():
     kernel_runner.prepare()
     return kernel_runner._spares[-1]
+
+
+def _restart():
+    """Stop every child as the server's exit does, then let new ones start again."""
+    kernel_runner._stop_spares()
+    kernel_runner._closing.clear()
+
+
+def _child(command):
+    with kernel_runner._spare_lock:
+        return kernel_runner._start_spare(kernel_runner.simulator_digest(), command)
 
 
 def test_standby_runs_one_command_line_from_stdin(tmp_path):
@@ -70,44 +82,78 @@ def test_a_killed_spare_falls_back_to_a_fresh_child():
     assert kernel_runner.run(_spec(V3, "killed"))[2] > 0
 
 
-def test_a_spare_that_dies_before_taking_the_job_falls_back(monkeypatch):
-    # Alive when taken, gone before it says it is ready.
-    dying = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True)
-    kernel_runner._stop_spares()
-    kernel_runner._spares.append(kernel_runner._Spare(
-        dying, kernel_runner.simulator_digest(), os.getpid()))
+def test_a_spare_that_dies_before_taking_the_job_falls_back():
+    # Alive when taken, gone before it says it is ready: it says something else and exits.
+    _restart()
+    dying = _child([sys.executable, "-c", "print('not ready', flush=True)"])
+    kernel_runner._spares.append(dying)
     assert kernel_runner.run(_spec(V3, "dying"))[2] > 0
-    assert dying.returncode == 0
+    assert dying.proc.returncode == 0
+
+
+def test_a_spare_that_never_takes_the_job_still_meets_the_deadline():
+    _restart()
+    kernel_runner._spares.append(_child(
+        [sys.executable, "-c", "import time; print('hello', flush=True); time.sleep(30)"]))
+    started = time.monotonic()
+    with pytest.raises(kernel_runner.RunError, match="longer than 2 s"):
+        kernel_runner.run(_spec(V3, "never takes"), timeout=2)
+    assert time.monotonic() - started < 10
 
 
 def test_a_simulator_that_cannot_start_is_reported(monkeypatch):
-    def broken(digest):
-        proc = subprocess.Popen([sys.executable, "-c", "raise ImportError('no simulator here')"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-        return kernel_runner._Spare(proc, digest, os.getpid())
+    real = kernel_runner._start_spare
 
-    kernel_runner._stop_spares()
+    def broken(digest, command=None):
+        return real(digest, [sys.executable, "-c", "raise ImportError('no simulator here')"])
+
+    _restart()
     monkeypatch.setattr(kernel_runner, "_start_spare", broken)
     with pytest.raises(kernel_runner.RunError, match="ImportError: no simulator here"):
         kernel_runner.run(_spec(V3, "broken"))
-    kernel_runner._stop_spares()
+    _restart()
+
+
+def test_a_spare_that_writes_much_before_it_is_ready_does_not_stall(monkeypatch):
+    # Python's import trace is some 100 KB of stderr: more than a pipe holds.
+    _restart()
+    monkeypatch.setenv("PYTHONVERBOSE", "1")
+    assert kernel_runner.run(_spec(V3, "verbose"), timeout=60)[2] > 0
+    monkeypatch.delenv("PYTHONVERBOSE")
+    _restart()
 
 
 def test_a_spare_started_from_older_simulator_files_is_not_used():
     spare = _waiting()
-    kernel_runner._spares[-1] = kernel_runner._Spare(spare.proc, "older", spare.owner)
+    spare.digest = "older"
     assert kernel_runner.run(_spec(V3, "stale"))[2] > 0
     assert spare.proc.returncode == -signal.SIGKILL  # discarded and reaped, never used
 
 
-def test_the_cpu_limit_counts_from_the_hand_over(monkeypatch):
+def test_a_runaway_kernel_is_stopped_by_the_cpu_limit(monkeypatch):
     monkeypatch.setattr(kernel_runner, "CPU_SECONDS", 1)
     _waiting()
     with pytest.raises(kernel_runner.RunError, match="SIGXCPU"):
         kernel_runner.run(_spec(ENDLESS, "cpu"), timeout=60)
+
+
+def test_the_cpu_limit_counts_from_the_hand_over():
+    import resource
+
+    # A child that has already spent about a second of CPU, as a spare spends importing.
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nend = time.process_time() + 1.2\n"
+         "while time.process_time() < end: pass\nprint('spent', flush=True)\n"
+         "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline() == b"spent\n"
+        kernel_runner.bound(child.pid)
+        soft, hard = resource.prlimit(child.pid, resource.RLIMIT_CPU)
+        assert soft >= 1 + kernel_runner.CPU_SECONDS and hard == soft + 1
+        assert resource.prlimit(child.pid, resource.RLIMIT_CORE) == (0, 0)
+    finally:
+        child.kill()
+        child.communicate()
 
 
 def test_a_runaway_kernel_on_a_spare_is_stopped_and_the_next_run_works():
@@ -135,8 +181,36 @@ def test_two_runs_at_once_both_finish():
 
 def test_stopping_at_exit_kills_and_reaps_the_spare():
     spare = _waiting()
-    kernel_runner._stop_spares()
+    _restart()
     assert spare.proc.returncode is not None and not kernel_runner._spares
+
+
+def test_stopping_at_exit_also_stops_a_run_in_progress():
+    _waiting()
+    failed = []
+
+    def endless():
+        try:
+            kernel_runner.run(_spec(ENDLESS, "stopped at exit"), timeout=60)
+        except kernel_runner.RunError as err:
+            failed.append(str(err))
+
+    thread = threading.Thread(target=endless)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(
+            c.proc.poll() is None and c not in kernel_runner._spares
+            for c in kernel_runner._children):
+        time.sleep(0.05)
+    running = [c for c in kernel_runner._children if c not in kernel_runner._spares]
+    assert running
+    kernel_runner._stop_spares()
+    with pytest.raises(kernel_runner.RunError, match="shutting down"):
+        kernel_runner.prepare() or kernel_runner._fresh_child()
+    thread.join(timeout=30)
+    kernel_runner._closing.clear()
+    assert all(c.proc.returncode is not None for c in running)
+    assert failed and not kernel_runner._children
 
 
 def _standby_children(pid):
