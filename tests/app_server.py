@@ -35,6 +35,8 @@ def serve(directory):
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
+                proc.wait()
+                log.close()
                 raise RuntimeError("the app did not start:\n" +
                                    (directory / "server.log").read_text())
             time.sleep(0.2)
@@ -42,5 +44,9 @@ def serve(directory):
         yield url, proc
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # never leave a server behind, whatever the test checks after
+            proc.wait()
         log.close()

@@ -1,7 +1,18 @@
 """Shared fixtures: both builds of the tracer, and small seeded traces."""
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from simulator.tracing import PyTracer, Tracer
+
+# Edited kernel runs made by the tests (and the servers they start) go to a directory of
+# their own, never into a developer's, whose oldest runs they would prune.
+if "GPUSCOPE_RUN_DIR" not in os.environ:
+    os.environ["GPUSCOPE_RUN_DIR"] = tempfile.mkdtemp(prefix="gpuscope-test-runs-")
+    atexit.register(shutil.rmtree, os.environ["GPUSCOPE_RUN_DIR"], ignore_errors=True)
 
 
 @pytest.fixture(params=["python", "cython"])
