@@ -160,30 +160,32 @@ class BackgroundWriter:
         except EOFError:
             raise RuntimeError("the trace writer process died") from None
 
+    def _take_message(self):
+        """Read one message from the writer: take a slot back (None), or count a reply
+        down; the reply ``(status, value)`` when it answers the latest call, None when it
+        answers one an interrupt abandoned (a second Ctrl-C)."""
+        status, value = self._receive()
+        if status == _FREE:
+            self._free.append(value)
+            return None
+        if not self._unanswered:  # replies only come to calls that wait for them
+            raise RuntimeError(f"the trace writer answered {status!r} out of turn")
+        self._unanswered -= 1
+        return None if self._unanswered else (status, value)
+
     def _answer(self):
-        """The reply to the last call. Slots handed back before it are taken back, and
-        the replies to calls an interrupt abandoned (a second Ctrl-C) are skipped."""
-        while True:
-            status, value = self._receive()
-            if status == _FREE:
-                self._free.append(value)
-                continue
-            self._unanswered -= 1
-            if self._unanswered:
-                continue
-            if status == "error":
-                raise value
-            return value
+        """The reply to the last call, taking back the slots handed back before it."""
+        message = None
+        while message is None:
+            message = self._take_message()
+        status, value = message
+        if status == "error":
+            raise value
+        return value
 
     def _free_slot(self):
         while not self._free:  # every slot in flight: wait for the writer to hand one back
-            status, value = self._receive()
-            if status == _FREE:
-                self._free.append(value)
-            elif self._unanswered:  # the reply to a call an interrupt abandoned
-                self._unanswered -= 1
-            else:
-                raise RuntimeError(f"the trace writer answered {status!r} out of turn")
+            self._take_message()  # no call waits now: any reply is an abandoned one's
         return self._free.pop(0)
 
     def _call(self, name, *args, reply=False, **kwargs):
