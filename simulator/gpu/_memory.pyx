@@ -24,18 +24,11 @@ cdef class MemRequest:
 
     def __init__(self, int64_t addr, bint write, Handler requester, object payload,
                  int64_t req_out):
-        self.addr = addr
-        self.write = write
-        self.requester = requester
-        self.payload = payload
-        self.req_out = req_out
-        self.req_in = NO_TASK
+        _fill(self, addr, write, requester, payload, req_out)
 
 
-cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object payload,
-                            int64_t req_out):
-    """A ``MemRequest`` made without argument parsing (one per line per level: it adds up)."""
-    cdef MemRequest req = MemRequest.__new__(MemRequest)
+cdef inline MemRequest _fill(MemRequest req, int64_t addr, bint write, Handler requester,
+                             object payload, int64_t req_out):
     req.addr = addr
     req.write = write
     req.requester = requester
@@ -43,6 +36,12 @@ cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object 
     req.req_out = req_out
     req.req_in = NO_TASK
     return req
+
+
+cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object payload,
+                            int64_t req_out):
+    """A ``MemRequest`` made without argument parsing (one per line per level: it adds up)."""
+    return _fill(MemRequest.__new__(MemRequest), addr, write, requester, payload, req_out)
 
 
 cdef class TagArray:
