@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulator.gpu.config import apply_overrides, default_config  # noqa: E402
 from simulator.kernels.records import KernelRecorder  # noqa: E402
-from simulator.kernels.session import simulate_with_records  # noqa: E402
+from simulator.runs.records import simulate_with_records  # noqa: E402
 from simulator.workloads import WORKLOADS  # noqa: E402
 
 PAPER_SPEEDUP = 1.16

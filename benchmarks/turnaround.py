@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulator.gpu.config import default_config  # noqa: E402
 from simulator.kernels import builtin_source, compile_source  # noqa: E402
-from simulator.kernels.cli import KernelFile  # noqa: E402
+from simulator.runs.kernel_cli import KernelFile  # noqa: E402
 from simulator.kernels.records import KernelRecorder  # noqa: E402
-from simulator.kernels.session import record_only, simulate_with_records  # noqa: E402
+from simulator.runs.records import record_only, simulate_with_records  # noqa: E402
 
 SIZES = (256, 2560, 25600)
 # Klein, Table 7.1, in ms: elements -> (no instrumentation, branching, memory, both views)

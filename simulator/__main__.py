@@ -7,6 +7,7 @@ edit-and-run starts one ahead of time, so a run does not wait for Python to star
 import the simulator.
 """
 import argparse
+import importlib
 import json
 import os
 import select
@@ -16,8 +17,8 @@ from . import __version__
 
 COMMAND_MODULES = [
     "simulator.tracing.cli",   # import, export, info, synth, finalize
-    "simulator.gpu.cli",       # run WORKLOAD
-    "simulator.kernels.cli",   # run-kernel FILE.cl
+    "simulator.runs.workload_cli",  # run WORKLOAD
+    "simulator.runs.kernel_cli",    # run-kernel FILE.cl
 ]
 
 
@@ -28,16 +29,8 @@ def build_parser():
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    import importlib
-
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a missing dependency, not a missing command module
-                raise
-            continue
-        module.register(subparsers)
+        importlib.import_module(name).register(subparsers)
     standby = subparsers.add_parser(
         "standby", help="import everything, then run one command line read from stdin",
         description="Print 'ready' once every command is imported, then read one JSON line\n"
@@ -55,15 +48,11 @@ def _warm_up():
     # while waiting takes ~70 ms off a kernel run.
     import numpy.random  # noqa: F401
 
-    from .kernels import session  # noqa: F401
+    from .gpu import platform
+    from .runs import records  # noqa: F401
     from .tracing import progress, pyramid  # noqa: F401
-    try:
-        from .gpu import platform, run  # noqa: F401
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("simulator.gpu"):
-            raise
-    else:
-        platform.default_implementation()
+
+    platform.default_implementation()
 
 
 def _standby(_args):

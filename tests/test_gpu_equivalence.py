@@ -5,7 +5,7 @@ import pytest
 from test_gpu_units import inst, launch, run, wavefront
 
 from simulator.gpu.platform import cython_available
-from simulator.kernels.stream import Unit
+from simulator.stream import Unit
 
 pytestmark = pytest.mark.skipif(not cython_available(), reason="Cython GPU not built")
 

@@ -7,7 +7,7 @@ from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, run, wavefront
 
 from simulator.gpu import default_config, memory
 from simulator.gpu.config import apply_overrides
-from simulator.kernels.stream import Unit
+from simulator.stream import Unit
 
 try:
     from simulator.gpu import _memory

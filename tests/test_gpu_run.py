@@ -8,9 +8,9 @@ from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, wavefront
 
 from simulator.gpu import apply_overrides, default_config
 from simulator.gpu.platform import cython_available
-from simulator.gpu.cli import build_config, parse_window
+from simulator.runs.workload_cli import build_config, parse_window
 from simulator.gpu.run import SimulationInterrupted, simulate
-from simulator.kernels.stream import Unit
+from simulator.stream import Unit
 
 
 class HandMade:

@@ -6,7 +6,7 @@ import pytest
 
 from simulator.gpu import GPU, apply_overrides, default_config
 from simulator.gpu.platform import cython_available
-from simulator.kernels.stream import KernelLaunch, Unit, WorkGroupStream, make_stream
+from simulator.stream import KernelLaunch, Unit, WorkGroupStream, make_stream
 from simulator.tracing import PyTracer
 
 TINY = ["gpu.shader_arrays=1", "gpu.cus_per_shader_array=2", "l2.banks=2",

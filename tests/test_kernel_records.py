@@ -166,7 +166,7 @@ kernel void k(global const float *in, global float *out)
 def test_workload_records_through_simulate(tmp_path):
     pytest.importorskip("simulator.gpu.run")
     from simulator.gpu.config import default_config
-    from simulator.kernels.session import simulate_with_records
+    from simulator.runs.records import simulate_with_records
 
     workload = WORKLOADS["sobel"](seed=0, width=32, height=16, local_x=16, local_y=8)
     recorder = KernelRecorder()
@@ -194,7 +194,7 @@ def test_records_are_deterministic(tmp_path):
 
 
 def test_record_only_writes_a_finished_trace_without_the_timing_model(tmp_path):
-    from simulator.kernels.session import record_only
+    from simulator.runs.records import record_only
 
     workload = WORKLOADS["reduction-v1"](seed=2, size=1000, local=64)
     path = tmp_path / "functional.sqlite"

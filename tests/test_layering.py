@@ -1,4 +1,4 @@
-"""Data flows one way: the simulator never imports the app, the app never the simulator."""
+"""Data flows one way: between the simulator and the app, and between the simulator's floors."""
 import ast
 from pathlib import Path
 
@@ -10,21 +10,81 @@ FORBIDDEN = {
     "dashapp": ("simulator",),
 }
 
+# The simulator's floors, lowest first. A module may import its own floor and those
+# below it, never one above; ``kernels`` and ``gpu`` share a floor and must not import
+# each other (the instruction-stream format below them is their only contract).
+SIMULATOR_FLOORS = [
+    {"interrupts"},
+    {"tracing", "engine", "stream"},
+    {"kernels", "gpu"},
+    {"workloads"},
+    {"runs"},
+    {"__main__"},
+]
 
-def _imports(path):
+
+def _imports(path, package_parts):
+    """Absolute names of every module ``path`` imports, relative imports resolved."""
     tree = ast.parse(path.read_text(), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.module
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:
+                parent = package_parts[: len(package_parts) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            if node.module:
+                yield base
+            else:
+                yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def _modules(package):
+    for path in sorted((ROOT / package).rglob("*.py")):
+        # a module's package: its folder (for __init__.py, the package itself)
+        yield path, list(path.relative_to(ROOT).parent.parts)
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_package_does_not_import_the_other_side(package):
     offenders = []
-    for path in sorted((ROOT / package).rglob("*.py")):
-        for name in _imports(path):
+    for path, package_parts in _modules(package):
+        for name in _imports(path, package_parts):
             if name.split(".")[0] in FORBIDDEN[package]:
                 offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not offenders, "\n".join(offenders)
+
+
+def _floor(sub):
+    for level, names in enumerate(SIMULATOR_FLOORS):
+        if sub in names:
+            return level
+    raise AssertionError(f"simulator.{sub} is on no floor: add it to SIMULATOR_FLOORS")
+
+
+def test_simulator_floors_import_only_downwards():
+    offenders = []
+    for path, package_parts in _modules("simulator"):
+        rel = path.relative_to(ROOT / "simulator")
+        if rel.parts == ("__init__.py",):
+            continue
+        own = rel.parts[0].removesuffix(".py")
+        for name in _imports(path, package_parts):
+            parts = name.split(".")
+            if parts[0] != "simulator" or len(parts) < 2 or parts[1] == own:
+                continue
+            if not ((ROOT / "simulator" / parts[1]).is_dir()
+                    or (ROOT / "simulator" / f"{parts[1]}.py").is_file()):
+                continue  # a name from simulator/__init__.py, such as __version__
+            if _floor(parts[1]) >= _floor(own):
+                offenders.append(f"simulator/{rel} imports {name}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_layering_check_sees_relative_imports(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from ..kernels.simt import launch\nfrom . import platform\n")
+    names = set(_imports(module, ["simulator", "gpu"]))
+    assert names == {"simulator.kernels.simt", "simulator.gpu.platform"}

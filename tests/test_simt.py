@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from simulator.kernels import KernelError, LocalMem, Memory, compile_source, launch
-from simulator.kernels.stream import Unit
+from simulator.stream import Unit
 
 
 def run(source, global_size, local_size, **args):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from simulator.kernels.stream import Unit
+from simulator.stream import Unit
 from simulator.workloads import WORKLOADS
 from simulator.workloads.graphs import power_law_graph
 

@@ -1,7 +1,7 @@
 """The GPU timing model: an AMD GCN GPU (R9 Nano by default) on the event engine.
 
 ``GPU(config, tracer=None, trace_level="inst")`` replays the per-wavefront instruction
-streams of ``simulator.kernels.stream`` on a Command Processor, compute units, L1V
+streams of ``simulator.stream`` on a Command Processor, compute units, L1V
 caches, L2 banks and DRAM channels with real contention; ``run.simulate`` runs a whole
 workload into a trace file. Parameters live in ``config.py``.
 """

@@ -24,7 +24,7 @@ from collections import deque
 import numpy as np
 
 from ..engine.engine import Buffer, TickingComponent
-from ..kernels.stream import Unit
+from ..stream import Unit
 from ..tracing import NO_TASK
 from .memory import MemRequest
 

@@ -2,7 +2,7 @@
 
 ``frontend.compile_source`` parses a ``.cl`` file into the IR, ``simt.launch`` runs one
 launch on numpy buffers and returns the per-wavefront instruction streams of
-``stream.py`` for the timing model; ``probes`` and ``records`` capture and store
+``simulator/stream.py`` for the timing model; ``probes`` and ``records`` capture and store
 Klein's kernel-level records (watched accesses, branch bit-streams, emitted values).
 """
 from importlib import resources

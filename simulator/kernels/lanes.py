@@ -14,7 +14,7 @@ computed once per set and shared by all the instructions issued under it.
 """
 import numpy as np
 
-from .stream import WAVEFRONT_SIZE
+from ..stream import WAVEFRONT_SIZE
 
 
 class Geometry:

@@ -20,7 +20,7 @@ Nothing is recorded when no ``Probes`` object is given: that is the uninstrument
 """
 import numpy as np
 
-from .stream import LDS_BANKS
+from ..stream import LDS_BANKS
 from .wavefronts import sorted_unique
 
 READ, WRITE, BARRIER = 0, 1, 2

@@ -33,7 +33,7 @@ from .diagnostics import KernelError
 from .lanes import Geometry, Lanes, all_lanes
 from .probes import READ, WRITE
 from .regions import LaunchMemory
-from .stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
+from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000
@@ -59,7 +59,7 @@ def _power_of_two(node):
 
 
 ATOMIC = 2
-"""``write`` code of a global atomic in the stream (see ``stream.py``)."""
+"""``write`` code of a global atomic in the stream (see ``simulator/stream.py``)."""
 
 
 def _shift_mask(ty):

@@ -8,7 +8,7 @@ computed with vectorised numpy. ``streams()`` turns the chunks into one
 ``WavefrontStream`` per wavefront, in program order, ending with ``END``: a stable
 sort by wavefront id keeps the issue order within each wavefront.
 
-Memory rules (see ``stream.py`` and the R9 Nano notes):
+Memory rules (see ``simulator/stream.py`` and the R9 Nano notes):
 
 * VMEM: the distinct 64 B lines touched by the active lanes, ascending;
 * LDS: bank = dword address mod 32; lanes are served in groups of 32 dwords: a lane
@@ -21,7 +21,7 @@ Memory rules (see ``stream.py`` and the R9 Nano notes):
 """
 import numpy as np
 
-from .stream import INST_DTYPE, LDS_BANKS, LINE_BYTES, WAVEFRONT_SIZE, Unit, WavefrontStream
+from ..stream import INST_DTYPE, LDS_BANKS, LINE_BYTES, WAVEFRONT_SIZE, Unit, WavefrontStream
 
 
 def sorted_unique(values, return_counts=False):

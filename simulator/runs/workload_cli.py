@@ -3,18 +3,13 @@ import argparse
 import shlex
 import sys
 
-from .config import ConfigError, apply_overrides, default_config, load_config_file
-from .trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
-
-
-def _workloads():
-    try:
-        from ..workloads import WORKLOADS
-    except ModuleNotFoundError as exc:
-        if exc.name != "simulator.workloads":
-            raise
-        return {}
-    return WORKLOADS
+from ..gpu.config import ConfigError, apply_overrides, default_config, load_config_file
+from ..gpu.run import SimulationInterrupted
+from ..gpu.trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
+from ..kernels.diagnostics import KernelError
+from ..kernels.records import KernelRecorder
+from ..workloads import WORKLOADS
+from .records import simulate_with_records
 
 
 def parse_window(text):
@@ -32,22 +27,19 @@ def parse_window(text):
 
 
 def register(subparsers):
-    workloads = _workloads()
     p = subparsers.add_parser(
         "run", help="simulate a workload on the GPU model into a trace",
         description="Simulate a workload's kernels on the GPU timing model (an R9 Nano unless "
                     "configured otherwise) and write every task into an SQLite trace. Each "
                     "workload adds its own options; see `run WORKLOAD --help`.")
     sub = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
-    for name, cls in workloads.items():
+    for name, cls in WORKLOADS.items():
         w = sub.add_parser(name, help=(cls.__doc__ or name).strip().splitlines()[0])
         add_common_arguments(w)
         w.add_argument("--no-instrument", action="store_true",
                        help="record no Klein kernel records (watched accesses, branches, emits)")
         cls.add_arguments(w)
         w.set_defaults(func=_run, workload_class=cls)
-    if not workloads:
-        p.epilog = "No workloads are installed (simulator.workloads is missing)."
 
 
 def add_common_arguments(p):
@@ -83,11 +75,6 @@ def _workload_options(args, cls):
 
 
 def _run(args):
-    from ..kernels.diagnostics import KernelError
-    from ..kernels.records import KernelRecorder
-    from ..kernels.session import simulate_with_records
-    from .run import SimulationInterrupted
-
     try:
         cfg = build_config(args)
         parse_trace_level(args.trace_level)

@@ -6,8 +6,7 @@
 Arguments are given by kernel parameter name. Pointer arguments take ``random:N``,
 ``zeros:N``, ``range:N`` (N elements of the pointer's type) or a ``.npy`` file;
 ``local`` pointers take ``local:N``; scalars take a number. The kernel runs on the
-timing model (``simulator.gpu``) when it is installed, with Klein's kernel tables in
-the trace; otherwise the trace holds the run metadata and the kernel tables only.
+timing model, with Klein's kernel tables in the trace.
 """
 import argparse
 import shlex
@@ -16,12 +15,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .diagnostics import KernelError
-from .frontend import compile_source
-from .lanes import Geometry
-from .memory import LocalMem, Memory
-from .records import KernelRecorder
-from .types import Pointer
+from ..gpu.config import ConfigError
+from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
+from ..kernels.diagnostics import KernelError
+from ..kernels.frontend import compile_source
+from ..kernels.lanes import Geometry
+from ..kernels.memory import LocalMem, Memory
+from ..kernels.records import KernelRecorder
+from ..kernels.simt import launch
+from ..kernels.types import Pointer
+from ..stream import Unit
+from .records import simulate_with_records
+from .workload_cli import add_common_arguments, build_config
 
 
 def parse_size(text):
@@ -86,8 +91,6 @@ class KernelFile:
 
     def launches(self, recorder=None):
         if recorder is None:
-            from .simt import launch
-
             self.launch = launch(self.program, self.kernel.name, self.global_size, self.local_size,
                                  self.args)
         else:
@@ -144,17 +147,8 @@ def register(subparsers):
                    help="record no watched accesses, branch streams or emitted values")
     p.add_argument("--save", action="append", default=[], type=parse_arg, metavar="NAME=FILE.npy",
                    help="save a buffer argument after the run (repeatable)")
-    try:
-        from ..gpu.cli import add_common_arguments
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("simulator.gpu"):
-            raise
-        p.add_argument("-o", "--output", help="trace file to write (.sqlite)")
-        p.add_argument("--seed", type=int, default=0, help="random seed of generated data (default 0)")
-        p.set_defaults(func=_run, timing=False)
-    else:
-        add_common_arguments(p)
-        p.set_defaults(func=_run, timing=True)
+    add_common_arguments(p)
+    p.set_defaults(func=_run)
 
 
 def _run(args):
@@ -176,17 +170,8 @@ def _run(args):
     recorder = KernelRecorder(instrument=not args.no_instrument)
     command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
-        if args.timing:
-            result = _simulate(args, workload, recorder, command)
-            if result is None:
-                return 2
-        elif args.output:
-            from .session import record_only
-
-            record_only(workload, args.output, recorder, command=command)
-            print("timing model not installed: the trace holds the kernel records only")
-        else:
-            list(workload.launches(recorder=None))
+        if _simulate(args, workload, recorder, command) is None:
+            return 2
     except KernelError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -204,11 +189,6 @@ def _run(args):
 
 
 def _simulate(args, workload, recorder, command):
-    from ..gpu.cli import build_config
-    from ..gpu.config import ConfigError
-    from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
-    from .session import simulate_with_records
-
     try:
         config = build_config(args)
         parse_trace_level(args.trace_level)
@@ -226,8 +206,6 @@ def _simulate(args, workload, recorder, command):
 def _summary(workload):
     launch = workload.launch
     insts = np.concatenate([w.insts for g in launch.work_groups for w in g.wavefronts])
-    from .stream import Unit
-
     body = insts[insts["unit"] != Unit.END]
     vector = body[np.isin(body["unit"], (Unit.VALU, Unit.LDS, Unit.VMEM))]
     lds = body[body["unit"] == Unit.LDS]

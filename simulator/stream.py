@@ -1,6 +1,6 @@
 """Per-wavefront instruction streams: the hand-off from kernel execution to timing.
 
-The SIMT executor (``simt.py``) runs a kernel on real data and records, for every
+The SIMT executor (``simulator/kernels/simt.py``) runs a kernel on real data and records, for every
 wavefront, the instructions it issued in program order. The timing model
 (``simulator/gpu``) replays these streams against contended hardware. Nothing else
 crosses this boundary, so streams can also be built by hand in tests.
@@ -15,7 +15,7 @@ array of addresses that the memory records point into:
   addresses that map to one of the 32 banks, maximised over the groups of lanes the
   LDS serves together (the two half-wavefronts for 32-bit accesses; 16-lane groups
   for 64-bit, 10-lane for 96-bit and 8-lane groups for 128-bit ones: 32 dwords per
-  group, see ``wavefronts.py``); 1 means conflict free;
+  group, see ``kernels/wavefronts.py``); 1 means conflict free;
 * ``lds_cycles``: LDS only, the passes the whole instruction takes: the sum of the
   conflict degrees of its lane groups (2 for a conflict-free 32-bit access by a full
   wavefront, 8 for a 128-bit one). Added after ``passes``; a timing model may use

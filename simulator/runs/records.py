@@ -6,12 +6,14 @@ launches go through a ``KernelRecorder`` that buffers its rows, and appends them
 the trace file once ``simulate`` has finished it (also when the run was interrupted:
 the partial trace keeps the records of the launches that ran).
 
-Without the timing model (``simulator.gpu`` missing), ``record_only`` writes a trace
-with the run metadata and the kernel tables through a ``TraceWriter`` directly.
+``record_only`` runs the workload functionally, without the timing model, and writes
+the run metadata and the kernel tables through a ``TraceWriter`` directly (the
+turnaround benchmark's measure of the front end and SIMT execution alone).
 """
 import time
 from pathlib import Path
 
+from ..gpu.run import SimulationInterrupted, simulate
 from ..tracing.writer import (TraceWriter, remove_trace_files, replace_atomically,
                               temporary_path)
 
@@ -34,8 +36,6 @@ class _RecordedWorkload:
 
 def simulate_with_records(workload, config, out_path, recorder, **options):
     """``simulate(workload, config, out_path, **options)`` plus the recorder's kernel tables."""
-    from ..gpu.run import SimulationInterrupted, simulate
-
     try:
         result = simulate(_RecordedWorkload(workload, recorder), config, out_path=out_path,
                           **options)
