@@ -5,7 +5,7 @@
  *    Component view;
  *  - "PNG" buttons download a chart with Plotly's toImage, named like its SVG export.
  * Bars are Plotly Bar traces whose trace.meta is [kindLabel, role] and whose
- * customdata[i][0] is the task key (see dashapp/figures.py).
+ * customdata[i][0] is the task key (see dashapp/daisen/figures.py).
  */
 (function () {
   "use strict";

@@ -6,7 +6,7 @@
  *    red, unexecuted faded), highlights the accesses of those work-items and, for a 2-D
  *    launch, paints their pixels.
  * Access points carry customdata [bank, address, line, element, degree]
- * (kernel_figures.MEMORY_CUSTOM); #kv-branch-data holds each pattern's line states and
+ * (dashapp/klein/figures.py MEMORY_CUSTOM); #kv-branch-data holds each pattern's line states and
  * each work-item's pattern and proxy warp. Nothing here talks to the server.
  */
 (function () {
@@ -48,7 +48,7 @@
     return Array.prototype.slice.call(document.querySelectorAll(".kv-memview"));
   }
 
-  // [value, count, value, count, ...] (kernel_views.run_lengths) as one value per item.
+  // [value, count, value, count, ...] (dashapp/klein/views.py run_lengths) as one value per item.
   function expandRuns(runs) {
     var total = 0, i, at = 0;
     for (i = 1; i < runs.length; i += 2) { total += runs[i]; }

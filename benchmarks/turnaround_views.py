@@ -12,8 +12,8 @@ timing model and writes a trace with the kernel records; the server reads the re
 back, computes logical time, conflicts and patterns, builds the figures, and the
 browser draws them.
 
-For information the same run is split in-process: ``run`` (``kernel_runner.run``),
-``views`` (``kernel_views.build``) and ``json`` (serialising the figures). Each Run gets
+For information the same run is split in-process: ``run`` (``runner.run``),
+``views`` (``klein_views.build``) and ``json`` (serialising the figures). Each Run gets
 a fresh source (a comment with a counter and a per-invocation nonce), so no cache
 answers. The baseline is Klein's published "both views" column (his system cannot be
 run here); the ratio is ours / his, and the goal is 1.5 s at 25,600 elements. Headless
@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 import plotly  # noqa: E402
 
-from dashapp import kernel_runner, kernel_views  # noqa: E402
+from dashapp.klein import runner
+from dashapp.klein import views as klein_views  # noqa: E402
 
 KLEIN_BOTH_MS = {256: 1354, 2560: 1773, 25600: 5372}
 GOAL_SECONDS = {25600: 1.5}
@@ -73,7 +74,7 @@ document.getElementById('kv-run').click();
 def spec(elements, tag):
     # The nonce keeps this invocation's sources apart from every earlier one: edited runs
     # are cached by content in a directory that outlives the process.
-    return kernel_runner.RunSpec(
+    return runner.RunSpec(
         source=SOURCE + f"// turnaround run {tag} {NONCE}\n", kernel="reduce",
         global_size=(elements,), local_size=(LOCAL,),
         args=(("g_idata", f"random:{elements}"), ("g_odata", f"random:{elements // LOCAL}"),
@@ -155,7 +156,7 @@ class Browser:
 
 def base_trace(elements, served):
     """The recorded launch whose page the edits start from (its size is offered)."""
-    _run_id, path, _seconds = kernel_runner.run(spec(elements, "base"))
+    _run_id, path, _seconds = runner.run(spec(elements, "base"))
     name = f"v1-{elements}.sqlite"
     shutil.copy(path, served / name)
     return name
@@ -163,9 +164,9 @@ def base_trace(elements, served):
 
 def one(elements, repetition, served, browser, base):
     """(run, views, json, total) seconds of one turnaround."""
-    _run_id, path, run_s = kernel_runner.run(spec(elements, f"split {repetition}"))
+    _run_id, path, run_s = runner.run(spec(elements, f"split {repetition}"))
     start = time.perf_counter()
-    views = kernel_views.build(path, 0)
+    views = klein_views.build(path, 0)
     views_s = time.perf_counter() - start
     start = time.perf_counter()
     json.dumps([m.figure for m in views.memory] + [m.banks for m in views.memory]

@@ -340,7 +340,7 @@ def kernel_image(db, launch):
 
 ACCESS_COLUMNS = ("seq", "epoch", "work_item", "work_group", "local_id", "kind", "line",
                   "element", "address", "bank")
-"""kernel_access columns read by the memory view, in ``dashapp.klein.ACCESS_FIELDS`` order."""
+"""kernel_access columns read by the memory view, in ``dashapp.klein.analysis.ACCESS_FIELDS`` order."""
 
 
 def kernel_accesses(db, launch, array):

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
 
-from .metrics import METRICS
+from .daisen.metrics import METRICS
 
 PAGE_SIZE = 16
 SORTS = ("name", "load")

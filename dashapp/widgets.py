@@ -1,6 +1,7 @@
 """Dash components shared by the pages: messages, trace resolution, a safety net."""
 import functools
 import logging
+import re
 
 import dash_bootstrap_components as dbc
 import flask
@@ -8,6 +9,20 @@ from dash import html
 
 from . import queries
 from .catalog import UnknownTrace, trace_meta
+
+def graph_config(filename):
+    """dcc.Graph config: the modebar camera exports SVG named after the view."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "svg", "filename": safe_filename(filename)},
+        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    }
+
+
+def safe_filename(text):
+    """A file name made of letters, digits, dots, dashes and underscores only."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "gpuscope"
+
 
 LOCATION_ID = "_pages_location"
 """The app's single dcc.Location (the one Dash pages puts in ``page_container``)."""

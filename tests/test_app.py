@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashapp import urls
-from dashapp.namefilter import FilterError, filter_names
+from dashapp.daisen.namefilter import FilterError, filter_names
 from test_app_traces import write_exact_trace, write_synthetic_trace
 
 
@@ -240,7 +240,7 @@ def test_awkward_traces_render_without_errors(tmp_path):
     from simulator.tracing.api import Tracer
     from simulator.tracing.writer import TraceWriter
 
-    from dashapp import views
+    from dashapp.daisen import views
 
     path = tmp_path / "awkward.sqlite"
     writer = TraceWriter(path, command="awkward")

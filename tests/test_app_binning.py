@@ -3,7 +3,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashapp import binning
+from dashapp.daisen import binning
 
 tasks = st.lists(st.tuples(st.integers(0, 400), st.integers(0, 120)), max_size=40)
 

@@ -8,9 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from dashapp import colors, exporting, figures, urls, views
+from dashapp import colors, urls, widgets
+from dashapp.daisen import exporting, figures, views
 from dashapp.catalog import trace_meta
-from dashapp.metrics import Series
+from dashapp.daisen.metrics import Series
 from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 
@@ -86,7 +87,7 @@ def test_kind_colours_agree_across_pages(exact):
 
 
 def test_graph_config_exports_svg_with_a_safe_name():
-    config = figures.graph_config("t.sqlite-GPU.L2[3]-0-100")
+    config = widgets.graph_config("t.sqlite-GPU.L2[3]-0-100")
     assert config["toImageButtonOptions"] == {"format": "svg",
                                               "filename": "t.sqlite-GPU.L2_3_-0-100"}
 

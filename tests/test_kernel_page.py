@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dashapp import kernel_runner, kernel_views
+from dashapp.klein import runner
+from dashapp.klein import views as klein_views
 from test_app import _render, _texts
 from test_app_traces import write_synthetic_trace
 
@@ -97,7 +98,7 @@ def test_v2_page_shows_launch_facts_source_and_both_views(app):
 def test_second_launch_and_component_link(app):
     text = _texts(_render(app[0], "kernel", trace="v2.sqlite", launch="1"))
     assert "launch 1" in text and "launch 0" in text
-    views = kernel_views.build(app[1] / "v2.sqlite", 0)
+    views = klein_views.build(app[1] / "v2.sqlite", 0)
     key, loc, _start, _end = views.task
     component = _texts(_render(app[0], "component", trace="v2.sqlite", loc=loc, task=str(key)))
     assert "kernel views of this launch" in component
@@ -147,42 +148,42 @@ ARGS = json.dumps({"g_idata": {"buffer": "input", "base": 0, "bytes": 2048, "dty
 
 
 def test_scaled_args_follow_the_ndrange():
-    assert kernel_runner.scaled_args(ARGS, ARRAYS, [512], (256,)) == (
+    assert runner.scaled_args(ARGS, ARRAYS, [512], (256,)) == (
         ("g_idata", "random:256"), ("g_odata", "random:2"), ("n", "256"), ("sdata", "local:128"))
     sobel = json.dumps({"in": {"buffer": "i"}, "width": 32, "height": 16, "tile": {"local": 180}})
-    assert kernel_runner.scaled_args(sobel, [("in", "global", "float", 4, 512, 0, 0)],
+    assert runner.scaled_args(sobel, [("in", "global", "float", 4, 512, 0, 0)],
                                      [32, 16], (64, 32)) == (
         ("in", "random:2048"), ("width", "64"), ("height", "32"), ("tile", "local:180"))
 
 
 def test_size_options_are_whole_work_groups_and_small():
-    options = kernel_runner.size_options([25600], [64])
+    options = runner.size_options([25600], [64])
     assert options[0] == (64,) and (25600,) in options
-    assert all(d[0] % 64 == 0 and d[0] <= kernel_runner.MAX_WORK_ITEMS for d in options)
-    assert (16, 8) in kernel_runner.size_options([32, 16], [16, 8])
-    assert (10 ** 6,) not in kernel_runner.size_options([10 ** 6], [256])
+    assert all(d[0] % 64 == 0 and d[0] <= runner.MAX_WORK_ITEMS for d in options)
+    assert (16, 8) in runner.size_options([32, 16], [16, 8])
+    assert (10 ** 6,) not in runner.size_options([10 ** 6], [256])
 
 
 def _spec(source, args=(("g_idata", "random:256"), ("g_odata", "random:2"), ("n", "256"),
                         ("sdata", "local:128"))):
-    return kernel_runner.RunSpec(source=source, kernel="reduce", global_size=(256,),
+    return runner.RunSpec(source=source, kernel="reduce", global_size=(256,),
                                  local_size=(128,), args=args)
 
 
 def test_an_edited_v3_runs_into_a_trace_without_conflicts():
-    run_id, path, _seconds = kernel_runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))
-    assert kernel_runner.run_path(run_id) == path
-    views = kernel_views.build(path, 0)
+    run_id, path, _seconds = runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))
+    assert runner.run_path(run_id) == path
+    views = klein_views.build(path, 0)
     assert views.memory[0].found.conflicted == 0 and views.memory[0].found.instructions > 0
     # The same run again is the same trace, not a second run.
-    assert kernel_runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
+    assert runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
 
 
 def test_a_syntax_error_comes_back_with_line_and_column():
     source = (BUILTIN / "reduction_v3.cl").read_text().replace("int i = get_global_id(0);",
                                                                 "int i = get_global_id(0)")
-    with pytest.raises(kernel_runner.RunError) as err:
-        kernel_runner.run(_spec(source))
+    with pytest.raises(runner.RunError) as err:
+        runner.run(_spec(source))
     line = source.split("\n").index("    int i = get_global_id(0)") + 1
     assert err.value.line in (line, line + 1) and err.value.col >= 1
     assert str(err.value).startswith(f"kernel.cl:{err.value.line}:")
@@ -192,25 +193,25 @@ def test_a_syntax_error_comes_back_with_line_and_column():
 def test_a_kernel_that_never_ends_is_stopped_by_the_timeout():
     endless = ("kernel void reduce(global float *g_idata, global float *g_odata, int n,"
                " local float *sdata)\n{\n    int k = 0;\n    while (k >= 0) { k = k + 1; }\n}\n")
-    with pytest.raises(kernel_runner.RunError, match="longer than 3 s"):
-        kernel_runner.run(_spec(endless), timeout=3)
+    with pytest.raises(runner.RunError, match="longer than 3 s"):
+        runner.run(_spec(endless), timeout=3)
     # Nothing of the stopped run is left behind: no work directory, no partial trace.
     run_id = _spec(endless).run_id()
-    assert not [p for p in kernel_runner.scratch_dir().iterdir() if p.name.startswith(run_id)]
+    assert not [p for p in runner.scratch_dir().iterdir() if p.name.startswith(run_id)]
 
 
 def test_the_child_limits_bound_memory():
     # As a spare is bounded: started unbounded, limited when the run is handed over.
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline(); "
-                              "bytearray(%d)" % (kernel_runner.MEMORY_BYTES + (1 << 30))],
+                              "bytearray(%d)" % (runner.MEMORY_BYTES + (1 << 30))],
                              stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    kernel_runner.bound(child.pid)
+    runner.bound(child.pid)
     _out, err = child.communicate("go\n")
     assert child.returncode != 0 and "MemoryError" in err
 
 
 def test_the_memory_view_draws_a_window_of_work_groups(app, monkeypatch):
-    monkeypatch.setattr(kernel_views, "MAX_DRAWN_ACCESSES", 1000)
+    monkeypatch.setattr(klein_views, "MAX_DRAWN_ACCESSES", 1000)
     page = _render(app[0], "kernel", trace="v2.sqlite", group="1")
     text = _texts(page)
     assert "Drawing work-groups 1–1 (1 of 4)" in text and "earlier" in text and "later" in text
@@ -222,15 +223,15 @@ def test_the_memory_view_draws_a_window_of_work_groups(app, monkeypatch):
 def test_an_error_is_shown_with_its_line_and_a_caret(app):
     from dashapp.pages import kernel as page
 
-    shown = page._error_context("int a;\nint b = ;\n", kernel_runner.RunError("bad", 2, 9))
+    shown = page._error_context("int a;\nint b = ;\n", runner.RunError("bad", 2, 9))
     assert shown.children == "   2 | int b = ;\n     |         ^"
-    assert page._error_context("x", kernel_runner.RunError("no place")) == ""
+    assert page._error_context("x", runner.RunError("no place")) == ""
 
 
 def test_links_from_other_views_parse_back_to_the_launch():
     from urllib.parse import parse_qs, urlsplit
 
-    from dashapp.kernel_views import kernel_href
+    from dashapp.klein.views import kernel_href
     from dashapp.pages.kernel import parse_kernel
 
     for launch in (0, 3):
@@ -241,7 +242,7 @@ def test_links_from_other_views_parse_back_to_the_launch():
 
 
 def test_per_work_item_maps_travel_as_runs():
-    from dashapp.kernel_views import run_lengths
+    from dashapp.klein.views import run_lengths
 
     values = [3, 3, 3, -1, -1, 7, 3]
     runs = run_lengths(values)
@@ -255,12 +256,12 @@ def test_per_work_item_maps_travel_as_runs():
 def test_an_edit_is_run_at_an_offered_size_with_arguments_scaled(app):
     _, directory = app
     trace = directory / "v2.sqlite"
-    spec = kernel_views.edit_spec(trace, 0, "kernel source", "256")
+    spec = klein_views.edit_spec(trace, 0, "kernel source", "256")
     assert (spec.source, spec.global_size, spec.local_size) == ("kernel source", (256,), (128,))
     assert spec.kernel.startswith("reduce")
     with pytest.raises(ValueError, match="not offered"):
-        kernel_views.edit_spec(trace, 0, "", "100")
+        klein_views.edit_spec(trace, 0, "", "100")
     with pytest.raises(ValueError, match="Unknown size"):
-        kernel_views.edit_spec(trace, 0, "", "big")
+        klein_views.edit_spec(trace, 0, "", "big")
     with pytest.raises(LookupError, match="No kernel launch 9"):
-        kernel_views.edit_spec(trace, 9, "", "256")
+        klein_views.edit_spec(trace, 9, "", "256")

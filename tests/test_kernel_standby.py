@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app_server import serve
-from dashapp import kernel_runner
+from dashapp.klein import runner
 
 ROOT = Path(__file__).resolve().parents[1]
 V3 = (ROOT / "simulator" / "kernels" / "builtin" / "reduction_v3.cl").read_text()
@@ -25,26 +25,26 @@ ENDLESS = ("kernel void reduce(global float *g_idata, global float *g_odata, int
 
 def _spec(source, tag):
     # A tag per test keeps each run fresh: edited runs are cached by content.
-    return kernel_runner.RunSpec(
+    return runner.RunSpec(
         source=source + f"// {tag} {os.getpid()}\n", kernel="reduce", global_size=(256,),
         local_size=(128,), args=(("g_idata", "random:256"), ("g_odata", "random:2"),
                                  ("n", "256"), ("sdata", "local:128")))
 
 
 def _waiting():
-    kernel_runner.prepare()
-    return kernel_runner._spares[-1]
+    runner.prepare()
+    return runner._spares[-1]
 
 
 def _restart():
     """Stop every child as the server's exit does, then let new ones start again."""
-    kernel_runner._stop_spares()
-    kernel_runner._closing.clear()
+    runner._stop_spares()
+    runner._closing.clear()
 
 
 def _child(command):
-    with kernel_runner._spare_lock:
-        return kernel_runner._start_spare(kernel_runner.simulator_digest(), command)
+    with runner._spare_lock:
+        return runner._start_spare(runner.simulator_digest(), command)
 
 
 def test_standby_runs_one_command_line_from_stdin(tmp_path):
@@ -68,10 +68,10 @@ def test_standby_exits_at_end_of_input():
 
 def test_the_waiting_spare_serves_one_run_and_a_new_one_waits():
     spare = _waiting()
-    run_id, path, _seconds = kernel_runner.run(_spec(V3, "served"))
-    assert kernel_runner.run_path(run_id) == path
+    run_id, path, _seconds = runner.run(_spec(V3, "served"))
+    assert runner.run_path(run_id) == path
     assert spare.proc.returncode == 0  # it ran the job, exited and was reaped
-    following = kernel_runner._spares[-1]
+    following = runner._spares[-1]
     assert following is not spare and following.proc.poll() is None
 
 
@@ -79,38 +79,38 @@ def test_a_killed_spare_falls_back_to_a_fresh_child():
     spare = _waiting()
     os.killpg(spare.proc.pid, signal.SIGKILL)
     spare.proc.wait()
-    assert kernel_runner.run(_spec(V3, "killed"))[2] > 0
+    assert runner.run(_spec(V3, "killed"))[2] > 0
 
 
 def test_a_spare_that_dies_before_taking_the_job_falls_back():
     # Alive when taken, gone before it says it is ready: it says something else and exits.
     _restart()
     dying = _child([sys.executable, "-c", "print('not ready', flush=True)"])
-    kernel_runner._spares.append(dying)
-    assert kernel_runner.run(_spec(V3, "dying"))[2] > 0
+    runner._spares.append(dying)
+    assert runner.run(_spec(V3, "dying"))[2] > 0
     assert dying.proc.returncode == 0
 
 
 def test_a_spare_that_never_takes_the_job_still_meets_the_deadline():
     _restart()
-    kernel_runner._spares.append(_child(
+    runner._spares.append(_child(
         [sys.executable, "-c", "import time; print('hello', flush=True); time.sleep(30)"]))
     started = time.monotonic()
-    with pytest.raises(kernel_runner.RunError, match="longer than 2 s"):
-        kernel_runner.run(_spec(V3, "never takes"), timeout=2)
+    with pytest.raises(runner.RunError, match="longer than 2 s"):
+        runner.run(_spec(V3, "never takes"), timeout=2)
     assert time.monotonic() - started < 10
 
 
 def test_a_simulator_that_cannot_start_is_reported(monkeypatch):
-    real = kernel_runner._start_spare
+    real = runner._start_spare
 
     def broken(digest, command=None):
         return real(digest, [sys.executable, "-c", "raise ImportError('no simulator here')"])
 
     _restart()
-    monkeypatch.setattr(kernel_runner, "_start_spare", broken)
-    with pytest.raises(kernel_runner.RunError, match="ImportError: no simulator here"):
-        kernel_runner.run(_spec(V3, "broken"))
+    monkeypatch.setattr(runner, "_start_spare", broken)
+    with pytest.raises(runner.RunError, match="ImportError: no simulator here"):
+        runner.run(_spec(V3, "broken"))
     _restart()
 
 
@@ -118,7 +118,7 @@ def test_a_spare_that_writes_much_before_it_is_ready_does_not_stall(monkeypatch)
     # Python's import trace is some 100 KB of stderr: more than a pipe holds.
     _restart()
     monkeypatch.setenv("PYTHONVERBOSE", "1")
-    assert kernel_runner.run(_spec(V3, "verbose"), timeout=60)[2] > 0
+    assert runner.run(_spec(V3, "verbose"), timeout=60)[2] > 0
     monkeypatch.delenv("PYTHONVERBOSE")
     _restart()
 
@@ -126,15 +126,15 @@ def test_a_spare_that_writes_much_before_it_is_ready_does_not_stall(monkeypatch)
 def test_a_spare_started_from_older_simulator_files_is_not_used():
     spare = _waiting()
     spare.digest = "older"
-    assert kernel_runner.run(_spec(V3, "stale"))[2] > 0
+    assert runner.run(_spec(V3, "stale"))[2] > 0
     assert spare.proc.returncode == -signal.SIGKILL  # discarded and reaped, never used
 
 
 def test_a_runaway_kernel_is_stopped_by_the_cpu_limit(monkeypatch):
-    monkeypatch.setattr(kernel_runner, "CPU_SECONDS", 1)
+    monkeypatch.setattr(runner, "CPU_SECONDS", 1)
     _waiting()
-    with pytest.raises(kernel_runner.RunError, match="SIGXCPU"):
-        kernel_runner.run(_spec(ENDLESS, "cpu"), timeout=60)
+    with pytest.raises(runner.RunError, match="SIGXCPU"):
+        runner.run(_spec(ENDLESS, "cpu"), timeout=60)
 
 
 def test_the_cpu_limit_counts_from_the_hand_over():
@@ -147,9 +147,9 @@ def test_the_cpu_limit_counts_from_the_hand_over():
          "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         assert child.stdout.readline() == b"spent\n"
-        kernel_runner.bound(child.pid)
+        runner.bound(child.pid)
         soft, hard = resource.prlimit(child.pid, resource.RLIMIT_CPU)
-        assert soft >= 1 + kernel_runner.CPU_SECONDS and hard == soft + 1
+        assert soft >= 1 + runner.CPU_SECONDS and hard == soft + 1
         assert resource.prlimit(child.pid, resource.RLIMIT_CORE) == (0, 0)
     finally:
         child.kill()
@@ -158,9 +158,9 @@ def test_the_cpu_limit_counts_from_the_hand_over():
 
 def test_a_runaway_kernel_on_a_spare_is_stopped_and_the_next_run_works():
     _waiting()
-    with pytest.raises(kernel_runner.RunError, match="longer than 2 s"):
-        kernel_runner.run(_spec(ENDLESS, "timeout"), timeout=2)
-    assert kernel_runner.run(_spec(V3, "after timeout"))[2] > 0
+    with pytest.raises(runner.RunError, match="longer than 2 s"):
+        runner.run(_spec(ENDLESS, "timeout"), timeout=2)
+    assert runner.run(_spec(V3, "after timeout"))[2] > 0
 
 
 def test_two_runs_at_once_both_finish():
@@ -168,7 +168,7 @@ def test_two_runs_at_once_both_finish():
     results = {}
 
     def one(tag):
-        results[tag] = kernel_runner.run(_spec(V3, tag))
+        results[tag] = runner.run(_spec(V3, tag))
 
     threads = [threading.Thread(target=one, args=(f"together {i}",)) for i in range(2)]
     for t in threads:
@@ -182,7 +182,7 @@ def test_two_runs_at_once_both_finish():
 def test_stopping_at_exit_kills_and_reaps_the_spare():
     spare = _waiting()
     _restart()
-    assert spare.proc.returncode is not None and not kernel_runner._spares
+    assert spare.proc.returncode is not None and not runner._spares
 
 
 def test_stopping_at_exit_also_stops_a_run_in_progress():
@@ -191,26 +191,26 @@ def test_stopping_at_exit_also_stops_a_run_in_progress():
 
     def endless():
         try:
-            kernel_runner.run(_spec(ENDLESS, "stopped at exit"), timeout=60)
-        except kernel_runner.RunError as err:
+            runner.run(_spec(ENDLESS, "stopped at exit"), timeout=60)
+        except runner.RunError as err:
             failed.append(str(err))
 
     thread = threading.Thread(target=endless)
     thread.start()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not any(
-            c.proc.poll() is None and c not in kernel_runner._spares
-            for c in kernel_runner._children):
+            c.proc.poll() is None and c not in runner._spares
+            for c in runner._children):
         time.sleep(0.05)
-    running = [c for c in kernel_runner._children if c not in kernel_runner._spares]
+    running = [c for c in runner._children if c not in runner._spares]
     assert running
-    kernel_runner._stop_spares()
-    with pytest.raises(kernel_runner.RunError, match="shutting down"):
-        kernel_runner.prepare() or kernel_runner._fresh_child()
+    runner._stop_spares()
+    with pytest.raises(runner.RunError, match="shutting down"):
+        runner.prepare() or runner._fresh_child()
     thread.join(timeout=30)
-    kernel_runner._closing.clear()
+    runner._closing.clear()
     assert all(c.proc.returncode is not None for c in running)
-    assert failed and not kernel_runner._children
+    assert failed and not runner._children
 
 
 def _standby_children(pid):
@@ -242,7 +242,7 @@ def _open_kernel_page(url, trace):
 
 
 def test_a_terminated_server_stops_and_reaps_its_spare(tmp_path):
-    _id, path, _seconds = kernel_runner.run(_spec(V3, "served page"))
+    _id, path, _seconds = runner.run(_spec(V3, "served page"))
     shutil.copy(path, tmp_path / "v3.sqlite")
     with serve(tmp_path) as (url, server):
         _open_kernel_page(url, "v3.sqlite")

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dashapp import klein
+from dashapp.klein import analysis as klein
 
 ROOT = Path(__file__).resolve().parents[1]
 

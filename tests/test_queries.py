@@ -5,7 +5,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from dashapp import metrics, queries
+from dashapp import queries
+from dashapp.daisen import metrics
 from dashapp.catalog import Catalog, UnknownTrace, natural_key, trace_meta
 from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
@@ -132,7 +133,7 @@ def _long_and_short_trace(path):
 
 
 def test_window_finds_long_tasks_without_scanning_from_their_start(tmp_path):
-    from dashapp import windows
+    from dashapp.daisen import windows
 
     path = _long_and_short_trace(tmp_path / "long.sqlite")
     meta = trace_meta(path)

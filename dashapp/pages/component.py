@@ -13,7 +13,9 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
-from .. import exporting, figures, kernel_views, urls, views, widgets
+from .. import urls, widgets
+from ..daisen import exporting, figures, views
+from ..klein.views import kernel_href, task_launch
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 
@@ -31,11 +33,11 @@ def _legend(meta, kinds):
 
 def _kernel_link(meta, state, task, kind):
     """A link to Klein's kernel views for a kernel, work-group or wavefront task."""
-    launch = kernel_views.task_launch(meta.path, task.id, kind.category)
+    launch = task_launch(meta.path, task.id, kind.category)
     if launch is None:
         return ""
     return html.Div(dcc.Link("kernel views of this launch", id="cv-kernel-link",
-                             href=kernel_views.kernel_href(state.trace, launch)))
+                             href=kernel_href(state.trace, launch)))
 
 
 def _task_panel(page, meta, state):
@@ -104,13 +106,13 @@ def layout(**query):
             dcc.Link("Overview at this window", href=overview, className="small me-3"),
             html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png",
                         **{"data-graph": "cv-graph",
-                           "data-filename": figures.safe_filename(filename)}),
+                           "data-filename": widgets.safe_filename(filename)}),
             dbc.Button("CSV", id="cv-csv-button", size="sm", color="light"),
             dcc.Download(id="cv-csv"),
         ], className="mb-1"),
         dbc.Row([
             dbc.Col(dcc.Graph(id="cv-graph", figure=page.figure, className="gs-linked",
-                              config=figures.graph_config(filename)), md=9),
+                              config=widgets.graph_config(filename)), md=9),
             dbc.Col([_task_panel(page, meta, state), _legend(meta, shown)],
                     md=3, className="gs-sidebar"),
         ]),
@@ -157,6 +159,6 @@ def download_csv(_clicks, search):
         page = views.component(path, replace(state, trace=name))
     except LookupError:
         return no_update
-    filename = figures.safe_filename(f"{name}-{page.location.name}-{page.window[0]}-"
+    filename = widgets.safe_filename(f"{name}-{page.location.name}-{page.window[0]}-"
                                      f"{page.window[1]}") + ".csv"
     return dict(content=exporting.component_csv(page, meta), filename=filename)

@@ -5,7 +5,8 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from .. import urls, views, widgets
+from .. import urls, widgets
+from ..daisen import views
 from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps

@@ -1,11 +1,11 @@
 """The kernel page: Klein's memory, branching and debug views of one kernel launch.
 
 ``/kernel?trace=NAME&launch=K`` shows launch K of a trace; ``&run=ID`` shows instead an
-edited kernel re-run from this page (``dashapp.kernel_runner``), so an edited run is a
+edited kernel re-run from this page (``dashapp.klein.runner``), so an edited run is a
 URL too and Back returns to the original. The source, with line numbers, stays beside
 the views: hovering an access, a bank, a pattern bin or a donut region highlights the
 matching accesses, bank, source lines and pixels in the browser (assets/kernel.js),
-without a server round trip. The page itself is built by ``kernel_views.build``.
+without a server round trip. The page itself is built by ``klein.views.build``.
 """
 import json
 from dataclasses import replace
@@ -15,9 +15,10 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
-from .. import kernel_runner, urls, widgets
-from ..figures import graph_config, safe_filename
-from ..kernel_views import build, edit_spec
+from .. import urls, widgets
+from ..klein import runner
+from ..klein.views import build, edit_spec
+from ..widgets import graph_config, safe_filename
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 from ..urls import KernelState, first_value, int_param
@@ -31,7 +32,7 @@ def parse_kernel(params):
     launch = int_param(params, "launch", errors, minimum=0)
     group = int_param(params, "group", errors, minimum=0)
     run = first_value(params.get("run")) or None
-    if run is not None and not kernel_runner.RUN_ID.match(str(run)):
+    if run is not None and not runner.RUN_ID.match(str(run)):
         errors.append(f"Ignored run={run!r}: not an edited run of this page.")
         run = None
     return KernelState(trace=first_value(params.get("trace")), launch=launch or 0, run=run,
@@ -173,11 +174,11 @@ def _debug_section(views):
 
 def _editor(views, state):
     launch = views.launch
-    sizes = kernel_runner.size_options(json.loads(launch.global_size),
+    sizes = runner.size_options(json.loads(launch.global_size),
                                        json.loads(launch.local_size))
-    current = kernel_runner.size_text(json.loads(launch.global_size))
-    options = [{"label": f"{kernel_runner.size_text(d)} work-items", "value":
-                kernel_runner.size_text(d)} for d in sizes]
+    current = runner.size_text(json.loads(launch.global_size))
+    options = [{"label": f"{runner.size_text(d)} work-items", "value":
+                runner.size_text(d)} for d in sizes]
     value = current if any(o["value"] == current for o in options) else \
         (options[0]["value"] if options else None)
     back = dcc.Link("back to the recorded launch", href=urls.href(
@@ -206,7 +207,7 @@ def layout(**query):
         return widgets.messages(problems)
     state = replace(state, trace=name)
     if state.run is not None:
-        path = kernel_runner.run_path(state.run)
+        path = runner.run_path(state.run)
         if path is None:
             return html.Div([widgets.messages(problems + [
                 "That edited run is gone: edited runs last only while this server runs."]),
@@ -221,7 +222,7 @@ def layout(**query):
     title = f"{views.launch.kernel}, launch {views.launch.id}" + \
         (" (edited run)" if state.run else "")
     # The page has a Run button: have a simulator process started before it is pressed.
-    kernel_runner.prepare()
+    runner.prepare()
     return html.Div([
         widgets.messages(problems),
         html.H5(title, id="kv-title"),
@@ -261,7 +262,7 @@ def run_edited(_clicks, source, size, search):
     name, path, _meta, problems = widgets.resolve_trace(state.trace)
     if path is None:
         return no_update, widgets.messages(problems, colour="danger")
-    recorded = kernel_runner.run_path(state.run) if state.run else path
+    recorded = runner.run_path(state.run) if state.run else path
     if recorded is None:
         return no_update, widgets.messages(["The edited run this page showed is gone."],
                                            colour="danger")
@@ -270,8 +271,8 @@ def run_edited(_clicks, source, size, search):
     except (LookupError, ValueError, TraceError, QueryTimeout) as err:
         return no_update, widgets.messages([str(err)], colour="danger")
     try:
-        run_id, _path, seconds = kernel_runner.run(spec)
-    except kernel_runner.RunError as err:
+        run_id, _path, seconds = runner.run(spec)
+    except runner.RunError as err:
         return no_update, html.Div([str(err), _error_context(source or "", err)],
                                    className="alert alert-danger py-1 kv-run-error",
                                    id="kv-run-error")

@@ -10,8 +10,9 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
-from .. import exporting, figures, urls, views, widgets
-from ..metrics import METRICS
+from .. import urls, widgets
+from ..daisen import exporting, views
+from ..daisen.metrics import METRICS
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 
@@ -50,10 +51,10 @@ def _chart(page, i, chart):
                      title="Open the Component view at this window"),
             html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
                         **{"data-graph": f"ov-chart-{i}", "data-filename":
-                           figures.safe_filename(name)}),
+                           widgets.safe_filename(name)}),
         ], className="d-flex justify-content-between"),
         html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
-                           config=figures.graph_config(name), className="gs-ov-graph"),
+                           config=widgets.graph_config(name), className="gs-ov-graph"),
                  id=f"ov-chart-{i}"),
     ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
 
@@ -153,5 +154,5 @@ def download_csv(_clicks, search):
         page = views.overview(path, replace(state, trace=name))
     except (TraceError, QueryTimeout):  # the page itself shows what went wrong
         return no_update
-    filename = figures.safe_filename(f"{name}-overview-page{page.state.page}") + ".csv"
+    filename = widgets.safe_filename(f"{name}-overview-page{page.state.page}") + ".csv"
     return dict(content=exporting.overview_csv(page), filename=filename)

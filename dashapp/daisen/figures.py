@@ -5,33 +5,18 @@ integer picoseconds of the trace, SI-formatted by Plotly), so zooming one chart 
 reading its range back gives the window in the same unit everywhere.
 """
 import json
-import re
 
 import numpy as np
 
-from .colors import MUTED
-from .layout import merge_thin, up_float
+from ..colors import MUTED
+from ..units import fmt_ps
 from .metrics import METRICS, PS
-from .units import fmt_ps
+from .placement import merge_thin, up_float
 
 PRIMARY_COLOUR = "#d7191c"
 SECONDARY_COLOUR = "#2c7bb6"
 DETAIL_CHARS = 240
 BAR_LINE = 0.5  # a hairline outline keeps sub-pixel bars visible rather than dropped
-
-
-def graph_config(filename):
-    """dcc.Graph config: the modebar camera exports SVG named after the view."""
-    return {
-        "displaylogo": False,
-        "toImageButtonOptions": {"format": "svg", "filename": safe_filename(filename)},
-        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
-    }
-
-
-def safe_filename(text):
-    """A file name made of letters, digits, dots, dashes and underscores only."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "gpuscope"
 
 
 def _axis_title(key):

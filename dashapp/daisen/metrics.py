@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import binning, queries, windows
+from .. import queries
+from . import binning, windows
 
 PS = 1e-12
 COLUMNS = ("req_in_started", "req_in_ended", "req_in_latency_ps", "task_ps", "buffer_ps",

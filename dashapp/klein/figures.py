@@ -1,6 +1,6 @@
 """Pure Plotly figure builders for Klein's kernel views: arrays in, figure dicts out.
 
-* memory view: work-items on x, logical time down the y axis (``klein.logical_layout``);
+* memory view: work-items on x, logical time down the y axis (``analysis.logical_layout``);
   reads, writes and barriers in Klein's colours (light blue, dark blue, grey);
 * bank panel: the 32 LDS banks under it, red where a bank serialised accesses;
 * branching view: the histogram of branch patterns sorted by size, proxy warps as
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import klein
+from . import analysis
 
 READ_COLOUR, WRITE_COLOUR, BARRIER_COLOUR = "#9ecae1", "#08519c", "#969696"
 HIGHLIGHT = "#fd8d3c"
@@ -69,13 +69,13 @@ def _base_layout(height, **extra):
 def memory_figure(acc, lay, found, array, segments):
     """The memory view of one watched array.
 
-    ``segments`` are ``klein.barrier_segments`` rows (x0, x1, y, line): each barrier is
+    ``segments`` are ``analysis.barrier_segments`` rows (x0, x1, y, line): each barrier is
     drawn across the contiguous work-item runs of the group that passed it.
     """
-    events = acc.kind != klein.BARRIER
+    events = acc.kind != analysis.BARRIER
     traces = []
-    for kind, name, colour in ((klein.READ, "read", READ_COLOUR),
-                               (klein.WRITE, "write", WRITE_COLOUR)):
+    for kind, name, colour in ((analysis.READ, "read", READ_COLOUR),
+                               (analysis.WRITE, "write", WRITE_COLOUR)):
         rows = np.flatnonzero(events & (acc.kind == kind))
         custom = np.stack([acc.bank[rows], acc.address[rows], acc.line[rows],
                            acc.element[rows], found.bank_degree[rows]], axis=1)
@@ -120,9 +120,9 @@ def bank_figure(table):
     """The 32-bank panel: accesses per bank, coloured by its worst conflict degree."""
     colours = [IDLE_BANK if n == 0 else CONFLICT_BANK if d > 1 else CLEAN_BANK
                for n, d in zip(table.accesses, table.degree)]
-    custom = np.stack([np.arange(klein.BANKS), table.degree, table.conflicted], axis=1)
+    custom = np.stack([np.arange(analysis.BANKS), table.degree, table.conflicted], axis=1)
     return dict(data=[dict(
-        type="bar", x=list(range(klein.BANKS)), y=table.accesses.tolist(),
+        type="bar", x=list(range(analysis.BANKS)), y=table.accesses.tolist(),
         customdata=custom.tolist(), marker=dict(color=colours, line=dict(color="#555", width=0.5)),
         selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=0.3)),
         meta=["bank"],
@@ -134,7 +134,7 @@ def bank_figure(table):
 
 
 def histogram_figure(patterns):
-    """Branch patterns (``klein.patterns_by_size`` rows) as bins, largest first."""
+    """Branch patterns (``analysis.patterns_by_size`` rows) as bins, largest first."""
     return dict(data=[dict(
         type="bar", x=[f"#{i + 1}" for i in range(len(patterns))],
         y=[p[3] for p in patterns], customdata=[[p[0], p[1]] for p in patterns],
@@ -146,7 +146,7 @@ def histogram_figure(patterns):
 
 
 def donut_figure(proxies, rank_of):
-    """One donut per proxy warp (``klein.Proxy``, most warps first), the number of warps it
+    """One donut per proxy warp (``analysis.Proxy``, most warps first), the number of warps it
     stands for in the middle; ``rank_of`` maps a pattern id to its histogram rank."""
     shown = proxies[:MAX_DONUTS]
     cols = max(1, min(DONUTS_PER_ROW, len(shown)))

@@ -2,7 +2,7 @@
 
 ``build(path, launch)`` is the whole path from a trace file to Klein's three views:
 the kernel records are read (``queries``), logical time, bank conflicts and pattern
-highlighting are computed (``klein``), and the figures are built (``kernel_figures``).
+highlighting are computed (``analysis``), and the figures are built (``figures``).
 The page renders the result; benchmarks/turnaround_views.py times it.
 """
 import json
@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernel_figures as kf
-from . import kernel_runner, klein, queries, urls
+from .. import queries, urls
+from . import analysis, runner
+from . import figures as kf
 
 MAX_DRAWN_ACCESSES = 4_096
 """Accesses the memory view draws at once: whole work-groups, several times what its
@@ -27,10 +28,10 @@ class MemoryView:
     space: str
     figure: dict
     banks: dict
-    found: klein.Conflicts
-    table: klein.BankTable
+    found: analysis.Conflicts
+    table: analysis.BankTable
     accesses: int
-    window: klein.Window
+    window: analysis.Window
 
 
 @dataclass(frozen=True)
@@ -55,22 +56,22 @@ def _memory_views(db, launch, first_group):
     for name, space, _type, elem_bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
         if not watched:
             continue
-        acc = klein.accesses_from_rows(queries.kernel_accesses(db, launch, name))
+        acc = analysis.accesses_from_rows(queries.kernel_accesses(db, launch, name))
         # Conflicts and the bank panel count every access; the memory view draws a window
         # of whole work-groups.
-        found = klein.conflicts(acc, elem_bytes)
-        table = klein.bank_table(found)
-        window = klein.group_window(acc, first_group, MAX_DRAWN_ACCESSES)
+        found = analysis.conflicts(acc, elem_bytes)
+        table = analysis.bank_table(found)
+        window = analysis.group_window(acc, first_group, MAX_DRAWN_ACCESSES)
         rows = (acc.work_group >= window.first_group) & (acc.work_group <= window.last_group)
-        part = klein.select(acc, rows)
-        lay = klein.logical_layout(part)
+        part = analysis.select(acc, rows)
+        lay = analysis.logical_layout(part)
         shown = found._replace(bank_degree=found.bank_degree[rows],
                                instruction_degree=found.instruction_degree[rows])
         views.append(MemoryView(
             array=name, space=space,
-            figure=kf.memory_figure(part, lay, shown, name, klein.barrier_segments(part, lay)),
+            figure=kf.memory_figure(part, lay, shown, name, analysis.barrier_segments(part, lay)),
             banks=kf.bank_figure(table), found=found, table=table,
-            accesses=int((acc.kind != klein.BARRIER).sum()), window=window))
+            accesses=int((acc.kind != analysis.BARRIER).sum()), window=window))
     return views
 
 
@@ -107,11 +108,11 @@ def edit_spec(path, launch_id, source, size):
     except ValueError:
         raise ValueError(f"Unknown size {size!r}.") from None
     if len(new_global) != len(old_global) or \
-            new_global not in kernel_runner.size_options(old_global, local):
+            new_global not in runner.size_options(old_global, local):
         raise ValueError(f"Size {size!r} is not offered for this launch.")
-    return kernel_runner.RunSpec(
+    return runner.RunSpec(
         source=source, kernel=launch.kernel, global_size=new_global, local_size=tuple(local),
-        args=kernel_runner.scaled_args(launch.args, arrays, old_global, new_global))
+        args=runner.scaled_args(launch.args, arrays, old_global, new_global))
 
 
 def run_lengths(values):
@@ -144,8 +145,8 @@ def build(path, launch_id, first_group=0):
         source = queries.kernel_source(db, launch.source)
         task = queries.kernel_launch_task(db, launch.id)
         memory = _memory_views(db, launch.id, first_group)
-        patterns = klein.patterns_by_size(queries.branch_patterns(db, launch.id))
-        proxies = klein.proxies_by_size(queries.proxy_warps(db, launch.id))
+        patterns = analysis.patterns_by_size(queries.branch_patterns(db, launch.id))
+        proxies = analysis.proxies_by_size(queries.proxy_warps(db, launch.id))
         nodes = queries.branch_nodes(db, launch.source, launch.kernel)
         picture = queries.kernel_image(db, launch.id)
         branch_rows = queries.work_item_branches(db, launch.id)
@@ -170,7 +171,7 @@ def build(path, launch_id, first_group=0):
             pixels = np.frombuffer(picture[3], dtype="<f4").reshape(height, width)
         image = kf.image_figure(width, height, np.maximum(pattern_rank, 0), pixels,
                                 picture[0] if pixels is not None else None)
-    states = {str(p[0]): klein.source_states(source.text, nodes, p[1],
+    states = {str(p[0]): analysis.source_states(source.text, nodes, p[1],
                                              [int(n) for n in p[2].split(",") if n])
               for p in patterns[:MAX_PATTERN_STATES]}
     return KernelViews(

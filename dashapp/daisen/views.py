@@ -10,11 +10,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import figures, layout, metrics, queries, windows
-from .catalog import natural_key, trace_meta
+from .. import queries
+from ..catalog import natural_key, trace_meta
+from ..units import fmt_ps
+from ..urls import NO_METRIC, PAGE_SIZE
+from . import figures, metrics, placement, windows
 from .namefilter import FilterError, filter_names
-from .units import fmt_ps
-from .urls import NO_METRIC, PAGE_SIZE
 
 OVERVIEW_POINTS = 100
 CONCURRENCY_POINTS = 300
@@ -206,7 +207,7 @@ def _drawn(db, meta, loc, window, count, messages):
     t0, t1 = window
     if count <= MAX_BARS:
         tasks = windows.tasks(db, meta, loc, t0, t1, MAX_BARS)
-        placements = layout.nested_layout(
+        placements = placement.nested_layout(
             [t.id for t in tasks], [t.parent for t in tasks],
             [t.start_ps for t in tasks], [t.end_ps for t in tasks])
         rows = math.ceil(max((p.y1 for p in placements.values()), default=1))

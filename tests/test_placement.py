@@ -2,7 +2,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashapp.layout import BAND_FILL, nested_layout, up_float
+from dashapp.daisen.placement import BAND_FILL, nested_layout, up_float
 
 # Positive durations: a zero-length task occupies an instant, which half-open overlap
 # tests cannot see.
@@ -74,7 +74,7 @@ def test_a_parent_cycle_does_not_lose_tasks():
 def test_thin_bars_in_a_row_merge_and_nothing_is_dropped():
     from collections import namedtuple
 
-    from dashapp.layout import merge_thin
+    from dashapp.daisen.placement import merge_thin
 
     T = namedtuple("T", "id kind start_ps end_ps")
     # Row 0: four 1-ps tasks close together, then a wide one; another kind in between.

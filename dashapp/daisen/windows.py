@@ -9,7 +9,7 @@ are added from that list, read once per process and trace version. Both parts ar
 """
 from dataclasses import dataclass
 
-from . import queries
+from .. import queries
 
 
 @dataclass(frozen=True)
