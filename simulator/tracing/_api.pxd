@@ -37,6 +37,8 @@ cdef class Tracer:
     cdef int64_t[:, ::1] _rows
     cdef int64_t[:, ::1] _tags
     cdef int64_t _nrows, _ntags
+    cdef object _write_open  # the sink's write_open, or None
+    cdef int64_t _announced  # keys below it were open at a flush or have ended
 
     cpdef int64_t start_task(self, int64_t parent, int kind, int location, int64_t time,
                              object details=*) except? -2
@@ -52,3 +54,4 @@ cdef class Tracer:
     cdef int64_t _room(self, int64_t used) except -1
     cdef void _make_room(self) noexcept
     cdef void _advance(self) noexcept
+    cdef object _opened_since(self)

@@ -22,7 +22,7 @@ import json
 
 import numpy as np
 
-from .api import NO_TASK, OPEN_AT_STOP, TAG_COLUMNS, TASK_COLUMNS
+from .api import NO_TASK, OPEN_AT_STOP, OPEN_COLUMNS, TAG_COLUMNS, TASK_COLUMNS
 
 cdef enum:
     RING_MIN = 1 << 12
@@ -66,6 +66,8 @@ cdef class Tracer:
         self._ring.assign(RING_MIN, closed)
         self._ring_base = 0
         self._open_count = 0
+        self._write_open = getattr(sink, "write_open", None)
+        self._announced = 0
 
     # -- interning -----------------------------------------------------------------
     def location(self, name):
@@ -240,6 +242,8 @@ cdef class Tracer:
 
     def flush(self):
         """Hand every buffered row and newly interned name to the sink."""
+        if self._write_open is not None:
+            self._write_open(self._opened_since())
         self.sink.write_batch(self._rows_arr[:self._nrows], self._row_details,
                               self._tags_arr[:self._ntags], self._new_locations,
                               self._new_kinds, self._new_tag_names)
@@ -249,6 +253,33 @@ cdef class Tracer:
         self._new_locations = []
         self._new_kinds = []
         self._new_tag_names = []
+
+    cdef object _opened_since(self):
+        """Tasks started since the last flush and still open, as ``api.Tracer`` gives them."""
+        cdef vector[int64_t] keys
+        cdef vector[OpenTask] tasks
+        cdef int64_t key
+        cdef size_t i, mask = self._ring.size() - 1
+        for item in self._evicted:  # evicted before a flush saw them
+            if item.first >= self._announced:
+                keys.push_back(item.first)
+        cpp_sort(keys.begin(), keys.end())
+        for i in range(keys.size()):
+            tasks.push_back(self._evicted[keys[i]])
+        for key in range(max(self._announced, self._ring_base), self.next_key):
+            if self._ring[key & mask].kind >= 0:
+                keys.push_back(key)
+                tasks.push_back(self._ring[key & mask])
+        self._announced = self.next_key
+        out = np.empty((keys.size(), OPEN_COLUMNS), dtype=np.int64)
+        cdef int64_t[:, ::1] rows = out
+        for i in range(keys.size()):
+            rows[i, 0] = keys[i]
+            rows[i, 1] = tasks[i].parent
+            rows[i, 2] = tasks[i].kind
+            rows[i, 3] = tasks[i].location
+            rows[i, 4] = tasks[i].start
+        return out
 
     def close(self, time):
         """End every open task at tick ``time`` (flagged ``OPEN_AT_STOP``) and flush.

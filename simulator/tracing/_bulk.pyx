@@ -69,6 +69,8 @@ cdef class BulkInserter:
             raise BulkError(f"cannot open {path}: {self._error()}")
         sqlite3_busy_timeout(self.db, 60_000)
         self._exec(b"PRAGMA synchronous=OFF")
+        # Enough cache for the right-hand edges of the task indexes (one per location).
+        self._exec(b"PRAGMA cache_size=-65536")
         head, values, row = sql.partition(" VALUES ")
         if not values:
             raise ValueError(f"not an INSERT ... VALUES (...) statement: {sql!r}")

@@ -20,6 +20,11 @@ categories (``start_task`` then returns ``NO_TASK``, which every other call acce
 and ignores). When tracing is off the simulator holds no tracer at all, so the cost
 is one ``is None`` test per would-be task.
 
+A sink that has ``write_open(rows)`` is also told, at each flush and just before
+``write_batch``, which tasks started since the last flush are still open, as
+``(key, parent, kind, location, start_ps)`` rows: a writer that builds the metric
+pyramid as the run goes then knows every task in flight, however long it lasts.
+
 ``_api.pyx`` is the Cython build of this same class and must behave identically.
 """
 import json
@@ -34,6 +39,7 @@ OPEN_AT_STOP = 1
 
 TASK_COLUMNS = 7  # id, parent, kind, location, start_ps, end_ps, flags
 TAG_COLUMNS = 3  # task, time_ps, tag
+OPEN_COLUMNS = 5  # id, parent, kind, location, start_ps
 
 
 class Tracer:
@@ -70,6 +76,8 @@ class Tracer:
         self._rows = []
         self._row_details = []
         self._tags = []
+        self._write_open = getattr(sink, "write_open", None)
+        self._announced = 0  # keys below this were open at a flush or have ended
 
     # -- interning -----------------------------------------------------------------
     def location(self, name):
@@ -167,6 +175,11 @@ class Tracer:
 
     def flush(self):
         """Hand every buffered row and newly interned name to the sink."""
+        if self._write_open is not None:
+            opened = [(key, *self._open[key]) for key in range(self._announced, self.next_key)
+                      if key in self._open]
+            self._announced = self.next_key
+            self._write_open(np.array(opened, dtype=np.int64).reshape(-1, OPEN_COLUMNS))
         tasks = np.array(self._rows, dtype=np.int64).reshape(-1, TASK_COLUMNS)
         tags = np.array(self._tags, dtype=np.int64).reshape(-1, TAG_COLUMNS)
         self.sink.write_batch(tasks, self._row_details, tags, self._new_locations,

@@ -4,10 +4,10 @@ Writing rows is the largest cost of a fully traced run, and most of it is spent
 binding parameters under the GIL, so a writer *thread* cannot overlap it with the
 simulation (a Cython event loop never yields the GIL to it either). A writer process
 can. ``BackgroundWriter`` has the ``TraceWriter`` methods the simulator uses
-(``write_batch``, ``execute``, ``executemany``, ``finalize``, ``close``) and forwards
+(``write_open``, ``write_batch``, ``execute``, ``executemany``, ``finalize``, ``close``) and forwards
 each call, in order, through a pipe to a process that owns the real ``TraceWriter``.
 
-A batch's task and tag arrays do not go through the pipe: pickling them and pushing
+A batch's task, tag and open-task arrays do not go through the pipe: pickling them and pushing
 them through it 64 KB at a time cost the simulating process a third of an untraced
 run. They are copied into one of ``SLOTS`` slots of a file both processes map, and
 only the slot number and the small lists travel; the writer hands the slot back when
@@ -30,8 +30,8 @@ import numpy as np
 
 _CONTEXT = multiprocessing.get_context("spawn")  # no fork of a process holding threads or a GPU model
 SLOTS = 2
-# One Tracer batch: 65,536 task rows of 7 columns and as many tag rows of 3.
-SLOT_VALUES = (1 << 16) * 10
+# One Tracer batch: 65,536 task rows of 7 columns, as many tag rows of 3 and open-task rows of 5.
+SLOT_VALUES = (1 << 16) * 15
 _FREE = "free"
 
 
@@ -64,12 +64,15 @@ class _SlotFile:
                 os.unlink(path)
                 raise
 
-    def arrays(self, slot, task_shape, tag_shape):
-        """The task and tag arrays stored in ``slot`` (views, valid until it is reused)."""
-        buffer = self.slots[slot]
-        n_tasks = task_shape[0] * task_shape[1]
-        return (buffer[:n_tasks].reshape(task_shape),
-                buffer[n_tasks:n_tasks + tag_shape[0] * tag_shape[1]].reshape(tag_shape))
+    def arrays(self, slot, *shapes):
+        """The arrays of these shapes stored one after the other in ``slot`` (views, valid
+        until it is reused)."""
+        buffer, at, out = self.slots[slot], 0, []
+        for shape in shapes:
+            size = shape[0] * shape[1]
+            out.append(buffer[at:at + size].reshape(shape))
+            at += size
+        return out
 
     def close(self):
         """Let go of the map: it is unmapped when the last array viewing it is gone."""
@@ -114,8 +117,9 @@ def _serve(conn, path, options, slot_file):
         if error is None and name != "sync":  # after a failure only drain: report the first
             try:
                 if name == "write_slot":
-                    slot, task_shape, tag_shape, *lists = args
-                    tasks, tags = slots.arrays(slot, task_shape, tag_shape)
+                    slot, task_shape, tag_shape, open_shape, *lists = args
+                    tasks, tags, opened = slots.arrays(slot, task_shape, tag_shape, open_shape)
+                    writer.write_open(opened)
                     writer.write_batch(tasks, lists[0], tags, *lists[1:])
                 else:
                     result = getattr(writer, name)(*args, **kwargs)
@@ -134,6 +138,7 @@ class BackgroundWriter:
     def __init__(self, path, **options):
         slot_path, self._slots = _SlotFile.create(SLOTS, SLOT_VALUES)
         self._free = list(range(SLOTS))
+        self._opened = np.empty((0, 5), dtype=np.int64)
         self._unanswered = 1  # the writer says whether it started
         self._closed = False
         self._conn, child = _CONTEXT.Pipe()
@@ -198,19 +203,26 @@ class BackgroundWriter:
         self._unanswered += 1
         return self._answer()
 
+    def write_open(self, rows):
+        """Tasks still open at the tracer's flush: sent with the batch that follows."""
+        self._opened = np.asarray(rows, dtype=np.int64).reshape(-1, 5)
+
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
         """Send one batch (the ``Tracer`` sink interface)."""
         lists = (list(details), list(locations), list(kinds), list(tag_names))
         tasks = np.asarray(tasks, dtype=np.int64)
         tags = np.asarray(tags, dtype=np.int64)
-        if tasks.ndim != 2 or tags.ndim != 2 or tasks.size + tags.size > self._slots.values:
+        opened, self._opened = self._opened, np.empty((0, 5), dtype=np.int64)
+        if (tasks.ndim != 2 or tags.ndim != 2
+                or tasks.size + tags.size + opened.size > self._slots.values):
+            self._call("write_open", opened)
             self._call("write_batch", tasks, lists[0], tags, *lists[1:])
             return
         slot = self._free_slot()
-        stored_tasks, stored_tags = self._slots.arrays(slot, tasks.shape, tags.shape)
-        stored_tasks[...] = tasks
-        stored_tags[...] = tags
-        self._call("write_slot", slot, tasks.shape, tags.shape, *lists)
+        for stored, given in zip(self._slots.arrays(slot, tasks.shape, tags.shape, opened.shape),
+                                 (tasks, tags, opened)):
+            stored[...] = given
+        self._call("write_slot", slot, tasks.shape, tags.shape, opened.shape, *lists)
 
     def execute(self, sql, params=()):
         """Run one statement in the writer (inserts: nothing is returned)."""

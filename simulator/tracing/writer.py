@@ -1,4 +1,4 @@
-"""The trace file: batched SQLite writing, then finalize.
+"""The trace file: batched SQLite writing, with the indexes and metric pyramid kept as it grows.
 
 A ``TraceWriter`` creates a fresh file from ``sqlite_schema.sql`` (tables only). Task
 rows arrive in large batches, one transaction each, with integer keys and interned
@@ -13,9 +13,14 @@ framed and checksummed into the log) and buy nothing there, while appending rows
 journals almost nothing. Finalize turns every trace to WAL, so viewers can read it
 while kernel records are appended.
 
-``finalize`` runs once after the load: it nulls parents that were never recorded
-(counting them), builds the indexes, fills the per-location statistics and the metric
-pyramid (``pyramid.py``), and records the end of the run.
+The metric pyramid is built batch by batch (``pyramid_build.LivePyramid``), so
+``finalize`` only builds the indexes (SQLite's sort after the load is four times
+cheaper than keeping them up to date row by row, measured), writes the bins still in
+flight and the per-location statistics, and records the end of the run. A trace whose tasks did not come through ``write_batch`` (an
+import, a reopened file) is rebuilt from its task table in bounded memory.
+
+Memory does not grow with the trace: SQLite's page cache is capped (``CACHE_KIB``) and
+its sorter spills to a temporary file, not to RAM.
 """
 import contextlib
 import datetime as _dt
@@ -29,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from . import pyramid_build
 from .bulk import INSERT_TAGS, INSERT_TASKS
 
 if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
@@ -40,9 +46,7 @@ else:
         from .bulk import BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
-# Task batches up to this many tasks are kept in memory (56 B each) so that finalize
-# need not read them back from the file.
-MAX_CACHED_TASKS = 16_000_000
+CACHE_KIB = 65536  # SQLite's page cache per connection; the file's size does not matter
 
 
 class TraceError(Exception):
@@ -99,8 +103,7 @@ class TraceWriter:
         # in the file or the WAL); only an OS crash or power loss could damage the file, which for a
         # re-runnable trace is worth the speed.
         self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute("PRAGMA cache_size=-262144")
-        self.db.execute("PRAGMA temp_store=MEMORY")
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         tables, _ = schema_parts()
         self.db.executescript(tables)
         self.db.execute(
@@ -110,10 +113,12 @@ class TraceWriter:
              source, _utc_now()),
         )
         self.tasks_written = 0
-        self._columns = []  # task batches kept for the pyramid, while under MAX_CACHED_TASKS
+        self._keys = [0, -1, -1]  # tasks, largest key, largest parent key (through write_batch)
         # Task and tag rows go through their own connection, bound in bulk.
         self._bulk = BulkInserter(self.path, INSERT_TASKS, null_if_negative=1)
         self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
+        self._live = (pyramid_build.LivePyramid(self.db, lambda sql: BulkInserter(self.path, sql))
+                      if pyramid_build.IncrementalPyramid is not None else None)
 
     @classmethod
     def reopen(cls, path):
@@ -128,12 +133,19 @@ class TraceWriter:
         if self.db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'run'").fetchone()[0] != 1:
             self.db.close()
             raise TraceError(f"{path}: not a GPUscope trace (no run table)")
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
-        self._columns = None
-        self._bulk = self._bulk_tags = None
+        self._keys = [0, -1, -1]
+        self._bulk = self._bulk_tags = self._live = None
         return self
 
     # -- loading -------------------------------------------------------------------
+    def write_open(self, rows):
+        """Tasks the tracer reports still open (``(key, parent, kind, location, start_ps)``
+        rows), for the pyramid; they come with the next ``write_batch``."""
+        if self._live is not None:
+            self._live.opened(rows)
+
     def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
         """Insert one batch (the ``Tracer`` sink interface).
 
@@ -146,17 +158,21 @@ class TraceWriter:
             db.executemany("INSERT INTO kind (id, category, action) VALUES (?, ?, ?)", kinds)
             db.executemany("INSERT INTO tag_name (id, name) VALUES (?, ?)", tag_names)
             db.execute("COMMIT")
+            if self._live is not None:
+                self._live.declare_kinds(kinds)
+        tasks = np.ascontiguousarray(
+            np.asarray(tasks, dtype=np.int64).reshape(-1, 7)[np.argsort(tasks[:, 0], kind="stable")]
+            if len(tasks) else np.empty((0, 7), dtype=np.int64))
         if len(tasks):
             # Tasks arrive in end order; in key order they append to the B-tree's right edge.
-            tasks = np.ascontiguousarray(tasks[np.argsort(tasks[:, 0], kind="stable")],
-                                         dtype=np.int64)
             self._bulk.insert(tasks)
             self.tasks_written += len(tasks)
-            if self._columns is not None:
-                if self.tasks_written > MAX_CACHED_TASKS:
-                    self._columns = None  # too big to keep: finalize reads the file instead
-                else:
-                    self._columns.append(tasks)  # the sorted copy: no one else holds it
+            keys = self._keys
+            keys[0] += len(tasks)
+            keys[1] = max(keys[1], int(tasks[-1, 0]))
+            keys[2] = max(keys[2], int(tasks[:, 1].max()))
+        if self._live is not None:
+            self._live.add(tasks)
         if details:
             db.execute("BEGIN")
             db.executemany("UPDATE task SET details = ? WHERE id = ?",
@@ -181,40 +197,25 @@ class TraceWriter:
     # -- finishing -----------------------------------------------------------------
     def finalize(self, *, completed, virtual_end_ps=None, open_tasks=0, extra_orphans=0,
                  show_progress=None):
-        """Build indexes, statistics and the metric pyramid; record how the run ended.
+        """Write what is left of the pyramid and the statistics; record how the run ended.
 
         ``extra_orphans`` counts parents an importer could not resolve before loading.
         """
-        from .pyramid import build_pyramid
-
         db = self.db
         _, indexes = schema_parts()
-        orphans = db.execute(
-            "SELECT count(*) FROM task t WHERE t.parent IS NOT NULL"
-            " AND NOT EXISTS (SELECT 1 FROM task p WHERE p.id = t.parent)").fetchone()[0]
-        db.execute("BEGIN")
+        db.executescript(indexes)
+        orphans = 0
+        if not self._every_parent_known():
+            orphans = db.execute(
+                "SELECT count(*) FROM task t WHERE t.parent IS NOT NULL"
+                " AND NOT EXISTS (SELECT 1 FROM task p WHERE p.id = t.parent)").fetchone()[0]
         if orphans:
-            self._columns = None  # parents changed on disk; the cached batches are stale
             db.execute("UPDATE task SET parent = NULL WHERE parent IS NOT NULL"
-                       " AND parent NOT IN (SELECT id FROM task)")
-        for statement in indexes.split(";"):
-            if statement.strip():
-                db.execute(statement)
-        db.execute("COMMIT")
+                       " AND NOT EXISTS (SELECT 1 FROM task p WHERE p.id = task.parent)")
         start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
         if virtual_end_ps is not None:
             end_ps = max(end_ps or 0, virtual_end_ps)
-        batches, self._columns = self._columns, []
-        # Each batch is dropped as soon as it is copied, so the peak is one copy of the tasks.
-        cached = None
-        if batches:
-            cached = np.empty((sum(len(b) for b in batches), 6), dtype=np.int64)
-            at = 0
-            while batches:
-                batch = batches.pop(0)
-                cached[at:at + len(batch)] = batch[:, :6]
-                at += len(batch)
-        base = build_pyramid(db, columns=cached, show_progress=show_progress)
+        base = self._finish_pyramid(orphans, show_progress)
         db.execute(
             "UPDATE run SET completed = ?, finalized = 1, open_tasks = ?, orphan_tasks = ?,"
             " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = coalesce(wall_seconds, ?),"
@@ -226,11 +227,36 @@ class TraceWriter:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # a file loaded in WAL mode: fold the log in
 
+    def _every_parent_known(self):
+        """Whether every task came through ``write_batch`` with keys 0..n-1 and parents
+        among them: then no parent can be missing and the file need not be scanned."""
+        count, largest, largest_parent = self._keys
+        return count == self.tasks_written and largest == count - 1 and largest_parent <= largest
+
+    def _finish_pyramid(self, orphans, show_progress):
+        """The pyramid's last bins and the statistics; returns the level-0 bin width."""
+        db = self.db
+        live, self._live = self._live, None
+        if pyramid_build.IncrementalPyramid is None:
+            return pyramid_build.reference_build(db, show_progress=show_progress)
+        stats, redo = {}, None  # None: every location
+        if live is not None and live.fed == self.tasks_written and not orphans:
+            stats, redo = live.finish()
+        if live is not None:
+            live.close()
+        db.execute("BEGIN")
+        pyramid_build.clear_locations(db, redo)
+        if redo is None or redo:
+            stats.update(pyramid_build.rebuild(db, redo, show_progress=show_progress))
+        pyramid_build.store_statistics(db, stats)
+        db.execute("COMMIT")
+        return pyramid_build.BASE_PS
+
     def _close_bulk(self):
-        for bulk in (self._bulk, self._bulk_tags):
+        for bulk in (self._bulk, self._bulk_tags, self._live):
             if bulk is not None:
                 bulk.close()
-        self._bulk = self._bulk_tags = None
+        self._bulk = self._bulk_tags = self._live = None
 
     def close(self):
         """Close the connections; a finalized file stays in WAL mode for concurrent readers."""

@@ -1,0 +1,528 @@
+# cython: language_level=3
+"""The metric pyramid built as tasks arrive, in memory bounded by the model.
+
+``pyramid.py`` is the readable reference: it builds the same sums from every task at
+once. Here each task becomes a few *events* (its start, its end, and for a ``req_in``
+the start of its wait at its parent's start), kept per location until the
+*frontier* passes them. Bins before the frontier are final: they are computed by one
+sweep over their events in time order, written out, and summed pairwise into the
+coarser levels, which keep one unfinished bin each. What is held is therefore the
+events not yet behind the frontier plus a few bins per level: the model's tasks in
+flight, never the trace.
+
+An integral over a bin follows from the count of intervals active at its start
+(carried from the bin before) plus, for each event inside it, the change times the
+rest of the bin, so every sum stays exact in int64, as in the reference.
+
+Where the frontier comes from is the caller's business (``advance``). An event that
+arrives behind it (a simulator that went back in time) cannot be added to bins
+already written; its location is then marked *dirty* and left to be rebuilt from the
+task table at the end (``dirty``). The result is the same either way.
+
+A location's finest level is chosen once, from its first ``sample`` tasks (or at
+``finish`` for a location that has fewer), by the reference's rule.
+"""
+cimport cython
+from libc.stdint cimport int8_t, int32_t, int64_t
+from libc.string cimport memcpy
+from libcpp.algorithm cimport nth_element
+from libcpp.algorithm cimport sort as cpp_sort
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+from cython.operator cimport dereference as deref
+
+import numpy as np
+
+from .pyramid import KIND_LEVEL_OFFSET, LONG_SHARE, LONG_SPLIT_FACTOR, min_level
+
+DEF NCOL = 7  # metric_bin's value columns
+DEF MAX_LEVELS = 64
+DEF F_KIND_STARTED = 1
+DEF F_IN_STARTED = 2
+DEF F_IN_ENDED = 4
+
+# Task classes, from the category of their kind.
+OTHER, REQ_IN, REQ_OUT = 0, 1, 2
+
+
+cdef struct Event:
+    int64_t time
+    int64_t latency  # duration of a req_in, on its end event
+    int32_t kind
+    int8_t d_all     # change of tasks in flight
+    int8_t d_out     # change of req_out tasks in flight
+    int8_t d_buf     # change of req_in tasks waiting
+    int8_t flags
+
+
+cdef struct OpenInfo:
+    int64_t start
+    int32_t location
+    int32_t kind
+
+
+cdef object _array(vector[int64_t] &values):
+    """A numpy copy of ``values``."""
+    out = np.empty(values.size(), dtype=np.int64)
+    cdef int64_t[::1] view = out
+    if values.size():
+        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
+    return out
+
+
+cdef bint _earlier(const Event &a, const Event &b) noexcept nogil:
+    return a.time < b.time
+
+
+cdef class _Location:
+    """Everything kept for one location."""
+    cdef vector[Event] pending
+    cdef int level0        # -1 until chosen
+    cdef int64_t width     # base << level0
+    cdef int64_t next_bin  # bins before it (level0) are written
+    cdef int64_t started, count, first_start, last_end, max_duration, busy
+    cdef int64_t first_event  # earliest event time (a wait may precede every start)
+    cdef int64_t a_all, a_out, a_buf
+    cdef vector[int64_t] a_kind
+    cdef bint carry_has[MAX_LEVELS]
+    cdef int64_t carry_bin[MAX_LEVELS]
+    cdef int64_t carry_val[MAX_LEVELS][NCOL]
+    cdef vector[vector[int64_t]] carry_kind  # per level, (started, task_ps) per kind
+    cdef vector[int64_t] long_dur, long_id, long_start, long_end
+    cdef int64_t long_floor  # every task left out of long_* lasts at most this long
+    cdef int64_t level0_bins
+    cdef Py_ssize_t index
+    cdef bint preset  # level0 given by a rebuild that knows the final counts
+
+    def __cinit__(self):
+        self.level0 = -1
+        self.first_start = self.first_event = 1 << 62
+        self.last_end = -1
+        self.long_floor = -1
+        for i in range(MAX_LEVELS):
+            self.carry_has[i] = False
+        self.carry_kind.resize(MAX_LEVELS)
+
+
+@cython.final
+cdef class IncrementalPyramid:
+    """Metric-pyramid sums of tasks given in any order, bins written as they become final.
+
+    ``classes`` maps each kind key to OTHER, REQ_IN or REQ_OUT (``set_kind`` adds more).
+    Rows come out of ``take_rows`` as int64 matrices for ``metric_bin`` and
+    ``metric_kind_bin``.
+    """
+    cdef list _locs
+    cdef vector[int8_t] _class
+    cdef int64_t base
+    cdef int sample
+    cdef vector[int64_t] _rows, _kind_rows
+    cdef unordered_map[int64_t, OpenInfo] _open
+    cdef public set dirty
+    cdef public int64_t pending_events
+    cdef int64_t _long_slack
+
+    def __init__(self, base=1, sample=256):
+        self.base = base
+        self.sample = sample
+        self._locs = []
+        self.dirty = set()
+        self.pending_events = 0
+
+    def set_kind(self, int kind, int klass):
+        """Declare kind key ``kind`` as OTHER, REQ_IN or REQ_OUT."""
+        if kind >= <int>self._class.size():
+            self._class.resize(kind + 1, 0)
+        self._class[kind] = klass
+
+    cdef _Location _loc(self, int64_t location):
+        cdef _Location loc
+        while location >= len(self._locs):
+            loc = _Location()
+            loc.index = len(self._locs)
+            self._locs.append(loc)
+        return <_Location>self._locs[location]
+
+    # -- input -----------------------------------------------------------------------
+    def open(self, const int64_t[:, ::1] rows not None):
+        """Tasks still open: (id, parent, kind, location, start, parent_start) rows.
+
+        Their start side is added now; ``add`` adds the end side when the row arrives.
+        """
+        cdef Py_ssize_t i
+        cdef OpenInfo info
+        for i in range(rows.shape[0]):
+            info.start = rows[i, 4]
+            info.location = <int32_t>rows[i, 3]
+            info.kind = <int32_t>rows[i, 2]
+            self._open[rows[i, 0]] = info
+            self._add_start(self._loc(rows[i, 3]), rows[i, 2], rows[i, 4], rows[i, 5])
+
+    def add(self, const int64_t[:, ::1] rows not None):
+        """Finished tasks: (id, parent, kind, location, start, end, parent_start) rows.
+
+        ``parent_start`` is the start of the task's parent, or -1 if it is not known
+        (only a ``req_in``'s is used: it waits from then until its own start).
+        """
+        cdef Py_ssize_t i
+        cdef _Location loc
+        cdef unordered_map[int64_t, OpenInfo].iterator it
+        for i in range(rows.shape[0]):
+            loc = self._loc(rows[i, 3])
+            it = self._open.find(rows[i, 0])
+            if it != self._open.end():
+                self._open.erase(it)  # its start side is in already
+            else:
+                self._add_start(loc, rows[i, 2], rows[i, 4], rows[i, 6])
+            self._add_end(loc, rows[i, 0], rows[i, 2], rows[i, 4], rows[i, 5])
+
+    def open_starts(self, const int64_t[::1] keys not None):
+        """Start of each open task in ``keys``, -1 for a key not open."""
+        out = np.full(keys.shape[0], -1, dtype=np.int64)
+        cdef int64_t[::1] starts = out
+        cdef Py_ssize_t i
+        cdef unordered_map[int64_t, OpenInfo].iterator it
+        for i in range(keys.shape[0]):
+            it = self._open.find(keys[i])
+            if it != self._open.end():
+                starts[i] = deref(it).second.start
+        return out
+
+    def mark_dirty(self, int64_t location):
+        """Leave ``location`` to a rebuild from the task table."""
+        self._loc(location)
+        self.dirty.add(location)
+
+    def open_req_out_floor(self):
+        """Earliest start of an open ``req_out`` (a request not answered yet), or None.
+
+        A ``req_in`` it has yet to receive waits from then on, at a location not known
+        yet, so no location may be written past it."""
+        cdef int64_t floor = 1 << 62
+        cdef bint found = False
+        for item in self._open:
+            if item.second.kind < <int32_t>self._class.size() and self._class[item.second.kind] == 2:
+                if item.second.start < floor:
+                    floor = item.second.start
+                found = True
+        return floor if found else None
+
+    @property
+    def open_count(self):
+        return self._open.size()
+
+    cdef inline int8_t _klass(self, int64_t kind):
+        return self._class[kind] if kind < <int64_t>self._class.size() else 0
+
+    cdef void _event(self, _Location loc, int64_t time, int64_t kind, int8_t d_all,
+                     int8_t d_out, int8_t d_buf, int8_t flags, int64_t latency):
+        cdef Event e
+        e.time = time
+        e.kind = <int32_t>kind
+        e.d_all = d_all
+        e.d_out = d_out
+        e.d_buf = d_buf
+        e.flags = flags
+        e.latency = latency
+        if time < loc.first_event:
+            loc.first_event = time
+        if loc.level0 >= 0 and time < loc.next_bin * loc.width:
+            self.dirty.add(loc.index)  # behind the frontier: its bins are written
+        loc.pending.push_back(e)
+        self.pending_events += 1
+
+    cdef void _add_start(self, _Location loc, int64_t kind, int64_t start, int64_t parent_start):
+        cdef int8_t klass = self._klass(kind)
+        cdef int8_t d_buf = 0
+        if klass == 1 and 0 <= parent_start <= start:
+            self._event(loc, parent_start, kind, 0, 0, 1, 0, 0)
+            d_buf = -1
+        self._event(loc, start, kind, 1, 1 if klass == 2 else 0, d_buf,
+                    F_KIND_STARTED | (F_IN_STARTED if klass == 1 else 0), 0)
+        loc.started += 1
+        if start < loc.first_start:
+            loc.first_start = start
+
+    cdef void _add_end(self, _Location loc, int64_t key, int64_t kind, int64_t start, int64_t end):
+        cdef int8_t klass = self._klass(kind)
+        cdef int64_t duration = end - start
+        self._event(loc, end, kind, -1, -1 if klass == 2 else 0, 0,
+                    F_IN_ENDED if klass == 1 else 0, duration if klass == 1 else 0)
+        loc.count += 1
+        if end > loc.last_end:
+            loc.last_end = end
+        if duration > loc.max_duration:
+            loc.max_duration = duration
+        if duration > loc.long_floor:
+            loc.long_dur.push_back(duration)
+            loc.long_id.push_back(key)
+            loc.long_start.push_back(start)
+            loc.long_end.push_back(end)
+            if <int64_t>loc.long_dur.size() > 2 * self._keep(loc.count) + 256:
+                self._prune_long(loc)
+
+    cdef int64_t _keep(self, int64_t count):
+        return max(1, <int64_t>(count * LONG_SHARE))
+
+    cdef void _prune_long(self, _Location loc):
+        """Keep the longest tasks (twice as many as will be listed), raising the floor."""
+        cdef int64_t keep = 2 * self._keep(loc.count) + 2
+        cdef vector[int64_t] d = loc.long_dur
+        cdef Py_ssize_t n = d.size(), i, j = 0
+        if n <= keep:
+            return
+        nth_element(d.begin(), d.begin() + (n - keep), d.end())
+        cdef int64_t cut = d[n - keep]  # durations above it are kept
+        if cut - 1 > loc.long_floor:
+            loc.long_floor = cut - 1
+        for i in range(n):
+            if loc.long_dur[i] > loc.long_floor:
+                loc.long_dur[j] = loc.long_dur[i]
+                loc.long_id[j] = loc.long_id[i]
+                loc.long_start[j] = loc.long_start[i]
+                loc.long_end[j] = loc.long_end[i]
+                j += 1
+        loc.long_dur.resize(j)
+        loc.long_id.resize(j)
+        loc.long_start.resize(j)
+        loc.long_end.resize(j)
+
+    # -- output ----------------------------------------------------------------------
+    def advance(self, int64_t frontier):
+        """Write every bin that ends at or before ``frontier`` (ps): no event will come
+        before it, except at locations that become dirty."""
+        cdef Py_ssize_t i
+        cdef _Location loc
+        for i in range(len(self._locs)):
+            loc = <_Location>self._locs[i]
+            if i in self.dirty:
+                self._drop(loc)
+                continue
+            if loc.level0 < 0:
+                if loc.started < self.sample:
+                    continue
+                self._choose_level(loc)
+            elif not loc.preset and loc.level0_bins > 16 * loc.started + (1 << 20):
+                self.dirty.add(i)  # far finer than its tasks need: rebuilt at the end
+                self._drop(loc)
+                continue
+            self._flush(i, loc, frontier // loc.width)
+
+    def finish(self):
+        """Write everything left; returns per-location statistics and long tasks.
+
+        ``{location: (count, busy_ps, max_duration_ps, short_duration_ps, first_start_ps,
+        last_end_ps, min_level, long_rows)}`` for every clean location with tasks. Tasks
+        opened and never finished make their locations dirty.
+        """
+        cdef Py_ssize_t i
+        cdef _Location loc
+        cdef int top, r
+        for item in self._open:
+            self.dirty.add(item.second.location)
+        self._open.clear()
+        stats = {}
+        for i in range(len(self._locs)):
+            loc = <_Location>self._locs[i]
+            if i in self.dirty or loc.count == 0:
+                self._drop(loc)
+                continue
+            if loc.level0 < 0:
+                self._choose_level(loc)
+            self._flush(i, loc, loc.last_end // loc.width + 1)
+            top = 0
+            while (loc.first_event // loc.width) >> top != (loc.last_end // loc.width) >> top:
+                top += 1
+            for r in range(1, top + 1):
+                if loc.carry_has[r]:
+                    loc.carry_has[r] = False
+                    self._push(i, loc, r, loc.carry_bin[r], loc.carry_val[r],
+                               loc.carry_kind[r].data())
+            short, long_rows = self._long(loc)
+            stats[i] = (loc.count, loc.busy, loc.max_duration, short, loc.first_start,
+                        loc.last_end, loc.level0, long_rows)
+        return stats
+
+    cdef tuple _long(self, _Location loc):
+        """(short_duration_ps, long rows) as ``pyramid.split_long`` decides them from the
+        candidates kept (never below the longest task left out of them)."""
+        cdef int64_t span = max(1, loc.last_end - loc.first_start)
+        if loc.max_duration * loc.count <= LONG_SPLIT_FACTOR * span:
+            return loc.max_duration, []
+        cdef int64_t keep = self._keep(loc.count)
+        d = _array(loc.long_dur)
+        ordered = np.sort(d)
+        short = int(ordered[max(0, len(ordered) - keep - 1)]) if len(ordered) else 0
+        short = max(short, loc.long_floor)
+        if short >= loc.max_duration:
+            return loc.max_duration, []
+        sel = np.flatnonzero(d > short)
+        return short, list(zip(_array(loc.long_id)[sel].tolist(),
+                               _array(loc.long_start)[sel].tolist(),
+                               _array(loc.long_end)[sel].tolist()))
+
+    def take_rows(self):
+        """(metric_bin rows, metric_kind_bin rows) written since the last call."""
+        metric = _array(self._rows).reshape(-1, 3 + NCOL)
+        kinds = _array(self._kind_rows).reshape(-1, 6)
+        self._rows.clear()
+        self._kind_rows.clear()
+        return metric, kinds
+
+    def level_of(self, int64_t location):
+        """The finest level chosen for ``location``, or -1."""
+        return (<_Location>self._locs[location]).level0 if location < len(self._locs) else -1
+
+    def set_level(self, int64_t location, int level0):
+        """Fix ``location``'s finest level in advance (a rebuild knows the final counts)."""
+        loc = self._loc(location)
+        loc.preset = True
+        loc.level0 = level0
+        loc.width = self.base << level0
+        loc.next_bin = -(1 << 62) // loc.width
+
+    # -- internals -------------------------------------------------------------------
+    cdef void _choose_level(self, _Location loc):
+        loc.level0 = min_level(loc.started, loc.first_start, max(loc.last_end, loc.first_start),
+                               self.base)
+        loc.width = self.base << loc.level0
+        loc.next_bin = -(1 << 62) // loc.width
+
+    cdef void _drop(self, _Location loc):
+        self.pending_events -= loc.pending.size()
+        loc.pending.clear()
+        loc.pending.shrink_to_fit()
+
+    cdef void _flush(self, Py_ssize_t index, _Location loc, int64_t bound):
+        """Write loc's level-0 bins before ``bound`` (and what they complete above)."""
+        cdef vector[Event] ready
+        cdef Py_ssize_t i, j = 0, n = loc.pending.size(), k, nk
+        cdef int64_t limit = bound * loc.width, w = loc.width
+        if bound <= loc.next_bin:
+            return
+        for i in range(n):
+            if loc.pending[i].time < limit:
+                ready.push_back(loc.pending[i])
+            else:
+                loc.pending[j] = loc.pending[i]
+                j += 1
+        loc.pending.resize(j)
+        self.pending_events -= n - j
+        cpp_sort(ready.begin(), ready.end(), _earlier)
+        nk = self._class.size()
+        if <Py_ssize_t>loc.a_kind.size() < nk:
+            loc.a_kind.resize(nk, 0)
+        for k in range(1, MAX_LEVELS):
+            if <Py_ssize_t>loc.carry_kind[k].size() < 2 * nk:
+                loc.carry_kind[k].resize(2 * nk, 0)
+        cdef int64_t vals[NCOL]
+        cdef vector[int64_t] kv
+        kv.resize(2 * nk, 0)
+        cdef int64_t b = loc.next_bin, eb, bin_end, rest
+        cdef Event e
+        cdef bint idle, before
+        n = ready.size()
+        i = 0
+        while True:
+            eb = ready[i].time // w if i < n else bound
+            idle = loc.a_all == 0 and loc.a_out == 0 and loc.a_buf == 0
+            while b < eb and not idle:  # bins without events, under tasks in flight
+                self._steady(loc, w, vals, kv, nk)
+                self._level0(index, loc, b, vals, kv)
+                b += 1
+            b = eb
+            if i >= n:
+                break
+            self._steady(loc, w, vals, kv, nk)
+            bin_end = (eb + 1) * w
+            while i < n and ready[i].time // w == eb:
+                e = ready[i]
+                rest = bin_end - e.time
+                if e.d_all:
+                    before = loc.a_all > 0
+                    loc.a_all += e.d_all
+                    vals[3] += e.d_all * rest
+                    if before != (loc.a_all > 0):
+                        vals[6] += rest if loc.a_all > 0 else -rest
+                    kv[2 * e.kind + 1] += e.d_all * rest
+                    loc.a_kind[e.kind] += e.d_all
+                if e.d_out:
+                    loc.a_out += e.d_out
+                    vals[5] += e.d_out * rest
+                if e.d_buf:
+                    loc.a_buf += e.d_buf
+                    vals[4] += e.d_buf * rest
+                if e.flags & F_KIND_STARTED:
+                    kv[2 * e.kind] += 1
+                if e.flags & F_IN_STARTED:
+                    vals[0] += 1
+                if e.flags & F_IN_ENDED:
+                    vals[1] += 1
+                    vals[2] += e.latency
+                i += 1
+            self._level0(index, loc, eb, vals, kv)
+            b = eb + 1
+        loc.next_bin = bound
+
+    cdef void _steady(self, _Location loc, int64_t w, int64_t *vals, vector[int64_t] &kv,
+                      Py_ssize_t nk):
+        """A bin's sums from what is in flight at its start, before its own events."""
+        cdef Py_ssize_t k
+        vals[0] = vals[1] = vals[2] = 0
+        vals[3] = loc.a_all * w
+        vals[4] = loc.a_buf * w
+        vals[5] = loc.a_out * w
+        vals[6] = w if loc.a_all > 0 else 0
+        for k in range(nk):
+            kv[2 * k] = 0
+            kv[2 * k + 1] = loc.a_kind[k] * w
+
+    cdef void _level0(self, Py_ssize_t index, _Location loc, int64_t b, int64_t *vals,
+                      vector[int64_t] &kv):
+        loc.busy += vals[6]
+        loc.level0_bins += 1
+        self._push(index, loc, 0, b, vals, kv.data())
+
+    cdef void _push(self, Py_ssize_t index, _Location loc, int r, int64_t b, int64_t *vals,
+                    int64_t *kv):
+        """Write bin ``b`` of relative level ``r`` and add it into its parent bin."""
+        cdef Py_ssize_t c, k, nk = self._class.size()
+        cdef bint nonzero = False
+        cdef int up = r + 1
+        for c in range(NCOL):
+            if vals[c] != 0:
+                nonzero = True
+        if nonzero:
+            self._rows.push_back(index)
+            self._rows.push_back(loc.level0 + r)
+            self._rows.push_back(b)
+            for c in range(NCOL):
+                self._rows.push_back(vals[c])
+        if r >= KIND_LEVEL_OFFSET:
+            for k in range(nk):
+                if kv[2 * k] != 0 or kv[2 * k + 1] != 0:
+                    self._kind_rows.push_back(index)
+                    self._kind_rows.push_back(loc.level0 + r)
+                    self._kind_rows.push_back(b)
+                    self._kind_rows.push_back(k)
+                    self._kind_rows.push_back(kv[2 * k])
+                    self._kind_rows.push_back(kv[2 * k + 1])
+        if up >= MAX_LEVELS:
+            return
+        if <Py_ssize_t>loc.carry_kind[up].size() < 2 * nk:
+            loc.carry_kind[up].resize(2 * nk, 0)
+        if loc.carry_has[up] and loc.carry_bin[up] != b >> 1:
+            loc.carry_has[up] = False  # complete: every child of it is written
+            self._push(index, loc, up, loc.carry_bin[up], loc.carry_val[up],
+                       loc.carry_kind[up].data())
+        if not loc.carry_has[up]:
+            loc.carry_has[up] = True
+            loc.carry_bin[up] = b >> 1
+            for c in range(NCOL):
+                loc.carry_val[up][c] = 0
+            for k in range(2 * nk):
+                loc.carry_kind[up][k] = 0
+        for c in range(NCOL):
+            loc.carry_val[up][c] += vals[c]
+        for k in range(2 * nk):
+            loc.carry_kind[up][k] += kv[k]

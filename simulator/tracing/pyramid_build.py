@@ -1,0 +1,226 @@
+"""Where a trace's metric pyramid comes from, in memory bounded by the model.
+
+* While a run is written (``LivePyramid``), each batch of finished tasks, and the tasks
+  the tracer reports still open, feed ``_pyramid.IncrementalPyramid`` in the writer's
+  process; bins behind the *frontier* are final and go into the file at once. At
+  finalize only the bins still in flight remain.
+* A trace whose tasks did not come through the writer's batches (an import, a trace
+  reopened after a crash), and any location whose events arrived behind the frontier,
+  is rebuilt from the task table (``rebuild``): one scan in the order of each task's
+  first event, sorted by SQLite on disk, through the same incremental builder.
+
+The frontier is the earliest first event (a start, or a ``req_in``'s wait from its
+parent's start) among the last ``RECENT_BATCHES`` batches, and never past the start of
+a request still unanswered: the ``req_in`` it will get waits from then on, at a
+location not known yet. Both are about the time a task stays in flight, not the trace.
+
+Without the compiled builder (``SIMULATOR_PUREPYTHON=1``) the numpy reference in
+``pyramid.py`` builds everything at finalize.
+"""
+import os
+from collections import deque
+
+import numpy as np
+
+from .pyramid import build_pyramid, min_level
+from .progress import track
+
+if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
+    IncrementalPyramid = None
+else:
+    try:
+        from ._pyramid import OTHER, REQ_IN, REQ_OUT, IncrementalPyramid
+    except ImportError:  # not built: the reference builds it at finalize
+        IncrementalPyramid = None
+
+BASE_PS = 1  # level-0 bins are 1 ps << level wide: no global span is known in advance
+RECENT_BATCHES = 4
+MAX_PENDING_EVENTS = 4_000_000  # 32 B each; past it the frontier moves up to the newest batch
+REBUILD_CHUNK = 100_000
+INSERT_METRICS = "INSERT INTO metric_bin VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT_KIND_METRICS = "INSERT INTO metric_kind_bin VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def _class(category):
+    return REQ_IN if category == "req_in" else REQ_OUT if category == "req_out" else OTHER
+
+
+class LivePyramid:
+    """The pyramid of a trace being written, fed batch by batch.
+
+    ``inserter(sql)`` opens a bulk inserter on the trace (``BulkInserter``); ``db`` is
+    the writer's connection, used to look up a parent written in an earlier batch.
+    """
+
+    def __init__(self, db, inserter):
+        self.db = db
+        self.builder = IncrementalPyramid(base=BASE_PS)
+        self._metrics = inserter(INSERT_METRICS)
+        self._kind_metrics = inserter(INSERT_KIND_METRICS)
+        self._req_in = []
+        self._recent = deque(maxlen=RECENT_BATCHES)
+        self._opened = None
+        self.fed = 0
+
+    def declare_kinds(self, kinds):
+        """New ``(key, category, action)`` kinds, before tasks that use them."""
+        for key, category, _ in kinds:
+            self.builder.set_kind(key, _class(category))
+            if category == "req_in":
+                self._req_in.append(key)
+
+    def opened(self, rows):
+        """Tasks still open at the tracer's flush, taken with the next batch."""
+        self._opened = np.array(rows, dtype=np.int64).reshape(-1, 5)
+
+    def add(self, tasks):
+        """One batch of finished tasks (``(n, 7)`` int64, sorted by key)."""
+        opened, self._opened = self._opened, None
+        ids, starts = tasks[:, 0], tasks[:, 4]
+        first = [int(starts.min())] if len(tasks) else []
+        if opened is not None and len(opened):
+            order = np.argsort(np.concatenate([ids, opened[:, 0]]), kind="stable")
+            ids = np.concatenate([ids, opened[:, 0]])[order]
+            starts = np.concatenate([starts, opened[:, 4]])[order]
+            ps = self._parent_starts(opened, ids, starts)
+            self.builder.open(np.ascontiguousarray(np.column_stack([opened, ps])))
+            first.append(int(np.min(np.where(ps >= 0, np.minimum(ps, opened[:, 4]), opened[:, 4]))))
+        if len(tasks):
+            ps = self._parent_starts(tasks, ids, starts)
+            self.builder.add(np.ascontiguousarray(np.column_stack([tasks[:, :6], ps])))
+            if (ps >= 0).any():
+                first.append(int(ps[ps >= 0].min()))
+            self.fed += len(tasks)
+        if not first:
+            return
+        self._recent.append(min(first))
+        frontier = min(self._recent)
+        unanswered = self.builder.open_req_out_floor()
+        if unanswered is not None:
+            frontier = min(frontier, unanswered)
+        if self.builder.pending_events > MAX_PENDING_EVENTS:
+            frontier = max(frontier, max(first))  # memory first; late events mean a rebuild
+        self.builder.advance(frontier)
+        self._write_rows()
+
+    def _parent_starts(self, rows, ids, starts):
+        """Start of each ``req_in``'s parent (-1 for other tasks): from this batch, the
+        open tasks, or the file. A parent found nowhere yet may still come: the task's
+        location is then rebuilt at the end."""
+        ps = np.full(len(rows), -1, dtype=np.int64)
+        want = np.flatnonzero(np.isin(rows[:, 2], self._req_in) & (rows[:, 1] >= 0))
+        if not len(want):
+            return ps
+        parents = rows[want, 1]
+        pos = np.minimum(np.searchsorted(ids, parents), len(ids) - 1)
+        hit = ids[pos] == parents
+        ps[want[hit]] = starts[pos[hit]]
+        miss = want[~hit]
+        if len(miss):
+            ps[miss] = self.builder.open_starts(np.ascontiguousarray(rows[miss, 1]))
+            miss = miss[ps[miss] < 0]
+        for i in miss.tolist():
+            found = self.db.execute("SELECT start_ps FROM task WHERE id = ?",
+                                    (int(rows[i, 1]),)).fetchone()
+            if found is None:
+                self.builder.mark_dirty(int(rows[i, 3]))
+            else:
+                ps[i] = found[0]
+        return ps
+
+    def _write_rows(self):
+        metrics, kinds = self.builder.take_rows()
+        if len(metrics):
+            self._metrics.insert(metrics)
+        if len(kinds):
+            self._kind_metrics.insert(kinds)
+
+    def finish(self):
+        """Write the bins still in flight: (statistics per location, dirty locations)."""
+        stats = self.builder.finish()
+        self._write_rows()
+        return stats, set(self.builder.dirty)
+
+    def close(self):
+        for inserter in (self._metrics, self._kind_metrics):
+            inserter.close()
+
+
+def _kind_classes(db):
+    return {key: _class(category) for key, category in db.execute("SELECT id, category FROM kind")}
+
+
+def rebuild(db, locations=None, show_progress=None):
+    """Build the pyramid of ``locations`` (all if None) from the task table; returns the
+    per-location statistics as ``IncrementalPyramid.finish`` gives them.
+
+    Memory is the builder's (tasks in flight) plus SQLite's sorter, which spills to disk.
+    Rows go in through ``db`` itself, in one transaction: another connection could not
+    write while this one reads a file with a rollback journal.
+    """
+    builder = IncrementalPyramid(base=BASE_PS)
+    classes = _kind_classes(db)
+    for key, klass in classes.items():
+        builder.set_kind(key, klass)
+    where, params = "", ()
+    if locations is not None:
+        locations = sorted(locations)
+        where = f" WHERE t.location IN ({', '.join('?' * len(locations))})"
+        params = tuple(locations)
+    for loc, count, first, last in db.execute(
+            f"SELECT t.location, count(*), min(t.start_ps), max(t.end_ps) FROM task t{where}"
+            " GROUP BY t.location", params):
+        builder.set_level(loc, min_level(count, first, last, BASE_PS))
+    req_in = [k for k, c in classes.items() if c == REQ_IN] or [-1]
+    cursor = db.execute(
+        "SELECT id, parent, kind, location, start_ps, end_ps, ps,"
+        " CASE WHEN ps BETWEEN 0 AND start_ps THEN ps ELSE start_ps END AS first_ps FROM ("
+        " SELECT t.id, coalesce(t.parent, -1) AS parent, t.kind, t.location, t.start_ps,"
+        " t.end_ps, CASE WHEN t.kind IN (" + ", ".join(map(str, req_in)) + ")"
+        " THEN coalesce((SELECT p.start_ps FROM task p WHERE p.id = t.parent), -1)"
+        " ELSE -1 END AS ps FROM task t" + where + ") ORDER BY first_ps", params)
+    total = db.execute(f"SELECT count(*) FROM task t{where}", params).fetchone()[0]
+    for _ in track(range((total + REBUILD_CHUNK - 1) // REBUILD_CHUNK), show_progress,
+                   desc="metric pyramid", unit="chunk"):
+        rows = cursor.fetchmany(REBUILD_CHUNK)
+        if not rows:
+            break
+        chunk = np.array(rows, dtype=np.int64)
+        builder.add(np.ascontiguousarray(chunk[:, :7]))
+        builder.advance(int(chunk[-1, 7]))
+        _drain(db, builder)
+    cursor.close()
+    stats = builder.finish()
+    _drain(db, builder)
+    return stats
+
+
+def _drain(db, builder):
+    rows, kind_rows = builder.take_rows()
+    db.executemany(INSERT_METRICS, rows.tolist())
+    db.executemany(INSERT_KIND_METRICS, kind_rows.tolist())
+
+
+def store_statistics(db, stats):
+    """Fill ``location``'s finalize columns and ``long_task`` from ``stats``."""
+    for loc, (count, busy, longest, short, first, last, level0, long_rows) in stats.items():
+        db.executemany("INSERT INTO long_task VALUES (?, ?, ?, ?)",
+                       [(loc, key, s, e) for key, s, e in long_rows])
+        db.execute(
+            "UPDATE location SET task_count = ?, busy_ps = ?, max_duration_ps = ?,"
+            " short_duration_ps = ?, first_start_ps = ?, last_end_ps = ?, pyramid_min_level = ?"
+            " WHERE id = ?", (count, busy, longest, short, first, last, level0, loc))
+
+
+def clear_locations(db, locations=None):
+    """Delete the pyramid rows and long tasks of ``locations`` (all if None)."""
+    for table in ("metric_bin", "metric_kind_bin", "long_task"):
+        if locations is None:
+            db.execute(f"DELETE FROM {table}")
+        else:
+            db.executemany(f"DELETE FROM {table} WHERE location = ?", [(loc,) for loc in locations])
+
+
+def reference_build(db, show_progress=None):
+    """The numpy reference over every task (pure-Python mode); returns the base width."""
+    return build_pyramid(db, show_progress=show_progress)
