@@ -26,7 +26,7 @@ from .api import NO_TASK, OPEN_AT_STOP, OPEN_COLUMNS, TAG_COLUMNS, TASK_COLUMNS
 
 cdef enum:
     RING_MIN = 1 << 12
-    RING_MAX = 1 << 20  # 24 MB of slots
+    RING_MAX = 1 << 17  # 3 MB of slots; older open tasks (a kernel, the root) go to the map
 
 
 @cython.final

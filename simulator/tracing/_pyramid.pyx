@@ -40,6 +40,7 @@ DEF MAX_LEVELS = 64
 DEF F_KIND_STARTED = 1
 DEF F_IN_STARTED = 2
 DEF F_IN_ENDED = 4
+DEF NONE = 1 << 62
 
 # Task classes, from the category of their kind.
 OTHER, REQ_IN, REQ_OUT = 0, 1, 2
@@ -120,7 +121,7 @@ cdef class IncrementalPyramid:
     cdef unordered_map[int64_t, OpenInfo] _open
     cdef public set dirty
     cdef public int64_t pending_events
-    cdef int64_t _long_slack
+    cdef int64_t _earliest  # of the events added by the current call
 
     def __init__(self, base=1, sample=256):
         self.base = base
@@ -148,25 +149,31 @@ cdef class IncrementalPyramid:
         """Tasks still open: (id, parent, kind, location, start, parent_start) rows.
 
         Their start side is added now; ``add`` adds the end side when the row arrives.
+        Returns the earliest event time added, or None.
         """
         cdef Py_ssize_t i
         cdef OpenInfo info
+        self._earliest = NONE
         for i in range(rows.shape[0]):
             info.start = rows[i, 4]
             info.location = <int32_t>rows[i, 3]
             info.kind = <int32_t>rows[i, 2]
             self._open[rows[i, 0]] = info
             self._add_start(self._loc(rows[i, 3]), rows[i, 2], rows[i, 4], rows[i, 5])
+        return self._earliest if self._earliest != NONE else None
 
     def add(self, const int64_t[:, ::1] rows not None):
         """Finished tasks: (id, parent, kind, location, start, end, parent_start) rows.
 
         ``parent_start`` is the start of the task's parent, or -1 if it is not known
-        (only a ``req_in``'s is used: it waits from then until its own start).
+        (only a ``req_in``'s is used: it waits from then until its own start). Returns
+        the earliest event time added (a task given to ``open`` adds only its end), or
+        None.
         """
         cdef Py_ssize_t i
         cdef _Location loc
         cdef unordered_map[int64_t, OpenInfo].iterator it
+        self._earliest = NONE
         for i in range(rows.shape[0]):
             loc = self._loc(rows[i, 3])
             it = self._open.find(rows[i, 0])
@@ -175,6 +182,7 @@ cdef class IncrementalPyramid:
             else:
                 self._add_start(loc, rows[i, 2], rows[i, 4], rows[i, 6])
             self._add_end(loc, rows[i, 0], rows[i, 2], rows[i, 4], rows[i, 5])
+        return self._earliest if self._earliest != NONE else None
 
     def open_starts(self, const int64_t[::1] keys not None):
         """Start of each open task in ``keys``, -1 for a key not open."""
@@ -207,6 +215,24 @@ cdef class IncrementalPyramid:
                 found = True
         return floor if found else None
 
+    def held_bytes(self):
+        """{part: bytes} the builder holds (capacities), to check that it stays bounded."""
+        cdef _Location loc
+        out = {"pending": 0, "long": 0, "carries": 0, "open": self._open.bucket_count() * 8
+               + self._open.size() * (sizeof(OpenInfo) + 24),
+               "rows": (self._rows.capacity() + self._kind_rows.capacity()) * 8}
+        for item in self._locs:
+            loc = <_Location>item
+            out["pending"] += loc.pending.capacity() * sizeof(Event)
+            out["long"] += loc.long_dur.capacity() * 32
+            out["carries"] += sum(loc.carry_kind[r].capacity() * 8 for r in range(MAX_LEVELS))
+        return out
+
+    def pending_by_location(self):
+        """{location: (events waiting for the frontier, finest level or -1)}."""
+        return {i: ((<_Location>loc).pending.size(), (<_Location>loc).level0)
+                for i, loc in enumerate(self._locs) if (<_Location>loc).pending.size()}
+
     @property
     def open_count(self):
         return self._open.size()
@@ -226,6 +252,8 @@ cdef class IncrementalPyramid:
         e.latency = latency
         if time < loc.first_event:
             loc.first_event = time
+        if time < self._earliest:
+            self._earliest = time
         if loc.level0 >= 0 and time < loc.next_bin * loc.width:
             self.dirty.add(loc.index)  # behind the frontier: its bins are written
         loc.pending.push_back(e)
@@ -258,7 +286,7 @@ cdef class IncrementalPyramid:
             loc.long_id.push_back(key)
             loc.long_start.push_back(start)
             loc.long_end.push_back(end)
-            if <int64_t>loc.long_dur.size() > 2 * self._keep(loc.count) + 256:
+            if <int64_t>loc.long_dur.size() > 2 * self._keep(loc.count) + 64:
                 self._prune_long(loc)
 
     cdef int64_t _keep(self, int64_t count):
@@ -412,9 +440,8 @@ cdef class IncrementalPyramid:
         nk = self._class.size()
         if <Py_ssize_t>loc.a_kind.size() < nk:
             loc.a_kind.resize(nk, 0)
-        for k in range(1, MAX_LEVELS):
-            if <Py_ssize_t>loc.carry_kind[k].size() < 2 * nk:
-                loc.carry_kind[k].resize(2 * nk, 0)
+        if loc.pending.capacity() > 2 * loc.pending.size() + 4096:
+            loc.pending.shrink_to_fit()  # a burst is over: give its room back
         cdef int64_t vals[NCOL]
         cdef vector[int64_t] kv
         kv.resize(2 * nk, 0)

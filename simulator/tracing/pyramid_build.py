@@ -9,9 +9,9 @@
   is rebuilt from the task table (``rebuild``): one scan in the order of each task's
   first event, sorted by SQLite on disk, through the same incremental builder.
 
-The frontier is the earliest first event (a start, or a ``req_in``'s wait from its
-parent's start) among the last ``RECENT_BATCHES`` batches, and never past the start of
-a request still unanswered: the ``req_in`` it will get waits from then on, at a
+The frontier is the earliest event added by the last ``RECENT_BATCHES`` batches (a
+start, an end, or a ``req_in``'s wait from its parent's start; a task reported open
+earlier adds only its end), and never past the start of a request still unanswered: the ``req_in`` it will get waits from then on, at a
 location not known yet. Both are about the time a task stays in flight, not the trace.
 
 Without the compiled builder (``SIMULATOR_PUREPYTHON=1``) the numpy reference in
@@ -34,7 +34,7 @@ else:
         IncrementalPyramid = None
 
 BASE_PS = 1  # level-0 bins are 1 ps << level wide: no global span is known in advance
-RECENT_BATCHES = 4
+RECENT_BATCHES = 2
 MAX_PENDING_EVENTS = 4_000_000  # 32 B each; past it the frontier moves up to the newest batch
 REBUILD_CHUNK = 100_000
 INSERT_METRICS = "INSERT INTO metric_bin VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -77,20 +77,18 @@ class LivePyramid:
         """One batch of finished tasks (``(n, 7)`` int64, sorted by key)."""
         opened, self._opened = self._opened, None
         ids, starts = tasks[:, 0], tasks[:, 4]
-        first = [int(starts.min())] if len(tasks) else []
+        first = []
         if opened is not None and len(opened):
             order = np.argsort(np.concatenate([ids, opened[:, 0]]), kind="stable")
             ids = np.concatenate([ids, opened[:, 0]])[order]
             starts = np.concatenate([starts, opened[:, 4]])[order]
             ps = self._parent_starts(opened, ids, starts)
-            self.builder.open(np.ascontiguousarray(np.column_stack([opened, ps])))
-            first.append(int(np.min(np.where(ps >= 0, np.minimum(ps, opened[:, 4]), opened[:, 4]))))
+            first.append(self.builder.open(np.ascontiguousarray(np.column_stack([opened, ps]))))
         if len(tasks):
             ps = self._parent_starts(tasks, ids, starts)
-            self.builder.add(np.ascontiguousarray(np.column_stack([tasks[:, :6], ps])))
-            if (ps >= 0).any():
-                first.append(int(ps[ps >= 0].min()))
+            first.append(self.builder.add(np.ascontiguousarray(np.column_stack([tasks[:, :6], ps]))))
             self.fed += len(tasks)
+        first = [t for t in first if t is not None]
         if not first:
             return
         self._recent.append(min(first))
@@ -99,7 +97,7 @@ class LivePyramid:
         if unanswered is not None:
             frontier = min(frontier, unanswered)
         if self.builder.pending_events > MAX_PENDING_EVENTS:
-            frontier = max(frontier, max(first))  # memory first; late events mean a rebuild
+            frontier = max(frontier, int(tasks[:, 5].min()))  # memory first; late events mean a rebuild
         self.builder.advance(frontier)
         self._write_rows()
 

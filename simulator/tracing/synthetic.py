@@ -102,7 +102,7 @@ def emit(tracer, tasks, seed, cus, clock, check=None):
     while emitted < tasks:
         if check is not None:
             check()
-        c = wg % cus
+        c = int(np.argmin(cu_free))  # the dispatcher's next work-group goes to the first free CU
         t0 = int(cu_free[c]) + int(rng.integers(0, 8))
         wg += 1
         dispatch = st(gpu_kernel, lay.out_map, lay.cp, t0)

@@ -46,7 +46,7 @@ else:
         from .bulk import BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
-CACHE_KIB = 65536  # SQLite's page cache per connection; the file's size does not matter
+CACHE_KIB = 16384  # SQLite's page cache (and sorter memory) of the writer's connection
 
 
 class TraceError(Exception):
