@@ -1,6 +1,12 @@
 """Timing-model throughput and the cost of tracing, on real workloads.
 
-Simulates the 1024x1024 matrix transpose and PageRank (default size) in the same run:
+Headline: the cost of tracing as a user sees it. Whole ``python -m simulator run``
+processes, from their start until the trace is finalized, in place and opened
+read-only as the app opens it, at full detail against ``--trace-level off``, for the
+1024x1024 transpose and PageRank; rounds of both, medians (goal: at most 1.5x;
+MGPUSim's tracing costs about 10x).
+
+Then the detail: simulates the 1024x1024 matrix transpose and PageRank (default size) in the same run:
 untraced, traced at the ``inst`` level, and at full detail (``all``) into an SQLite
 trace; plus full detail into a sink that drops the rows, which separates the cost of
 the tracer from the cost of SQLite. The kernels are executed functionally once, up
@@ -12,10 +18,13 @@ noisy), in wall-clock time and in CPU time of the simulating process (the trace 
 runs in a child process; on a busy machine the wall clock mostly measures the wait for a
 free core). Goal: full tracing at most 2x (MGPUSim reports about 10x).
 
-    python benchmarks/simulate.py [--workloads transpose pagerank] [--repeat 5]
+    python benchmarks/simulate.py [--workloads transpose pagerank] [--repeat 5] [--end-to-end-only]
 """
 import argparse
+import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +39,37 @@ CASES = {
     "transpose": {"size": 1024},
     "pagerank": {},
 }
+CLI_OPTIONS = {"transpose": ["--size", "1024"], "pagerank": []}
+
+
+def _run_process(name, out, level):
+    """Wall seconds of one ``run`` process until its trace (if any) opens read-only, finalized."""
+    command = [sys.executable, "-m", "simulator", "run", name, *CLI_OPTIONS[name], "--no-progress",
+               "--trace-level", level] + (["-o", str(out)] if level != "off" else [])
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    if level != "off":
+        db = sqlite3.connect(f"file:{out}?mode=ro", uri=True)
+        finalized, = db.execute("SELECT finalized FROM run").fetchone()
+        db.execute("SELECT count(*) FROM metric_bin WHERE level = 30").fetchone()
+        db.close()
+        if not finalized:
+            raise SystemExit(f"{name}: the trace is not finalized")
+    return time.perf_counter() - started
+
+
+def end_to_end(workloads, repeat, tmp):
+    """The headline: full detail against tracing off, whole processes, medians of rounds."""
+    print(f"end to end (whole processes until the trace opens finalized), median of {repeat}:")
+    for name in workloads:
+        times = {"off": [], "all": []}
+        for _ in range(repeat):
+            for level in times:
+                times[level].append(_run_process(name, Path(tmp) / f"e2e-{name}.sqlite", level))
+        off, full = statistics.median(times["off"]), statistics.median(times["all"])
+        print(f"{name:9s} off {off:6.2f} s   full detail {full:6.2f} s   ratio {full / off:4.2f}x "
+              f"(goal <= 1.5x; rounds: off {', '.join(f'{t:.2f}' for t in times['off'])}; "
+              f"all {', '.join(f'{t:.2f}' for t in times['all'])})")
 
 
 class Prepared:
@@ -73,9 +113,13 @@ def main():
     parser.add_argument("--implementation", choices=("cython", "python"),
                         default=default_implementation())
     parser.add_argument("--repeat", type=int, default=5, help="rounds of every configuration; best kept")
+    parser.add_argument("--end-to-end-only", action="store_true", help="print the headline only")
     args = parser.parse_args()
-    print(f"implementation: {args.implementation}; best of {args.repeat}")
     with tempfile.TemporaryDirectory() as tmp:
+        end_to_end(args.workloads, args.repeat, tmp)
+        if args.end_to_end_only:
+            return
+        print(f"\ndetail (implementation: {args.implementation}; best of {args.repeat}):")
         for name in args.workloads:
             workload = Prepared(name, CASES[name])
             simulate(workload, default_config(), None, trace_level="off", progress=False,

@@ -45,6 +45,11 @@ class SimulationResult:
     trace_path: str = None
 
     @property
+    def total_seconds(self):
+        """Wall time as the user waits for it: the run and finalizing its trace."""
+        return self.wall_seconds + self.finalize_seconds
+
+    @property
     def timing_seconds(self):
         """Wall time of the timing model and tracing, without functional execution."""
         return max(self.wall_seconds - self.functional_seconds, 1e-9)

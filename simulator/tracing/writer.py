@@ -46,7 +46,7 @@ else:
         from .bulk import BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
-CACHE_KIB = 16384  # SQLite's page cache (and sorter memory) of the writer's connection
+CACHE_KIB = 4096  # SQLite's page cache (and sorter memory) of the writer's connection
 
 
 class TraceError(Exception):
