@@ -60,6 +60,7 @@ cdef struct OpenInfo:
     int64_t start
     int32_t location
     int32_t kind
+    bint served  # a req_out whose req_in has started
 
 
 cdef object _array(vector[int64_t] &values):
@@ -158,7 +159,9 @@ cdef class IncrementalPyramid:
             info.start = rows[i, 4]
             info.location = <int32_t>rows[i, 3]
             info.kind = <int32_t>rows[i, 2]
+            info.served = False
             self._open[rows[i, 0]] = info
+            self._serve(rows[i, 1], rows[i, 2])
             self._add_start(self._loc(rows[i, 3]), rows[i, 2], rows[i, 4], rows[i, 5])
         return self._earliest if self._earliest != NONE else None
 
@@ -180,9 +183,18 @@ cdef class IncrementalPyramid:
             if it != self._open.end():
                 self._open.erase(it)  # its start side is in already
             else:
+                self._serve(rows[i, 1], rows[i, 2])
                 self._add_start(loc, rows[i, 2], rows[i, 4], rows[i, 6])
             self._add_end(loc, rows[i, 0], rows[i, 2], rows[i, 4], rows[i, 5])
         return self._earliest if self._earliest != NONE else None
+
+    cdef void _serve(self, int64_t parent, int64_t kind):
+        """A req_in has started: its parent no longer holds the frontier back."""
+        if parent < 0 or self._klass(kind) != 1:
+            return
+        it = self._open.find(parent)
+        if it != self._open.end():
+            deref(it).second.served = True
 
     def open_starts(self, const int64_t[::1] keys not None):
         """Start of each open task in ``keys``, -1 for a key not open."""
@@ -202,14 +214,14 @@ cdef class IncrementalPyramid:
         self.dirty.add(location)
 
     def open_req_out_floor(self):
-        """Earliest start of an open ``req_out`` (a request not answered yet), or None.
+        """Earliest start of an open ``req_out`` whose ``req_in`` has not started, or None.
 
-        A ``req_in`` it has yet to receive waits from then on, at a location not known
+        That ``req_in`` will wait from the request's start on, at a location not known
         yet, so no location may be written past it."""
         cdef int64_t floor = 1 << 62
         cdef bint found = False
         for item in self._open:
-            if item.second.kind < <int32_t>self._class.size() and self._class[item.second.kind] == 2:
+            if not item.second.served and self._klass(item.second.kind) == 2:
                 if item.second.start < floor:
                     floor = item.second.start
                 found = True
@@ -330,10 +342,6 @@ cdef class IncrementalPyramid:
                 if loc.started < self.sample:
                     continue
                 self._choose_level(loc)
-            elif not loc.preset and loc.level0_bins > 16 * loc.started + (1 << 20):
-                self.dirty.add(i)  # far finer than its tasks need: rebuilt at the end
-                self._drop(loc)
-                continue
             self._flush(i, loc, frontier // loc.width)
 
     def finish(self):
@@ -454,6 +462,10 @@ cdef class IncrementalPyramid:
             eb = ready[i].time // w if i < n else bound
             idle = loc.a_all == 0 and loc.a_out == 0 and loc.a_buf == 0
             while b < eb and not idle:  # bins without events, under tasks in flight
+                if not loc.preset and loc.level0_bins > 16 * loc.started + (1 << 16):
+                    self.dirty.add(index)  # far finer than its tasks need: rebuilt at the end
+                    self._drop(loc)
+                    return
                 self._steady(loc, w, vals, kv, nk)
                 self._level0(index, loc, b, vals, kv)
                 b += 1
