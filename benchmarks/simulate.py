@@ -64,8 +64,8 @@ def end_to_end(workloads, repeat, tmp):
     for name in workloads:
         times = {"off": [], "all": []}
         for _ in range(repeat):
-            for level in times:
-                times[level].append(_run_process(name, Path(tmp) / f"e2e-{name}.sqlite", level))
+            for level, rounds in times.items():
+                rounds.append(_run_process(name, Path(tmp) / f"e2e-{name}.sqlite", level))
         off, full = statistics.median(times["off"]), statistics.median(times["all"])
         print(f"{name:9s} off {off:6.2f} s   full detail {full:6.2f} s   ratio {full / off:4.2f}x "
               f"(goal <= 1.5x; rounds: off {', '.join(f'{t:.2f}' for t in times['off'])}; "

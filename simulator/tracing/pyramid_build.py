@@ -22,8 +22,8 @@ from collections import deque
 
 import numpy as np
 
-from .pyramid import build_pyramid, min_level
 from .progress import track
+from .pyramid import build_pyramid, min_level
 
 if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
     IncrementalPyramid = None
