@@ -101,55 +101,81 @@ def open_overview(path: Path) -> None:
     print(time.perf_counter() - started)
 
 
-def run_size(n: int, directory: Path) -> dict:
-    """{step: (seconds, peak MiB)} for ``n`` tasks, and the trace's bytes."""
+def steps_of(n: int, directory: Path) -> dict:
+    """{step: a function measuring it, (seconds, peak MiB)} for ``n`` tasks, in order:
+    write first, then the cheap opens, then the exports and imports."""
     trace = directory / f"synth-{n}.sqlite"
-    out = {"synth": measure(simulator("synth", "--tasks", n, "-o", trace))[:2]}
+    steps = {
+        "synth": lambda: measure(simulator("synth", "--tasks", n, "-o", trace))[:2],
+        "overview": lambda: overview(trace),
+        "info": lambda: measure(simulator("info", trace))[:2],
+    }
     for fmt, suffix in (("csv", "csv"), ("chrome", "json")):
         exported = directory / f"synth-{n}.{suffix}"
         imported = directory / f"imported-{n}-{fmt}.sqlite"
-        out[f"export {fmt}"] = measure(simulator("export", trace, "-o", exported,
-                                                 "--format", fmt))[:2]
-        out[f"import {fmt}"] = measure(simulator("import", exported, "-o", imported))[:2]
-        exported.unlink()
-        imported.unlink()
+        steps[f"export-{fmt}"] = lambda exported=exported, fmt=fmt: measure(
+            simulator("export", trace, "-o", exported, "--format", fmt))[:2]
+        steps[f"import-{fmt}"] = lambda exported=exported, imported=imported: import_once(
+            exported, imported)
+    return steps
+
+
+def overview(trace: Path) -> tuple[float, float]:
     _, peak, printed = measure([sys.executable, __file__, "--open-overview", trace])
-    out["overview"] = (float(printed), peak)
-    out["info"] = measure(simulator("info", trace))[:2]
-    out["bytes"] = trace.stat().st_size
-    trace.unlink()
-    return out
+    return float(printed), peak
+
+
+def import_once(exported: Path, imported: Path) -> tuple[float, float]:
+    """Import ``exported`` and delete both files (they are as large as the trace)."""
+    result = measure(simulator("import", exported, "-o", imported))[:2]
+    exported.unlink()
+    imported.unlink()
+    return result
 
 
 def speed(step: str, n: int, seconds: float) -> float:
     return 1 / seconds if step in OPEN_STEPS else n / seconds
 
 
+STEPS = ("synth", "overview", "info", "export-csv", "import-csv", "export-chrome",
+         "import-chrome")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--huge", action="store_true", help="also 100M tasks (tens of minutes)")
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=STEPS,
+                        help="measure only these (synth always runs: the others read its trace;"
+                             " an import needs its export)")
     parser.add_argument("--keep", help="directory for the traces (default: a temporary one)")
     parser.add_argument("--open-overview", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.open_overview:
         return open_overview(args.open_overview)
     sizes = args.sizes + ([100_000_000] if args.huge else [])
+    wanted = {"synth", *args.steps} | {f"export-{s[7:]}" for s in args.steps
+                                       if s.startswith("import-")}
+    first = {}
     with tempfile.TemporaryDirectory(dir=args.keep) as tmp:
-        rows = {}
         print(f"{'tasks':>12} {'step':13} {'seconds':>9} {'tasks/s':>10} {'peak MiB':>9} "
-              f"{'speed vs first':>15} {'memory vs first':>16}  B/task  load", flush=True)
+              f"{'speed vs first':>15} {'memory vs first':>16}  load", flush=True)
         for n in sizes:
-            rows[n] = run_size(n, Path(tmp))
-            first = rows[sizes[0]]
-            load = os.getloadavg()[0]
-            steps = {k: v for k, v in rows[n].items() if k != "bytes"}
-            for step, (seconds, peak) in steps.items():
-                ratio = speed(step, n, seconds) / speed(step, sizes[0], first[step][0])
+            for step, run in steps_of(n, Path(tmp)).items():
+                if step not in wanted:
+                    continue
+                seconds, peak = run()
+                first.setdefault(step, (n, seconds, peak))
+                base_n, base_seconds, base_peak = first[step]
+                ratio = speed(step, n, seconds) / speed(step, base_n, base_seconds)
                 rate = "-" if step in OPEN_STEPS else f"{n / seconds:,.0f}"
                 print(f"{n:>12,} {step:13} {seconds:>9.3f} {rate:>10} {peak:>9.0f} "
-                      f"{ratio:>14.2f}x {peak / first[step][1]:>15.2f}x"
-                      f"  {rows[n]['bytes'] / n:6.1f}  {load:.1f}", flush=True)
+                      f"{ratio:>14.2f}x {peak / base_peak:>15.2f}x  {os.getloadavg()[0]:.1f}",
+                      flush=True)
+            trace = Path(tmp) / f"synth-{n}.sqlite"
+            print(f"{n:>12,} trace {trace.stat().st_size:,} bytes "
+                  f"({trace.stat().st_size / n:.1f} B/task)", flush=True)
+            trace.unlink()
 
 
 if __name__ == "__main__":
