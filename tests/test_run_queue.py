@@ -2,7 +2,6 @@
 background queue whose state any worker can read, and runs that die with the process
 that started them (issue 17). Real processes, killed with SIGKILL."""
 import os
-import signal
 import subprocess
 import sys
 import textwrap
