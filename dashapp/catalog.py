@@ -3,11 +3,16 @@
 A catalogue is either a directory of trace files or one file. Pages name a trace by
 its file name only; ``path`` accepts nothing else, so a URL can never reach a file
 outside the catalogue. ``TraceMeta`` (locations, kinds, colours, pyramid base) is read
-once per file version and cached, keyed by path, size and modification time.
+once per file version and kept in an ``LRU`` keyed on the file's identity (device,
+inode, size, modification time: a file replaced or rewritten is read again); each
+keeps the facts views derive from it (a location's long tasks, filter results...) in
+an ``LRU`` of its own, which is their only writer.
 """
-import functools
 import json
+import os
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +57,53 @@ class Catalog:
         return names[0] if names else None
 
 
+class LRU:
+    """A thread-safe map that keeps its ``size`` most recently used entries."""
+
+    def __init__(self, size):
+        self.size = size
+        self._items = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        return len(self._items)
+
+    def get(self, key, default=None):
+        with self._lock:
+            if key not in self._items:
+                return default
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key, value):
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def get_or_make(self, key, make):
+        """The entry of ``key``, made by ``make()`` if missing (outside the lock: two
+        threads may both make it, and one result is kept; an exception keeps nothing)."""
+        missing = object()
+        found = self.get(key, missing)
+        return self.put(key, make()) if found is missing else found
+
+
+def identity(path):
+    """What tells one version of a file from another: (device, inode, size, mtime in ns)."""
+    stat = os.stat(path)
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+DERIVED_ENTRIES = 4096
+"""Derived facts kept per trace: two per location plus the last filters and orders."""
+METAS = 512
+"""Traces whose metadata is kept: a TraceMeta is tens of kilobytes (names, kinds, a
+summary), so a whole directory of traces fits; the Traces page lists every one."""
+
+
 @dataclass(frozen=True)
 class TraceMeta:
     """What every view of one trace needs, read once."""
@@ -66,8 +118,13 @@ class TraceMeta:
     base_ps: int
     req_in_kinds: tuple
     req_out_kinds: tuple
-    cache: dict = field(default_factory=dict, compare=False, repr=False)
-    """Derived facts computed on first use (such as a location's longest request wait)."""
+    derived: LRU = field(default_factory=lambda: LRU(DERIVED_ENTRIES), compare=False,
+                         repr=False)
+    """Facts derived on first use (a location's longest request wait, filter results)."""
+
+    def memo(self, key, make):
+        """The derived fact ``key`` of this trace version, made by ``make()`` once."""
+        return self.derived.get_or_make(key, make)
 
     @property
     def start_ps(self):
@@ -79,12 +136,11 @@ class TraceMeta:
 
     def category_mask(self, category):
         """A boolean array indexed by kind id: True for kinds of ``category``."""
-        key = ("category_mask", category)
-        if key not in self.cache:
+        def make():
             mask = np.zeros(max(self.kinds, default=-1) + 1, dtype=bool)
             mask[[k for k, v in self.kinds.items() if v.category == category]] = True
-            self.cache[key] = mask
-        return self.cache[key]
+            return mask
+        return self.memo(("category_mask", category), make)
 
     def kind_label(self, kind_id):
         """Daisen's legend key ``category-action`` of a kind."""
@@ -92,17 +148,16 @@ class TraceMeta:
         return f"{k.category}-{k.action}"
 
 
+_METAS = LRU(METAS)
+
+
 def trace_meta(path):
     """The cached ``TraceMeta`` of the current version of the file at ``path``."""
-    path = Path(path)
-    stat = path.stat()
-    return _meta(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    path = Path(path).resolve()
+    return _METAS.get_or_make(identity(path), lambda: _read_meta(path))
 
 
-# A TraceMeta is tens of kilobytes (names, kinds, a summary), so a whole directory of
-# traces fits: the Traces page lists every one on each visit.
-@functools.lru_cache(maxsize=512)
-def _meta(path, _mtime_ns, _size):
+def _read_meta(path):
     with queries.open_trace(path) as db:
         version = queries.trace_format(db)
         if version != queries.TRACE_FORMAT:

@@ -60,7 +60,7 @@ _EXPLANATIONS = (
     ("file is not a database", "not an SQLite file"),
     ("no such table", "not a GPUscope trace, or one from another version"),
     ("no such column", "not a GPUscope trace, or one from another version"),
-    ("database disk image is malformed", "the file is damaged"),
+    ("database disk image is malformed", "damaged: SQLite found the file malformed"),
     ("attempt to write a readonly database",
      "a writer was killed in the middle of a batch; `python -m simulator finalize FILE`"
      " repairs the file"),
@@ -140,6 +140,14 @@ def _marks(values):
 # -- run and catalogue -----------------------------------------------------------------
 TRACE_FORMAT = 1
 """The ``PRAGMA user_version`` of the trace format these queries read (sqlite_schema.sql)."""
+
+
+def quick_check(db, limit=10):
+    """What SQLite's ``PRAGMA quick_check`` finds wrong with the file (at most ``limit``
+    lines): an empty list for a sound file. It reads every page once, so it takes about
+    as long as reading the file."""
+    lines = [row[0] for row in db.fetch(f"PRAGMA quick_check({int(limit)})")]
+    return [] if lines == ["ok"] else lines
 
 
 def trace_format(db):

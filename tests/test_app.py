@@ -237,8 +237,9 @@ def test_csv_downloads_name_the_view_and_hold_its_data(app):
     overview = importlib.import_module("dashapp.pages.overview")
     component = importlib.import_module("dashapp.pages.component")
     with app.server.test_request_context("/"):
-        ov = overview.download_csv(1, "?trace=synthetic.sqlite&filter=L2%5C%5B1")
-        cv = component.download_csv(1, "?trace=exact.sqlite&loc=GPU.L2%5B0%5D")
+        ov, ov_message = overview.download_csv(1, "?trace=synthetic.sqlite&filter=L2%5C%5B1")
+        cv, cv_message = component.download_csv(1, "?trace=exact.sqlite&loc=GPU.L2%5B0%5D")
+    assert ov_message == cv_message == ""
     assert ov["filename"] == "synthetic.sqlite-overview-page1.csv"
     assert {line.split(",")[0] for line in ov["content"].splitlines()[1:]} == {
         "GPU.L2[1]", "GPU.L2[10]", "GPU.L2[11]", "GPU.L2[12]", "GPU.L2[13]", "GPU.L2[14]",

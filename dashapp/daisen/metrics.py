@@ -183,14 +183,12 @@ def task_series(db, meta, loc, level, width, t0, t1):
 
 def _max_wait(db, meta, loc):
     """Longest req_in wait at a location, 0 where it never has buffer pressure (cached)."""
-    key = ("max_wait", loc.id)
-    if key not in meta.cache:
+    def make():
         top = top_level(loc, meta.base_ps)
         total = queries.metric_bins(db, loc.id, top, 0, 1 << 62)
         waits = any(queries.MetricRow(*row).buffer_ps for row in total)
-        meta.cache[key] = (queries.max_request_wait(db, loc.id, meta.req_in_kinds)
-                           if waits else 0)
-    return meta.cache[key]
+        return queries.max_request_wait(db, loc.id, meta.req_in_kinds) if waits else 0
+    return meta.memo(("max_wait", loc.id), make)
 
 
 def kind_density(db, meta, loc, t0, t1, points):

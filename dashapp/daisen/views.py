@@ -5,7 +5,6 @@ plain data plus the figures and messages for the page, so a page's layout functi
 a thin wrapper and the benchmark can time exactly the server-side work of one view.
 """
 import math
-import threading
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -54,37 +53,24 @@ def window_of(meta, t0, t1):
 
 def ordered_locations(meta, sort):
     """Locations with tasks, in natural name order or by busy time (descending); cached."""
-    key = ("order", sort)
-    if key not in meta.cache:
+    def make():
         locs = [loc for loc in meta.locations if loc.task_count]
         if sort == "load":
             locs.sort(key=lambda loc: (-(loc.busy_ps or 0), natural_key(loc.name)))
         else:
             locs.sort(key=lambda loc: natural_key(loc.name))
-        meta.cache[key] = tuple(locs)
-    return list(meta.cache[key])
-
-
-FILTER_CACHE = 64
-FILTER_LOCK = threading.Lock()
+        return tuple(locs)
+    return list(meta.memo(("order", sort), make))
 
 
 def filtered_locations(meta, sort, pattern):
-    """``ordered_locations`` whose names match ``pattern``; the last few results are cached
-    per trace, since paging and zooming repeat the same filter."""
-    cache = meta.cache.setdefault("filtered", {})
-    key = (sort, pattern)
-    found = cache.get(key)
-    if found is None:
+    """``ordered_locations`` whose names match ``pattern``; kept with the trace's derived
+    facts (least recently used first to go), since paging and zooming repeat a filter."""
+    def make():
         locs = ordered_locations(meta, sort)
         keep = set(filter_names(pattern, [loc.name for loc in locs]))
-        found = tuple(loc for loc in locs if loc.name in keep)
-        # Request threads share this cache: evictions must not race each other.
-        with FILTER_LOCK:
-            while len(cache) >= FILTER_CACHE:
-                cache.pop(next(iter(cache)))
-            cache[key] = found
-    return list(found)
+        return tuple(loc for loc in locs if loc.name in keep)
+    return list(meta.memo(("filtered", sort, pattern), make))
 
 
 def _metric(key):
@@ -231,8 +217,10 @@ class Summary:
 def summary(path, top=8):
     """The Traces page summary of one trace (cached with its metadata)."""
     meta = trace_meta(path)
-    if "summary" in meta.cache:
-        return meta.cache["summary"]
+    return meta.memo(("summary", top), lambda: _summary(path, meta, top))
+
+
+def _summary(path, meta, top):
     span = max(1, meta.end_ps - meta.start_ps)
     busiest = [(loc.name, (loc.busy_ps or 0) / span, loc.task_count)
                for loc in sorted(meta.locations, key=lambda x: -(x.busy_ps or 0))[:top]
@@ -261,5 +249,4 @@ def summary(path, top=8):
             if meta.kinds[k].category == "inst"}
     inst_total = sum(inst.values()) or 1
     mix = sorted(((a, n, n / inst_total) for a, n in inst.items()), key=lambda r: -r[1])
-    meta.cache["summary"] = Summary(busiest, category_time, mix)
-    return meta.cache["summary"]
+    return Summary(busiest, category_time, mix)

@@ -7,16 +7,16 @@ the URL. A click on a merged run of sub-pixel bars zooms into it instead. Legend
 and cross-view hover highlighting run in the browser (assets/gpuscope.js).
 """
 from dataclasses import replace
-from urllib.parse import parse_qs
 
 import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
+from . import alert, from_search, params_of, trace_page
+from ..queries import QueryTimeout, TraceError
 from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
-from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 
 
@@ -71,22 +71,15 @@ def _task_panel(page, meta, state):
     ], className="mb-2")
 
 
-@widgets.friendly
-def layout(**query):
-    state, problems = urls.parse_component(query)
-    name, path, meta, trouble = widgets.resolve_trace(state.trace)
-    problems += trouble
-    if path is None:
-        return widgets.messages(problems)
-    state = replace(state, trace=name)
+@trace_page(urls.parse_component)
+def layout(request):
+    name, meta, problems, state = request.name, request.meta, request.problems, request.state
     try:
-        page = views.component(path, state)
+        page = views.component(request.path, state)
     except LookupError as err:
         return html.Div([widgets.messages(problems + [str(err)]),
                          dcc.Link("Back to the Overview", href=urls.href(
                              "/overview", urls.OverviewState(trace=name)))])
-    except (TraceError, QueryTimeout) as err:
-        return widgets.messages(problems + [str(err)])
     t0, t1 = page.window
     shown = {t.kind for t in page.tasks}
     shown |= {t.kind for t in (page.parent, page.current) if t is not None}
@@ -108,7 +101,7 @@ def layout(**query):
                         **{"data-graph": "cv-graph",
                            "data-filename": widgets.safe_filename(filename)}),
             dbc.Button("CSV", id="cv-csv-button", size="sm", color="light"),
-            dcc.Download(id="cv-csv"),
+            dcc.Download(id="cv-csv"), html.Span(id="cv-csv-message"),
         ], className="mb-1"),
         dbc.Row([
             dbc.Col(dcc.Graph(id="cv-graph", figure=page.figure, className="gs-linked",
@@ -129,12 +122,13 @@ dash.register_page(__name__, path="/component", title="GPUscope component", name
 
 
 def _state(search):
-    return urls.parse_component(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+    return urls.parse_component(params_of(search))[0]
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("cv-graph", "relayoutData"), Input("cv-graph", "clickData"),
           State(LOC, "search"), State("cv-window-ps", "children"), prevent_initial_call=True)
+@widgets.guarded(no_update)
 def graph_to_url(relayout, click, search, shown_window):
     state = _state(search)
     if ctx.triggered_id != "cv-graph":
@@ -148,17 +142,17 @@ def graph_to_url(relayout, click, search, shown_window):
     return no_update if text == (search or "") else text
 
 
-@callback(Output("cv-csv", "data"), Input("cv-csv-button", "n_clicks"),
-          State(LOC, "search"), prevent_initial_call=True)
+@callback(Output("cv-csv", "data"), Output("cv-csv-message", "children"),
+          Input("cv-csv-button", "n_clicks"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, no_update)
 def download_csv(_clicks, search):
-    state = _state(search)
-    name, path, meta, _problems = widgets.resolve_trace(state.trace)
-    if path is None:
-        return no_update
+    request, problems = from_search(urls.parse_component, search)
+    if request is None:
+        return no_update, alert(problems)
     try:
-        page = views.component(path, replace(state, trace=name))
-    except LookupError:
-        return no_update
-    filename = widgets.safe_filename(f"{name}-{page.location.name}-{page.window[0]}-"
+        page = views.component(request.path, request.state)
+    except (LookupError, TraceError, QueryTimeout) as err:
+        return no_update, alert([str(err)])
+    filename = widgets.safe_filename(f"{request.name}-{page.location.name}-{page.window[0]}-"
                                      f"{page.window[1]}") + ".csv"
-    return dict(content=exporting.component_csv(page, meta), filename=filename)
+    return dict(content=exporting.component_csv(page, request.meta), filename=filename), ""

@@ -10,13 +10,13 @@ without a server round trip. The page itself is built by ``klein.views.build``.
 import json
 import time
 from dataclasses import replace
-from urllib.parse import parse_qs
 
 import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
+from . import alert, from_search, params_of, trace_page
 from ..klein import jobs, runner
 from ..klein.views import build, edit_spec
 from ..widgets import graph_config, safe_filename
@@ -43,7 +43,7 @@ def parse_kernel(params):
 
 
 def _state(search):
-    return parse_kernel(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+    return parse_kernel(params_of(search))[0]
 
 
 def _source_view(text):
@@ -203,14 +203,9 @@ def _editor(views, state):
     ], className="mt-2")
 
 
-@widgets.friendly
-def layout(**query):
-    state, problems = parse_kernel(query)
-    name, path, _meta, trouble = widgets.resolve_trace(state.trace)
-    problems += trouble
-    if path is None:
-        return widgets.messages(problems)
-    state = replace(state, trace=name)
+@trace_page(parse_kernel)
+def layout(request):
+    state, name, path, problems = request.state, request.name, request.path, request.problems
     if state.run is not None:
         path = runner.default_pool().run_path(state.run)
         if path is None:
@@ -221,8 +216,6 @@ def layout(**query):
     try:
         views = build(path, state.launch, state.group)
     except LookupError as err:
-        return widgets.messages(problems + [str(err)])
-    except (TraceError, QueryTimeout) as err:
         return widgets.messages(problems + [str(err)])
     title = f"{views.launch.kernel}, launch {views.launch.id}" + \
         (" (edited run)" if state.run else "")
@@ -281,6 +274,8 @@ def _in_flight(status):
           Output("kv-run", "disabled"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
           State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, widgets.messages(["The run could not be started."],
+                                             colour="danger"), no_update, no_update, no_update)
 def start_run(clicks, source, size, search):
     """Hand the edited kernel at the chosen size to a background run and start polling
     (or go straight to its views when the same run was made before)."""
@@ -294,10 +289,10 @@ def start_run(clicks, source, size, search):
         return no_update, widgets.messages([
             f"{runner.SOURCE_NAME}: the source is larger than {runner.MAX_SOURCE_BYTES >> 10}"
             " KB; edit-and-run is for kernels of a page or two."], colour="danger"), *keep
-    state = _state(search)
-    name, path, _meta, problems = widgets.resolve_trace(state.trace)
-    if path is None:
-        return no_update, widgets.messages(problems, colour="danger"), *keep
+    request, problems = from_search(parse_kernel, search)
+    if request is None:
+        return no_update, alert(problems), *keep
+    state, name, path = request.state, request.name, request.path
     recorded = runner.default_pool().run_path(state.run) if state.run else path
     if recorded is None:
         return no_update, widgets.messages(["The edited run this page showed is gone."],
@@ -327,6 +322,7 @@ def _run_url(state, name, run_id):
           Output("kv-run", "disabled", allow_duplicate=True),
           Input("kv-poll", "n_intervals"), State("kv-job", "data"), State("kv-editor", "value"),
           State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, no_update, True, False)
 def poll_run(_ticks, job, source, search):
     """Show how the submitted run is doing; open its views when it is done."""
     run_id = job.get("run") if isinstance(job, dict) else None
