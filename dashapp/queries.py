@@ -146,8 +146,12 @@ def quick_check(db, limit=10):
     """What SQLite's ``PRAGMA quick_check`` finds wrong with the file (at most ``limit``
     lines): an empty list for a sound file. It reads every page once, so it takes about
     as long as reading the file."""
-    lines = [row[0] for row in db.fetch(f"PRAGMA quick_check({int(limit)})")]
-    return [] if lines == ["ok"] else lines
+    rows = [row[0] for row in db.fetch(f"PRAGMA quick_check({int(limit)})")]
+    if rows == ["ok"]:
+        return []
+    # A row may hold several lines, under a "*** in database main ***" heading.
+    return [line for row in rows for line in str(row).splitlines()
+            if line.strip() and not line.startswith("***")]
 
 
 def trace_format(db):
