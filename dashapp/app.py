@@ -41,7 +41,7 @@ def _bad_request(err):
     if isinstance(err, HTTPException):
         return err
     _log.warning("bad request to %s: %s: %s", flask.request.path, type(err).__name__,
-                 str(err)[:200])
+                 " ".join(str(err).split())[:200])  # one line, whatever it said
     return "bad request", 400
 
 
