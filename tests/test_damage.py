@@ -109,3 +109,9 @@ def test_every_page_of_a_damaged_trace_says_damaged(traces):
         assert "gs-ov-graph" in _page_text(url, deps, "/overview", "?trace=sound.sqlite")
     log = (traces / "server.log").read_text()
     assert "Traceback" not in log, log[-3000:]
+
+
+def test_a_file_that_is_not_a_trace_is_not_called_damaged(tmp_path):
+    other = tmp_path / "other.sqlite"
+    other.write_bytes(b"not sqlite at all" * 1000)
+    assert damage.Checker().verdict(other, wait=60).state == "ok"  # its page says why

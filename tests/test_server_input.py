@@ -5,7 +5,6 @@ malformed windows, wrong types, deep nesting) and malformed requests, and no req
 answered with HTTP 500 and no traceback reaches the log."""
 import json
 import shutil
-import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
