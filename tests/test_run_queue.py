@@ -154,3 +154,24 @@ def test_a_source_over_the_size_limit_is_refused(tmp_path):
 def test_unknown_runs_read_as_unknown(tmp_path):
     queue = jobs.RunQueue(runner.SimulatorPool(scratch=tmp_path / "runs"))
     assert queue.status("0123456789abcdef").state == "unknown"
+
+
+def test_pruning_removes_only_what_runs_wrote(tmp_path):
+    old = time.time() - 3600
+    runs = [tmp_path / f"{i:016x}.sqlite" for i in range(runner.KEEP + 4)]
+    for age, path in enumerate(runs):
+        path.write_bytes(b"run")
+        os.utime(path, (old + age, old + age))
+    theirs = [tmp_path / "mine.sqlite", tmp_path / "results-2024.sqlite"]
+    for path in theirs:
+        path.write_bytes(b"someone else's")
+        os.utime(path, (old - 10, old - 10))
+    left_over = tmp_path / f"{'a' * 16}-x1y2"  # a work directory a killed server left
+    other_dir = tmp_path / "my-notes"
+    for directory in (left_over, other_dir):
+        directory.mkdir()
+        os.utime(directory, (old, old))
+    runner._prune(tmp_path)
+    assert [p.exists() for p in runs] == [False] * 4 + [True] * runner.KEEP
+    assert all(p.exists() for p in theirs) and other_dir.exists()
+    assert not left_over.exists()
