@@ -105,10 +105,10 @@ def trace_meta(path):
 def _meta(path, _mtime_ns, _size):
     with queries.open_trace(path) as db:
         version = queries.trace_format(db)
-        if version != queries.TRACE_FORMAT:
+        if version not in queries.READABLE_FORMATS:
             raise queries.TraceError(
-                f"{Path(path).name} is in trace format {version}, and this app reads format"
-                f" {queries.TRACE_FORMAT}: simulate or import it again")
+                f"{Path(path).name} is in trace format {version}, and this app reads formats"
+                f" {', '.join(map(str, queries.READABLE_FORMATS))}: simulate or import it again")
         run = queries.run_info(db)
         if not run["finalized"]:
             raise queries.TraceError(

@@ -117,8 +117,12 @@ def _marks(values):
 
 
 # -- run and catalogue -----------------------------------------------------------------
-TRACE_FORMAT = 1
+TRACE_FORMAT = 2
 """The ``PRAGMA user_version`` of the trace format these queries read (sqlite_schema.sql)."""
+
+READABLE_FORMATS = (1, 2)
+"""Formats the app opens: version 1 lacks links, instants, counters and the time origin,
+which then read as empty (see sqlite_schema.sql)."""
 
 
 def trace_format(db):

@@ -4,11 +4,12 @@
 Daisen CSV, Chrome Trace Event JSON), streams it through a ``Loader`` and leaves either
 a complete, finalized trace at the output path or nothing at all.
 """
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..progress import progress_bar
 from . import akita, chrome, daisen_csv
-from .loader import Loader, TraceFormatError
+from .loader import Loader, LoadReport, TraceFormatError
 
 FORMATS = ("akita-v3", "akita-v4", "akita-v5", "daisen-csv", "chrome")
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -37,7 +38,7 @@ def detect_format(path):
 
 
 def import_trace(src, out, fmt=None, command="import", show_progress=None):
-    """Convert ``src`` into a trace at ``out``; returns (format, tasks, orphans, skipped)."""
+    """Convert ``src`` into a trace at ``out``; returns an ``ImportReport``."""
     src, out = Path(src), Path(out)
     fmt = fmt or detect_format(src)
     if fmt not in FORMATS:
@@ -45,6 +46,8 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None):
     loader = Loader(out, source=fmt, command=command, config={"imported_from": str(src)})
     skipped = 0
     try:
+        if fmt != "chrome":  # simulated time: 0 is the start of the simulation
+            loader.set_clock("simulation", origin_ps=0)
         if fmt.startswith("akita"):
             db = akita.open_readonly(src)
             try:
@@ -64,8 +67,16 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None):
                         loader.add(task)
                 else:
                     skipped = chrome.read(stream, src, loader, progress=bar.update)
-        tasks, orphans = loader.finish(show_progress=show_progress)
+        report = loader.finish(show_progress=show_progress)
     except BaseException:
         loader.abort()
         raise
-    return fmt, tasks, orphans, skipped
+    return ImportReport(format=fmt, skipped=skipped, **vars(report))
+
+
+@dataclass
+class ImportReport(LoadReport):
+    """A ``LoadReport`` with the format read and the events it could not use."""
+
+    format: str = ""
+    skipped: int = 0  # events that carry no task, link, instant or counter

@@ -133,6 +133,7 @@ def _json_default(value):
 def read(stream, path, loader, progress=None):
     """Stream every task of a Chrome trace into ``loader``; returns skipped event count."""
     reader = _Reader(stream, path, progress)
+    loader.set_clock("source", origin_ps=0)
     reader.open_array()
     open_b, process_names, thread_names = {}, {}, {}
     tracks, skipped, serial = set(), 0, 0
