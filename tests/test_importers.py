@@ -93,12 +93,15 @@ def test_chrome_json_nesting_per_track_and_metadata_names(tmp_path):
     src = tmp_path / "t.json"
     src.write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}, indent=1))
     report = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
-    assert (report.format, report.tasks, report.skipped) == ("chrome", 3, 1)
+    assert (report.format, report.tasks, report.counters, report.skipped) == ("chrome", 3, 1, 0)
     got = {t[3]: t for t in canonical_tasks(tmp_path / "o.sqlite")}
     assert got["inner"][1] == got["outer"][0]
-    assert got["inner"][4] == "GPU.CU[0]" and got["other"][4] == "GPU.tid 2"
-    assert got["inner"][5:7] == (2_000_000, 3_000_001)
-    assert got["outer"][5:7] == (1_500_000, 11_500_000)
+    assert got["inner"][4] == "GPU.CU[0]" and got["other"][4] == "GPU.thread[2]"
+    # times relative to the first event (1.5 µs), which is the run's time origin
+    assert got["inner"][5:7] == (500_000, 1_500_001)
+    assert got["outer"][5:7] == (0, 10_000_000)
+    assert sqlite3.connect(tmp_path / "o.sqlite").execute(
+        "SELECT time_origin, clock FROM run").fetchone() == ("0.0000015", "source")
     assert json.loads(got["inner"][7]) == {"pc": 4}
     assert got["other"][1] is None
 

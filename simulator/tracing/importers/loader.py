@@ -34,6 +34,13 @@ from ..writer import TraceError, TraceWriter, temporary_path
 BATCH = 50_000
 PS_PER_SECOND = Decimal(10) ** 12
 INT64_MAX = 2 ** 63 - 1
+ROWS_COLUMNS = ("seq", "ext_id", "parent_ext", "kind", "location", "start_ps", "end_ps", "details",
+                "track", "nest_parent", "src")
+# Staged tasks: seq is the input order from 1 (task key + 1); src the input position.
+ROWS_TABLE = (
+    "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL, parent_ext TEXT,"
+    " kind INTEGER, location INTEGER, start_ps INTEGER, end_ps INTEGER, details TEXT, track TEXT,"
+    " nest_parent INTEGER, src TEXT)")
 # Flow point phases, in the order they chain within one flow.
 FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 
@@ -115,7 +122,7 @@ def parse_decimal_seconds(text):
 class Loader:
     """Stages foreign tasks, links, instants and counters, then writes a finalized trace."""
 
-    def __init__(self, out_path, *, source, command, config=None):
+    def __init__(self, out_path, *, source, command, config=None, drop_exact_duplicates=False):
         self.out_path = Path(out_path)
         self.tmp_path = temporary_path(self.out_path)
         self.scratch_path = Path(str(self.tmp_path) + ".stage")
@@ -128,9 +135,7 @@ class Loader:
         self.db.execute("PRAGMA stage.journal_mode=OFF")
         self.db.execute("PRAGMA stage.synchronous=OFF")
         self.db.executescript(
-            "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
-            " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
-            " end_ps INTEGER, details TEXT, track TEXT, nest_parent INTEGER, src TEXT);"
+            ROWS_TABLE + ";"
             "CREATE TABLE stage.links (src_ext TEXT NOT NULL, dst_ext TEXT NOT NULL,"
             " kind TEXT NOT NULL);"
             # A flow point is bound to a task by ID (task_ext) or by time on a track
@@ -141,13 +146,17 @@ class Loader:
             "CREATE TABLE stage.instants (seq INTEGER PRIMARY KEY, location INTEGER,"
             " time_ps INTEGER NOT NULL, name TEXT NOT NULL, category TEXT, details TEXT);"
             "CREATE TABLE stage.counters (series INTEGER NOT NULL, time_ps INTEGER NOT NULL,"
-            " value NUMERIC NOT NULL);")
+            " value NUMERIC NOT NULL);"
+            "CREATE TABLE stage.tags (task_ext TEXT NOT NULL, time_ps INTEGER NOT NULL,"
+            " name TEXT NOT NULL);")
         self.locations = {}
         self.kinds = {}
         self.series = {}
+        self.dedupe = drop_exact_duplicates  # else any repeated task ID is an error
         self.count = 0
         self.report = LoadReport()
         self._batch, self._links, self._points, self._instants, self._counters = [], [], [], [], []
+        self._tags = []
         self._base = None  # absolute time (ps, source clock) that staged times are relative to
         self._origin = None  # declared absolute origin, or None for the earliest event
         self._clock = None
@@ -266,6 +275,12 @@ class Loader:
         if len(self._counters) >= BATCH:
             self._flush()
 
+    def add_tag(self, task_ext, time_ps, name, where=""):
+        """A named step inside task ``task_ext`` (akita tags and milestones), at ``time_ps``."""
+        self._tags.append((str(task_ext), self._relative(time_ps, where, "time"), str(name)))
+        if len(self._tags) >= BATCH:
+            self._flush()
+
     def _flush(self):
         db = self.db
         db.execute("BEGIN")
@@ -285,8 +300,11 @@ class Loader:
                 " VALUES (?, ?, ?, ?, ?)", self._instants)
         if self._counters:
             db.executemany("INSERT INTO stage.counters VALUES (?, ?, ?)", self._counters)
+        if self._tags:
+            db.executemany("INSERT INTO stage.tags VALUES (?, ?, ?)", self._tags)
         db.execute("COMMIT")
         self._batch, self._links, self._points, self._instants, self._counters = [], [], [], [], []
+        self._tags = []
 
     def rename_location(self, old_name, new_name):
         """Give a staged location its final name (Chrome track names arrive late)."""
@@ -331,6 +349,11 @@ class Loader:
             "INSERT OR REPLACE INTO counter (series, time_ps, value)"
             " SELECT series, time_ps - ?, value FROM stage.counters ORDER BY rowid", (shift,))
         report.counters = db.execute("SELECT count(*) FROM counter").fetchone()[0]
+        db.execute("INSERT INTO tag_name (name) SELECT DISTINCT name FROM stage.tags ORDER BY name")
+        db.execute(
+            "INSERT INTO task_tag (task, time_ps, tag) SELECT r.seq - 1, g.time_ps - ?, n.id"
+            " FROM stage.tags g JOIN stage.rows r ON r.ext_id = g.task_ext"
+            " JOIN tag_name n ON n.name = g.name ORDER BY g.rowid", (shift,))
         self._write_run_metadata(shift)
         db.execute("COMMIT")
         db.execute("DETACH DATABASE stage")
@@ -351,7 +374,8 @@ class Loader:
         (also when something lies before a declared origin, so no time is negative)."""
         earliest = min(v for v, in self.db.execute(
             "SELECT min(start_ps) FROM stage.rows UNION ALL SELECT min(time_ps) FROM stage.instants"
-            " UNION ALL SELECT min(time_ps) FROM stage.counters") if v is not None)
+            " UNION ALL SELECT min(time_ps) FROM stage.counters UNION ALL"
+            " SELECT min(time_ps) FROM stage.tags") if v is not None)
         if self._origin is not None and self._origin - self._base <= earliest:
             return self._origin - self._base
         return earliest
@@ -414,13 +438,50 @@ class Loader:
     def _index_unique_ids(self):
         try:
             self.db.execute("CREATE UNIQUE INDEX stage.rows_ext ON rows (ext_id)")
+            return
         except sqlite3.IntegrityError:
-            dup = self.db.execute(
-                "SELECT ext_id, min(seq), max(seq) FROM stage.rows GROUP BY ext_id"
-                " HAVING count(*) > 1 LIMIT 1").fetchone()
-            first, again = (self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)
-                                            ).fetchone()[0] for seq in dup[1:])
-            raise TraceFormatError(f"{again}: duplicate task ID {dup[0]!r} (first at {first})") from None
+            if not self.dedupe:
+                dup = self.db.execute(
+                    "SELECT ext_id, min(seq), max(seq) FROM stage.rows GROUP BY ext_id"
+                    " HAVING count(*) > 1 LIMIT 1").fetchone()
+                first, again = (self._source(seq) for seq in dup[1:])
+                raise TraceFormatError(f"{again}: duplicate task ID {dup[0]!r} (first at {first})") from None
+        self._drop_exact_duplicates()
+        self.db.execute("CREATE UNIQUE INDEX stage.rows_ext ON rows (ext_id)")
+
+    def _source(self, seq):
+        return self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)).fetchone()[0]
+
+    def _drop_exact_duplicates(self):
+        """Drop rows that repeat an earlier row field for field (akita's CSV writer does);
+        a repeated ID with different fields is an error naming both positions. The rows
+        left are renumbered densely, so task keys stay dense."""
+        db = self.db
+        db.execute("CREATE INDEX stage.rows_ext_any ON rows (ext_id, seq)")
+        same = ("f.parent_ext IS r.parent_ext AND f.kind = r.kind AND f.location = r.location"
+                " AND f.start_ps = r.start_ps AND f.end_ps = r.end_ps AND f.details IS r.details")
+        differing = db.execute(
+            "SELECT f.seq, r.seq, r.ext_id FROM stage.rows r JOIN stage.rows f"
+            f" ON f.ext_id = r.ext_id AND f.seq < r.seq WHERE NOT ({same})"
+            " ORDER BY r.seq LIMIT 1").fetchone()
+        if differing:
+            first, again, ext = differing
+            raise TraceFormatError(
+                f"{self._source(again)}: task ID {ext!r} again with different fields"
+                f" (first at {self._source(first)})")
+        db.execute("BEGIN")
+        dropped = db.execute(
+            "DELETE FROM stage.rows WHERE seq IN (SELECT r.seq FROM stage.rows r JOIN stage.rows f"
+            f" ON f.ext_id = r.ext_id AND f.seq < r.seq WHERE {same})").rowcount
+        db.execute("DROP INDEX stage.rows_ext_any")
+        db.execute("ALTER TABLE stage.rows RENAME TO rows_sparse")
+        db.execute(ROWS_TABLE)
+        rest = ", ".join(ROWS_COLUMNS[1:])
+        db.execute(f"INSERT INTO stage.rows ({rest}) SELECT {rest} FROM stage.rows_sparse ORDER BY seq")
+        db.execute("DROP TABLE stage.rows_sparse")
+        db.execute("COMMIT")
+        self.count -= dropped
+        self.report.duplicates += dropped
 
     def _nest_by_track(self):
         """Parent = innermost enclosing task on the same Chrome track (pid:tid); flow points
