@@ -250,9 +250,9 @@ class _Tracks:
         device = self._device(pid)
         if device is not None:
             return f"GPU[{device}]"
-        if any(p == pid for p, _ in self.device_tracks) and isinstance(pid, int):
-            return f"GPU[{pid}]"  # older Kineto: the GPU's pid is its device number
         name = self.process_names.get(pid)
+        if name is None and isinstance(pid, int) and any(p == pid for p, _ in self.device_tracks):
+            return f"GPU[{pid}]"  # an unnamed process running kernels: pid = device number
         if name is None:
             return f"process[{pid}]"
         return f"{name}[{pid}]" if name in shared else name

@@ -36,11 +36,6 @@ PS_PER_SECOND = Decimal(10) ** 12
 INT64_MAX = 2 ** 63 - 1
 ROWS_COLUMNS = ("seq", "ext_id", "parent_ext", "kind", "location", "start_ps", "end_ps", "details",
                 "track", "nest_parent", "src")
-# Staged tasks: seq is the input order from 1 (task key + 1); src the input position.
-ROWS_TABLE = (
-    "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL, parent_ext TEXT,"
-    " kind INTEGER, location INTEGER, start_ps INTEGER, end_ps INTEGER, details TEXT, track TEXT,"
-    " nest_parent INTEGER, src TEXT)")
 # Flow point phases, in the order they chain within one flow.
 FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 
@@ -134,8 +129,11 @@ class Loader:
         self.db.execute("ATTACH DATABASE ? AS stage", (str(self.scratch_path),))
         self.db.execute("PRAGMA stage.journal_mode=OFF")
         self.db.execute("PRAGMA stage.synchronous=OFF")
+        # Staged tasks: seq is the input order from 1 (task key + 1); src the input position.
         self.db.executescript(
-            ROWS_TABLE + ";"
+            "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
+            " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
+            " end_ps INTEGER, details TEXT, track TEXT, nest_parent INTEGER, src TEXT);"
             "CREATE TABLE stage.links (src_ext TEXT NOT NULL, dst_ext TEXT NOT NULL,"
             " kind TEXT NOT NULL);"
             # A flow point is bound to a task by ID (task_ext) or by time on a track
@@ -450,7 +448,7 @@ class Loader:
         self.db.execute("CREATE UNIQUE INDEX stage.rows_ext ON rows (ext_id)")
 
     def _source(self, seq):
-        return self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)).fetchone()[0]
+        return self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)).fetchall()[0][0]
 
     def _drop_exact_duplicates(self):
         """Drop rows that repeat an earlier row field for field (akita's CSV writer does);
@@ -463,9 +461,9 @@ class Loader:
         differing = db.execute(
             "SELECT f.seq, r.seq, r.ext_id FROM stage.rows r JOIN stage.rows f"
             f" ON f.ext_id = r.ext_id AND f.seq < r.seq WHERE NOT ({same})"
-            " ORDER BY r.seq LIMIT 1").fetchone()
+            " ORDER BY r.seq LIMIT 1").fetchall()  # fetchall: no statement left open
         if differing:
-            first, again, ext = differing
+            first, again, ext = differing[0]
             raise TraceFormatError(
                 f"{self._source(again)}: task ID {ext!r} again with different fields"
                 f" (first at {self._source(first)})")
@@ -474,10 +472,11 @@ class Loader:
             "DELETE FROM stage.rows WHERE seq IN (SELECT r.seq FROM stage.rows r JOIN stage.rows f"
             f" ON f.ext_id = r.ext_id AND f.seq < r.seq WHERE {same})").rowcount
         db.execute("DROP INDEX stage.rows_ext_any")
-        db.execute("ALTER TABLE stage.rows RENAME TO rows_sparse")
-        db.execute(ROWS_TABLE)
+        # (not ALTER TABLE RENAME: it leaves the main file locked against the checkpoint)
         rest = ", ".join(ROWS_COLUMNS[1:])
-        db.execute(f"INSERT INTO stage.rows ({rest}) SELECT {rest} FROM stage.rows_sparse ORDER BY seq")
+        db.execute(f"CREATE TABLE stage.rows_sparse AS SELECT {rest} FROM stage.rows ORDER BY seq")
+        db.execute("DELETE FROM stage.rows")
+        db.execute(f"INSERT INTO stage.rows ({rest}) SELECT {rest} FROM stage.rows_sparse ORDER BY rowid")
         db.execute("DROP TABLE stage.rows_sparse")
         db.execute("COMMIT")
         self.count -= dropped
