@@ -2,7 +2,6 @@
 from decimal import Decimal
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -24,7 +24,6 @@ leaves a half-written trace behind.
 import json
 import os
 import sqlite3
-from array import array
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -37,7 +36,7 @@ BATCH = 50_000
 PS_PER_SECOND = Decimal(10) ** 12
 INT64_MAX = 2 ** 63 - 1
 ROWS_COLUMNS = ("seq", "ext_id", "parent_ext", "kind", "location", "start_ps", "end_ps", "details",
-                "track", "nest_parent", "src")
+                "track", "src")
 # Flow point phases, in the order they chain within one flow.
 FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 
@@ -135,7 +134,7 @@ class Loader:
         self.db.executescript(
             "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
             " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
-            " end_ps INTEGER, details TEXT, track TEXT, nest_parent INTEGER, src);"
+            " end_ps INTEGER, details TEXT, track TEXT, src);"
             "CREATE TABLE stage.links (src_ext TEXT NOT NULL, dst_ext TEXT NOT NULL,"
             " kind TEXT NOT NULL);"
             # A flow point is bound to a task by ID (task_ext) or by time on a track
@@ -148,7 +147,13 @@ class Loader:
             "CREATE TABLE stage.counters (series INTEGER NOT NULL, time_ps INTEGER NOT NULL,"
             " value NUMERIC NOT NULL);"
             "CREATE TABLE stage.tags (task_ext TEXT NOT NULL, time_ps INTEGER NOT NULL,"
-            " name TEXT NOT NULL);")
+            " name TEXT NOT NULL);"
+            # Found by the sweep over each track: a task's enclosing parent, a point's task.
+            "CREATE TABLE stage.nest (child INTEGER PRIMARY KEY, parent INTEGER NOT NULL);"
+            "CREATE TABLE stage.bound (point INTEGER PRIMARY KEY, task INTEGER NOT NULL);")
+        # Sorts and index builds spill to files, not RAM: memory stays bounded by the
+        # page cache however large the input.
+        self.db.execute("PRAGMA temp_store=FILE")
         self.locations = {}
         self.kinds = {}
         self.series = {}
@@ -387,7 +392,8 @@ class Loader:
         db.execute(
             "INSERT INTO task (id, parent, kind, location, start_ps, end_ps, flags, ext_id, details)"
             " SELECT r.seq - 1, coalesce((SELECT p.seq FROM stage.rows p"
-            " WHERE p.ext_id = r.parent_ext LIMIT 1), r.nest_parent) - 1,"
+            " WHERE p.ext_id = r.parent_ext LIMIT 1),"
+            " (SELECT n.parent FROM stage.nest n WHERE n.child = r.seq)) - 1,"
             " r.kind, r.location, r.start_ps - ?1, r.end_ps - ?1, 0,"
             " CASE WHEN r.ext_id = CAST(r.seq - 1 AS TEXT) THEN NULL ELSE r.ext_id END, r.details"
             " FROM stage.rows r ORDER BY r.seq", (shift,))
@@ -541,16 +547,23 @@ class Loader:
 
     def _nest_by_track(self):
         """Parent = innermost enclosing task on the same Chrome track (pid:tid); flow points
-        bound by time take the innermost task enclosing them, or the next one to start."""
+        bound by time take the innermost task enclosing them, or the next one to start.
+
+        One sweep over the tasks in (track, start) order, read through an index; what
+        it finds goes to side tables in batches, so memory holds one track's open stack.
+        """
         db = self.db
+        db.execute("CREATE INDEX stage.rows_track ON rows (track, start_ps, end_ps DESC, seq)"
+                   " WHERE track IS NOT NULL")
         tasks = db.execute(
             "SELECT seq, track, start_ps, end_ps, parent_ext IS NULL FROM stage.rows"
-            " WHERE track IS NOT NULL ORDER BY track, start_ps, end_ps DESC, seq")
+            " INDEXED BY rows_track WHERE track IS NOT NULL"
+            " ORDER BY track, start_ps, end_ps DESC, seq")
         # Flow ends are few next to tasks (about one per launch), so they fit in memory.
         enclosing, following = (db.execute(
             "SELECT track, time_ps, seq FROM stage.flow_points WHERE track IS NOT NULL"
             " AND bind = ? ORDER BY track, time_ps, seq", (bind,)).fetchall() for bind in (0, 1))
-        updates, bound = array("q"), array("q")  # flat (parent, child) and (point, task) pairs
+        nest, bound = [], []  # (child, parent) and (point, task), written in batches
         stack, current, e, f = [], None, 0, 0
 
         def bind_enclosed(before):
@@ -560,9 +573,17 @@ class Loader:
                 _, time, point = enclosing[e]
                 for task, end in reversed(stack):
                     if end >= time:
-                        bound.extend((point, task))
+                        bound.append((point, task))
                         break
                 e += 1
+
+        def save():
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO stage.nest VALUES (?, ?)", nest)
+            db.executemany("INSERT INTO stage.bound VALUES (?, ?)", bound)
+            db.execute("COMMIT")
+            nest.clear()
+            bound.clear()
 
         for seq, track, start, end, free in tasks:
             if track != current:
@@ -574,19 +595,20 @@ class Loader:
                     f += 1
             bind_enclosed(start)
             while f < len(following) and following[f][0] == track and following[f][1] <= start:
-                bound.extend((following[f][2], seq))
+                bound.append((following[f][2], seq))
                 f += 1
             while stack and stack[-1][1] <= start:
                 stack.pop()
             if free and stack and end <= stack[-1][1]:
-                updates.extend((stack[-1][0], seq))
+                nest.append((seq, stack[-1][0]))
             stack.append((seq, end))
+            if len(nest) >= BATCH:
+                save()
         bind_enclosed(float("inf"))
+        save()
         db.execute("BEGIN")
-        db.executemany("UPDATE stage.rows SET nest_parent = ? WHERE seq = ?",
-                       zip(updates[0::2], updates[1::2]))
-        db.executemany("UPDATE stage.flow_points SET task_seq = ? WHERE seq = ?",
-                       zip(bound[1::2], bound[0::2]))
+        db.execute("UPDATE stage.flow_points SET task_seq = (SELECT b.task FROM stage.bound b"
+                   " WHERE b.point = stage.flow_points.seq) WHERE task_seq IS NULL")
         db.execute("COMMIT")
 
     def abort(self):
