@@ -33,6 +33,7 @@ import numpy as np
 from ..writer import TraceError, TraceWriter, temporary_path
 
 BATCH = 50_000
+CACHE_KB = 64 * 1024  # SQLite page cache per database (output and staging), in KiB
 PS_PER_SECOND = Decimal(10) ** 12
 INT64_MAX = 2 ** 63 - 1
 ROWS_COLUMNS = ("seq", "ext_id", "parent_ext", "kind", "location", "start_ps", "end_ps", "details",
@@ -151,9 +152,11 @@ class Loader:
             # Found by the sweep over each track: a task's enclosing parent, a point's task.
             "CREATE TABLE stage.nest (child INTEGER PRIMARY KEY, parent INTEGER NOT NULL);"
             "CREATE TABLE stage.bound (point INTEGER PRIMARY KEY, task INTEGER NOT NULL);")
-        # Sorts and index builds spill to files, not RAM: memory stays bounded by the
-        # page cache however large the input.
+        # Sorts and index builds spill to files, not RAM, once past the page cache (which
+        # also bounds the sorter), so memory stays bounded however large the input.
         self.db.execute("PRAGMA temp_store=FILE")
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KB}")
+        self.db.execute(f"PRAGMA stage.cache_size=-{CACHE_KB}")
         self.locations = {}
         self.kinds = {}
         self.series = {}
