@@ -37,7 +37,7 @@ CACHE_KB = 64 * 1024  # SQLite page cache per database (output and staging), in 
 PS_PER_SECOND = Decimal(10) ** 12
 INT64_MAX = 2 ** 63 - 1
 ROWS_COLUMNS = ("seq", "ext_id", "parent_ext", "kind", "location", "start_ps", "end_ps", "details",
-                "track", "src")
+                "track", "src", "flags")
 # Flow point phases, in the order they chain within one flow.
 FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 
@@ -60,6 +60,7 @@ class ForeignTask:
     where: str  # file position, for error messages
     details: object = None  # JSON text or None
     track: object = None  # Chrome only: "pid:tid" whose nesting gives the parent
+    flags: int = 0  # task.flags: bit 0 = still open when the trace ended (end_ps is its end)
 
 
 @dataclass
@@ -135,7 +136,7 @@ class Loader:
         self.db.executescript(
             "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
             " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
-            " end_ps INTEGER, details TEXT, track TEXT, src);"
+            " end_ps INTEGER, details TEXT, track TEXT, src, flags INTEGER NOT NULL DEFAULT 0);"
             "CREATE TABLE stage.links (src_ext TEXT NOT NULL, dst_ext TEXT NOT NULL,"
             " kind TEXT NOT NULL);"
             # A flow point is bound to a task by ID (task_ext) or by time on a track
@@ -231,7 +232,7 @@ class Loader:
         start = self._relative(task.start_ps, task.where, "start")
         self._batch.append((task.ext_id, parent, kind, loc, start,
                             start + (task.end_ps - task.start_ps),
-                            task.details, task.track, task.where))
+                            task.details, task.track, task.where, task.flags))
         self.count += 1
         if len(self._batch) >= BATCH:
             self._flush()
@@ -347,7 +348,7 @@ class Loader:
         if self._batch:
             db.executemany(
                 "INSERT INTO stage.rows (ext_id, parent_ext, kind, location, start_ps, end_ps,"
-                " details, track, src) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._batch)
+                " details, track, src, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._batch)
         if self._links:
             db.executemany("INSERT INTO stage.links VALUES (?, ?, ?)", self._links)
         if self._points:
@@ -397,7 +398,7 @@ class Loader:
             " SELECT r.seq - 1, coalesce((SELECT p.seq FROM stage.rows p"
             " WHERE p.ext_id = r.parent_ext LIMIT 1),"
             " (SELECT n.parent FROM stage.nest n WHERE n.child = r.seq)) - 1,"
-            " r.kind, r.location, r.start_ps - ?1, r.end_ps - ?1, 0,"
+            " r.kind, r.location, r.start_ps - ?1, r.end_ps - ?1, r.flags,"
             " CASE WHEN r.ext_id = CAST(r.seq - 1 AS TEXT) THEN NULL ELSE r.ext_id END, r.details"
             " FROM stage.rows r ORDER BY r.seq", (shift,))
         self._write_links()
@@ -420,7 +421,8 @@ class Loader:
         db.execute("DETACH DATABASE stage")
         self.scratch_path.unlink()
         self.writer.tasks_written = self.count
-        self.writer.finalize(completed=True, extra_orphans=report.orphans,
+        open_tasks = db.execute("SELECT count(*) FROM task WHERE flags & 1").fetchone()[0]
+        self.writer.finalize(completed=True, extra_orphans=report.orphans, open_tasks=open_tasks,
                              show_progress=show_progress)
         self.writer.close()
         for suffix in ("-wal", "-shm"):
