@@ -185,8 +185,12 @@ def _json_default(value):
     return str(value) if isinstance(value, Decimal) else repr(value)
 
 
+# One encoder for every event: ``json.dumps`` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(default=_json_default, sort_keys=True)
+
+
 def _dumps(value):
-    return json.dumps(value, default=_json_default, sort_keys=True)
+    return _ENCODER.encode(value)
 
 
 def _plain(value):
@@ -214,6 +218,7 @@ class _Tracks:
         self.used = {}  # location placeholder -> (kind, pid, tid)
         self.device_tracks = set()  # (pid, tid) that ran kernels or copies
         self.exact = False  # names as they are (a file of our own export)
+        self.threads = {}
 
     def metadata(self, event):
         args = event.get("args") or {}
@@ -231,6 +236,14 @@ class _Tracks:
         else:
             return False
         return True
+
+    def thread(self, pid, tid):
+        """(placeholder location, track key) of a thread, cached: every slice asks."""
+        found = self.threads.get((pid, tid))
+        if found is None:
+            found = self.threads[(pid, tid)] = (self.placeholder("thread", pid, tid),
+                                                f"{_key(pid)}:{_key(tid)}")
+        return found
 
     def placeholder(self, kind, pid, tid=None):
         """A temporary location name for a thread, process or async track."""
@@ -343,14 +356,14 @@ def read(stream, path, loader, progress=None):
                     begin = dict(begin, args={**(begin.get("args") or {}), **event["args"]})
                 start = _time(begin, "ts", begin_where)
                 _add_task(loader, tracks, state, begin, begin_where, start, _time(event, "ts", where),
-                          tracks.placeholder("thread", pid, tid), f"{_key(pid)}:{_key(tid)}")
+                          *tracks.thread(pid, tid))
                 continue
             if "dur" not in event:
                 state["skipped"] += 1  # Perfetto too ignores an X without a duration
                 continue
             start = _time(event, "ts", where)
             _add_task(loader, tracks, state, event, where, start, start + _time(event, "dur", where),
-                      tracks.placeholder("thread", pid, tid), f"{_key(pid)}:{_key(tid)}")
+                      *tracks.thread(pid, tid))
         elif ph in INSTANT_PHASES:
             scope = event.get("s", "t")
             location = None if scope == "g" else tracks.placeholder(
@@ -369,7 +382,7 @@ def read(stream, path, loader, progress=None):
         for begin, where in stack:
             start = _time(begin, "ts", where)
             _add_task(loader, tracks, state, begin, where, start, max(start, state["latest"]),
-                      tracks.placeholder("thread", pid, tid), f"{_key(pid)}:{_key(tid)}", flags=1)
+                      *tracks.thread(pid, tid), flags=1)
     for key, stack in open_async.items():
         for begin, where in stack:
             start = _time(begin, "ts", where)
