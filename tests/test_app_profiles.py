@@ -78,9 +78,10 @@ def test_a_profile_spanning_days_works_in_the_url(tmp_path):
 
 def test_kernel_category_in_either_case_names_an_unnamed_gpu_process(tmp_path):
     events = [{"name": "k", "cat": "Kernel", "ph": "X", "ts": 1, "dur": 1, "pid": 3, "tid": 20},
-              {"name": "k2", "cat": "kernel", "ph": "X", "ts": 1, "dur": 1, "pid": 4, "tid": "7"}]
+              {"name": "k2", "cat": "kernel", "ph": "X", "ts": 1, "dur": 1, "pid": 4, "tid": "7"},
+              {"name": "k3", "cat": "Kernel", "ph": "X", "ts": 1, "dur": 1, "pid": 5, "tid": "stream 9"}]
     src = tmp_path / "k.json"
     src.write_text(json.dumps(events))
     import_trace(src, tmp_path / "k.sqlite", show_progress=False)
     names = sorted(loc.name for loc in trace_meta(tmp_path / "k.sqlite").locations)
-    assert names == ["GPU[3].stream[20]", "GPU[4].stream[7]"]
+    assert names == ["GPU[3].stream[20]", "GPU[4].stream[7]", "GPU[5].stream[9]"]

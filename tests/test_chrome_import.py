@@ -113,7 +113,7 @@ def test_string_and_integer_tids_are_different_threads(tmp_path):
         "SELECT k.action, l.name FROM task t JOIN kind k ON k.id = t.kind JOIN location l"
         " ON l.id = t.location")}
     assert names["a"] != names["b"]
-    assert names["c"] == "process[Spans].thread[PyTorch Profiler]"
+    assert names["c"] == "process[Spans].PyTorch Profiler"  # a string tid names its thread
 
 
 def test_flows_v1_steps_next_slice_binding_and_v2(tmp_path):
@@ -289,3 +289,11 @@ def test_a_recording_cut_at_either_end_keeps_what_it_can(tmp_path):
                             " ON k.id = t.kind WHERE t.flags & 1 ORDER BY 1").fetchall()
     assert open_tasks == [("cut", 2_000_000, 8_000_000), ("req", 1_000_000, 8_000_000)]
     assert db.execute("SELECT open_tasks FROM run").fetchone() == (2,)
+
+
+def test_the_array_form_may_lack_its_closing_bracket(tmp_path):
+    """The format allows it, so that a crashed process still leaves a readable trace."""
+    src = tmp_path / "crashed.json"
+    src.write_text('[{"name": "a", "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1},\n'
+                   ' {"name": "b", "ph": "X", "ts": 2, "dur": 1, "pid": 1, "tid": 1},\n')
+    assert import_trace(src, tmp_path / "o.sqlite", show_progress=False).tasks == 2

@@ -150,7 +150,9 @@ BAD_INPUTS = [
      r"t.json:1:2: 'pid' and 'tid' must be numbers or strings"),
     ("t.json", '[{"name": "a", "ph": "X", "dur": 1}]', r"t.json:1:2: event has no 'ts'"),
     ("t.json", '{"meta": 1}', r"no \"traceEvents\" array"),
-    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1}', r"unexpected end of file"),
+    ("t.json", '{"traceEvents": [{"name": "a", "ph": "X", "ts": 1, "dur": 1}', r"unexpected end of file"),
+    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1}, {"name": "b", "ph": "X",',
+     r"t.json:1:\d+: invalid JSON"),
     ("t.bin", "\x00\x01garbage", r"unknown trace format"),
 ]
 

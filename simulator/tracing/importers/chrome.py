@@ -126,9 +126,9 @@ class _Reader:
         """Yield ("event", event, position) for each trace event and ("meta", key, value)
         for each other top-level key, in file order."""
         first = self._peek()
-        if first == "[":
+        if first == "[":  # the array form may lack its "]": a crashed writer's file
             self.pos += 1
-            yield from self._events()
+            yield from self._events(closing_optional=True)
             return
         if first != "{":
             raise TraceFormatError(f"{self.where()}: expected a JSON array or object of trace events")
@@ -153,7 +153,7 @@ class _Reader:
         if not found:
             raise TraceFormatError(f"{self.path}: no \"traceEvents\" array found")
 
-    def _events(self):
+    def _events(self, closing_optional=False):
         expect_value = True
         while True:
             ch = self._peek()
@@ -161,6 +161,8 @@ class _Reader:
                 self.pos += 1
                 return
             if ch == "":
+                if closing_optional:
+                    return
                 raise TraceFormatError(f"{self.where()}: unexpected end of file inside the event array")
             if not expect_value:
                 if ch != ",":
@@ -272,6 +274,8 @@ class _Tracks:
 
     def _thread(self, pid, tid, gpu):
         name = self.thread_names.get((pid, tid))
+        if name is None and isinstance(tid, str) and not tid.strip().isdigit():
+            name = tid  # a string tid names itself (older Kineto: "stream 7")
         stream = STREAM_NAME.match(name or "")
         if stream and (gpu or (pid, tid) in self.device_tracks):
             return f"stream[{stream.group(1)}]"
