@@ -6,7 +6,7 @@ import sqlite3
 
 from dashapp import urls
 from dashapp.catalog import trace_meta
-from dashapp.daisen import views
+from dashapp.daisen import exporting, views
 from dashapp.units import absolute_time, fmt_at
 from simulator.tracing.importers import import_trace
 from test_chrome_import import BASE_NS, kineto_events
@@ -37,6 +37,8 @@ def test_counters_chart_on_the_overview_beside_the_metrics(tmp_path):
     assert shown and set(shown) <= {10.0, 20.0, 30.0} and max(shown) == 30.0
     assert charts["python3[19392]"].figure["data"][0]["name"] == "mem"
     assert urls.parse_overview({"primary": "counter:mem"})[0].primary == "counter:mem"
+    header, *rows = exporting.overview_csv(page).splitlines()
+    assert header.endswith(",counter:mem") and any(r.endswith(",30.0") for r in rows)
 
 
 def test_component_view_draws_markers_and_lists_links(tmp_path):
