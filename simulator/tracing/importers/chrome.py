@@ -31,13 +31,14 @@ import json
 import re
 from decimal import Decimal
 
-from .loader import ForeignTask, TraceFormatError, scaled_to_ps
+from .loader import TraceFormatError, scaled_to_ps
 
 PS_PER_US = 10 ** 6
 CHUNK = 1 << 20
 MAX_EVENT_BYTES = 16 << 20
 UNIX_AFTER_PS = 10 ** 21  # a source time past 10**9 s (2001) is taken as Unix time
 OWN_KEY = "gpuscope"
+SEPARATOR = re.compile(r"[ \t\r\n]*,[ \t\r\n]*")
 GPU_LABEL = re.compile(r"^\s*GPU\s*(\d+)\s*$", re.I)
 STREAM_NAME = re.compile(r"^\s*stream\s*(\d+)\b", re.I)
 KINETO_THREAD = re.compile(r"^\s*thread\s+(\d+)\s*(\(.*\))?\s*$", re.I)
@@ -154,33 +155,52 @@ class _Reader:
             raise TraceFormatError(f"{self.path}: no \"traceEvents\" array found")
 
     def _events(self, closing_optional=False):
-        expect_value = True
+        """Yield ("event", value, position) for each element of the open array."""
+        ch = self._peek()
+        if ch == "]":
+            self.pos += 1
+            return
         while True:
-            ch = self._peek()
-            if ch == "]":
+            if ch == "]":  # after a trailing comma, as some writers leave one
                 self.pos += 1
                 return
             if ch == "":
                 if closing_optional:
                     return
                 raise TraceFormatError(f"{self.where()}: unexpected end of file inside the event array")
-            if not expect_value:
-                if ch != ",":
-                    raise TraceFormatError(f"{self.where()}: expected ',' or ']' between events")
-                self.pos += 1
-                expect_value = True
-                continue
             value, where = self._value()
-            expect_value = False
             yield "event", value, where
+            separator = SEPARATOR.match(self.buf, self.pos)
+            if separator and separator.end() < len(self.buf):  # the usual ",\n" between events
+                self.pos = separator.end()
+                ch = self.buf[self.pos]
+                continue
+            ch = self._peek()  # at the buffer's edge, or the array's end
+            if ch == "]":
+                self.pos += 1
+                return
+            if ch == "":
+                continue
+            if ch != ",":
+                raise TraceFormatError(f"{self.where()}: expected ',' or ']' between events")
+            self.pos += 1
+            ch = self._peek()
 
 
 def _time(event, key, where, required=True):
-    if key not in event:
-        if required:
-            raise TraceFormatError(f"{where}: event has no {key!r}")
+    value = event.get(key)
+    if value is None:
+        if required or key in event:
+            raise TraceFormatError(f"{where}: event has no {key!r}" if key not in event
+                                   else f"{where}: {key} is not a number: None")
         return 0
-    return scaled_to_ps(event[key], PS_PER_US, where, key)
+    if type(value) is Decimal:  # the usual case: exact when at most 6 decimals
+        scaled = value.scaleb(6)
+        if scaled == scaled.to_integral_value():
+            return int(scaled)
+    elif type(value) is int:
+        return value * PS_PER_US
+    return scaled_to_ps(value, PS_PER_US, where, key)
 
 
 def _json_default(value):
@@ -430,29 +450,29 @@ def _note_time(state, ps, end=None):
 
 def _add_task(loader, tracks, state, event, where, start, end, location, track, flags=0):
     args = event.get("args") or {}
-    if not isinstance(args, dict):
+    if type(args) is not dict:
         raise TraceFormatError(f"{where}: 'args' must be an object")
     name = event.get("name")
     if name is None:
         raise TraceFormatError(f"{where}: event has no 'name'")
-    _note_time(state, start, end)
+    if state["earliest"] is None or start < state["earliest"]:
+        state["earliest"] = start
+    if state["latest"] is None or end > state["latest"]:
+        state["latest"] = end
     category = event.get("cat")
     if state["ours"] and "id" in args and "location" in args:  # our export: keep identities
         details = args.get("details")
-        loader.add(ForeignTask(
-            ext_id=str(args["id"]), parent_ext=None if args.get("parent") is None else str(args["parent"]),
-            category=str(args.get("category", category or "")), action=str(name),
-            location=str(args["location"]), start_ps=start, end_ps=end, where=where,
-            details=None if details is None else _dumps(details)))
+        loader.stage(str(args["id"]), None if args.get("parent") is None else str(args["parent"]),
+                     str(args.get("category", category or "")), str(name), str(args["location"]),
+                     start, end, where, None if details is None else _dumps(details))
         return
     state["serial"] += 1
     ext_id = f"chrome-{state['serial']}"
-    if category is not None and str(category).lower() in DEVICE_CATEGORIES:
+    category = "event" if category is None else str(category)
+    if category.lower() in DEVICE_CATEGORIES:
         tracks.device_tracks.add((event.get("pid", 0), event.get("tid", 0)))
-    loader.add(ForeignTask(
-        ext_id=ext_id, parent_ext=None, category=str(category or "event"), action=str(name),
-        location=location, start_ps=start, end_ps=end, where=where,
-        details=_dumps(args) if args else None, track=track, flags=flags))
+    loader.stage(ext_id, None, category, str(name), location, start, end, where,
+                 _dumps(args) if args else None, track, flags)
     if "bind_id" in event or "bind_id" in args:  # flow v2: the flow binds to this slice
         bind = event.get("bind_id", args.get("bind_id"))
         kind = str(event.get("cat") or "flow")

@@ -219,20 +219,29 @@ class Loader:
         return loc
 
     def add(self, task):
-        """Stage one task (validated here, so every importer checks the same things)."""
-        if not task.ext_id:
-            raise TraceFormatError(f"{task.where}: empty task ID")
-        if task.end_ps < task.start_ps:
+        """Stage one ``ForeignTask`` (validated here, so every importer checks the same things)."""
+        self.stage(task.ext_id, task.parent_ext, task.category, task.action, task.location,
+                   task.start_ps, task.end_ps, task.where, task.details, task.track, task.flags)
+
+    def stage(self, ext_id, parent_ext, category, action, location, start_ps, end_ps, where,
+              details=None, track=None, flags=0):
+        """``add`` without building a ``ForeignTask``: the per-event path of streaming readers."""
+        if not ext_id:
+            raise TraceFormatError(f"{where}: empty task ID")
+        if end_ps < start_ps:
             raise TraceFormatError(
-                f"{task.where}: task {task.ext_id!r} ends ({task.end_ps} ps) before it starts"
-                f" ({task.start_ps} ps)")
-        loc = self._location(task.location)
-        kind = self.kind_id(task.category, task.action)
-        parent = task.parent_ext if task.parent_ext not in ("", None) else None
-        start = self._relative(task.start_ps, task.where, "start")
-        self._batch.append((task.ext_id, parent, kind, loc, start,
-                            start + (task.end_ps - task.start_ps),
-                            task.details, task.track, task.where, task.flags))
+                f"{where}: task {ext_id!r} ends ({end_ps} ps) before it starts ({start_ps} ps)")
+        loc = self.locations.get(location)
+        if loc is None:
+            loc = self._location(location)
+        kind = self.kinds.get((category, action))
+        if kind is None:
+            kind = self.kind_id(category, action)
+        start = start_ps - self._base if self._base is not None else None
+        if start is None or not -INT64_MAX <= start <= INT64_MAX:
+            start = self._relative(start_ps, where, "start")
+        self._batch.append((ext_id, parent_ext or None, kind, loc, start,
+                            start + (end_ps - start_ps), details, track, where, flags))
         self.count += 1
         if len(self._batch) >= BATCH:
             self._flush()
