@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import colors, queries
+from .units import absolute_time
 
 TRACE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
@@ -118,6 +119,8 @@ class TraceMeta:
     base_ps: int
     req_in_kinds: tuple
     req_out_kinds: tuple
+    counters: tuple = ()
+    """Counter series (id, location, name, unit) of the trace (format 2)."""
     derived: LRU = field(default_factory=lambda: LRU(DERIVED_ENTRIES), compare=False,
                          repr=False)
     """Facts derived on first use (a location's longest request wait, filter results)."""
@@ -142,6 +145,19 @@ class TraceMeta:
             return mask
         return self.memo(("category_mask", category), make)
 
+    @property
+    def format(self):
+        return self.run.get("format", 1)
+
+    def absolute(self, ps):
+        """Relative time ``ps`` on the run's own clock (a UTC time for a profile taken on
+        the Unix clock), or None for a simulator trace."""
+        return absolute_time(self.run.get("time_origin"), self.run.get("clock"), ps)
+
+    def order_key(self, loc):
+        """Display order: the source's sort index (Chrome metadata) first, then natural."""
+        return (loc.sort_index is None, loc.sort_index or 0, natural_key(loc.name))
+
     def kind_label(self, kind_id):
         """Daisen's legend key ``category-action`` of a kind."""
         k = self.kinds[kind_id]
@@ -160,17 +176,18 @@ def trace_meta(path):
 def _read_meta(path):
     with queries.open_trace(path) as db:
         version = queries.trace_format(db)
-        if version != queries.TRACE_FORMAT:
+        if version not in queries.READABLE_FORMATS:
             raise queries.TraceError(
-                f"{Path(path).name} is in trace format {version}, and this app reads format"
-                f" {queries.TRACE_FORMAT}: simulate or import it again")
-        run = queries.run_info(db)
+                f"{Path(path).name} is in trace format {version}, and this app reads formats"
+                f" {', '.join(map(str, queries.READABLE_FORMATS))}: simulate or import it again")
+        run = dict(queries.run_info(db), format=version)
         if not run["finalized"]:
             raise queries.TraceError(
                 f"{Path(path).name}: not finalized yet (the run may still be writing it)")
         kinds = {k.id: k for k in queries.kinds(db)}
         locs = tuple(queries.locations(db))
         count = queries.task_count(db)
+        counters = tuple(queries.counter_series(db)) if version >= 2 else ()
     try:
         config = json.loads(run["config"] or "{}")
     except json.JSONDecodeError:
@@ -181,7 +198,8 @@ def _read_meta(path):
         by_name={loc.name: loc for loc in locs}, kinds=kinds,
         colours=colors.kind_colours(labels), base_ps=run["pyramid_base_ps"] or 1,
         req_in_kinds=tuple(k for k, v in kinds.items() if v.category == "req_in"),
-        req_out_kinds=tuple(k for k, v in kinds.items() if v.category == "req_out"))
+        req_out_kinds=tuple(k for k, v in kinds.items() if v.category == "req_out"),
+        counters=counters)
 
 
 _DIGITS = re.compile(r"(\d+)")

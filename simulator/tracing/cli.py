@@ -62,16 +62,21 @@ def _import(args):
 
     started = time.perf_counter()
     try:
-        fmt, tasks, orphans, skipped = import_trace(args.file, args.output, fmt=args.format,
-                                                    command=" ".join(sys.argv))
+        report = import_trace(args.file, args.output, fmt=args.format, command=" ".join(sys.argv))
     except TraceError as exc:
         return _fail(exc)
-    print(f"imported {tasks:,} tasks ({fmt}) into {args.output} in "
+    print(f"imported {report.tasks:,} tasks ({report.format}) into {args.output} in "
           f"{time.perf_counter() - started:.1f} s")
-    if orphans:
-        print(f"  {orphans:,} tasks named a parent that is not in the file (stored without parent)")
-    if skipped:
-        print(f"  {skipped:,} events without a duration were skipped")
+    for count, what in (
+            (report.links, "links between tasks (flows)"),
+            (report.instants, "instant markers"),
+            (report.counters, "counter samples"),
+            (report.duplicates, "exact duplicate rows dropped"),
+            (report.orphans, "tasks named a parent that is not in the file (stored without parent)"),
+            (report.unresolved_links, "flow ends or links without a task at the other end (dropped)"),
+            (report.skipped, "events that carry no task, marker, counter or flow (skipped)")):
+        if count:
+            print(f"  {count:,} {what}")
     return 0
 
 
