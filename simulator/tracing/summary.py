@@ -1,5 +1,6 @@
 """A plain-text summary of a trace, for ``python -m simulator info``."""
 import json
+from datetime import datetime, timezone
 
 
 def _time(ps):
@@ -7,6 +8,28 @@ def _time(ps):
         if abs(ps) >= scale:
             return f"{ps / scale:.3f} {unit}"
     return f"{ps} ps"
+
+
+def origin_text(time_origin, clock):
+    """Where relative time 0 lies: a UTC time, exact to the digit, on the Unix clock;
+    else the decimal seconds on the named clock."""
+    if clock == "unix":
+        whole, _, fraction = time_origin.partition(".")
+        stamp = datetime.fromtimestamp(int(whole), tz=timezone.utc)
+        return f"{stamp:%Y-%m-%dT%H:%M:%S}{'.' + fraction if fraction else ''}Z (unix clock)"
+    return f"{time_origin} s on the {clock} clock"
+
+
+def _origin_lines(db):
+    """The run's clock and the source's metadata (trace format 2), as summary lines."""
+    columns = {r[1] for r in db.execute("PRAGMA table_info(run)")}
+    if "time_origin" not in columns:
+        return []
+    origin, clock, metadata = db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
+    lines = [] if origin is None else [f"time 0       {origin_text(origin, clock)}"]
+    if metadata:
+        lines += ["source metadata:", json.dumps(json.loads(metadata), indent=2, sort_keys=True)]
+    return lines
 
 
 def summarize(db, top=10):
@@ -40,6 +63,7 @@ def summarize(db, top=10):
                 "SELECT name, busy_ps, task_count FROM location WHERE busy_ps IS NOT NULL"
                 " ORDER BY busy_ps DESC, name LIMIT ?", (top,)):
             lines.append(f"  {name:<40} {_time(busy):>12} {100 * busy / span:6.1f} %  {count:>10,}")
+    lines += _origin_lines(db)
     lines.append("configuration:")
     lines.append(json.dumps(json.loads(config), indent=2, sort_keys=True))
     return "\n".join(lines)
