@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import colors, queries
+from .units import absolute_time
 
 TRACE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
@@ -66,6 +67,8 @@ class TraceMeta:
     base_ps: int
     req_in_kinds: tuple
     req_out_kinds: tuple
+    counters: tuple = ()
+    """Counter series (id, location, name, unit) of the trace (format 2)."""
     cache: dict = field(default_factory=dict, compare=False, repr=False)
     """Derived facts computed on first use (such as a location's longest request wait)."""
 
@@ -85,6 +88,19 @@ class TraceMeta:
             mask[[k for k, v in self.kinds.items() if v.category == category]] = True
             self.cache[key] = mask
         return self.cache[key]
+
+    @property
+    def format(self):
+        return self.run.get("format", 1)
+
+    def absolute(self, ps):
+        """Relative time ``ps`` on the run's own clock (a UTC time for a profile taken on
+        the Unix clock), or None for a simulator trace."""
+        return absolute_time(self.run.get("time_origin"), self.run.get("clock"), ps)
+
+    def order_key(self, loc):
+        """Display order: the source's sort index (Chrome metadata) first, then natural."""
+        return (loc.sort_index is None, loc.sort_index or 0, natural_key(loc.name))
 
     def kind_label(self, kind_id):
         """Daisen's legend key ``category-action`` of a kind."""
@@ -109,13 +125,14 @@ def _meta(path, _mtime_ns, _size):
             raise queries.TraceError(
                 f"{Path(path).name} is in trace format {version}, and this app reads formats"
                 f" {', '.join(map(str, queries.READABLE_FORMATS))}: simulate or import it again")
-        run = queries.run_info(db)
+        run = dict(queries.run_info(db), format=version)
         if not run["finalized"]:
             raise queries.TraceError(
                 f"{Path(path).name}: not finalized yet (the run may still be writing it)")
         kinds = {k.id: k for k in queries.kinds(db)}
         locs = tuple(queries.locations(db))
         count = queries.task_count(db)
+        counters = tuple(queries.counter_series(db)) if version >= 2 else ()
     try:
         config = json.loads(run["config"] or "{}")
     except json.JSONDecodeError:
@@ -126,7 +143,8 @@ def _meta(path, _mtime_ns, _size):
         by_name={loc.name: loc for loc in locs}, kinds=kinds,
         colours=colors.kind_colours(labels), base_ps=run["pyramid_base_ps"] or 1,
         req_in_kinds=tuple(k for k, v in kinds.items() if v.category == "req_in"),
-        req_out_kinds=tuple(k for k, v in kinds.items() if v.category == "req_out"))
+        req_out_kinds=tuple(k for k, v in kinds.items() if v.category == "req_out"),
+        counters=counters)
 
 
 _DIGITS = re.compile(r"(\d+)")

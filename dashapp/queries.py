@@ -23,7 +23,7 @@ PROGRESS_STEPS = 20_000
 
 Location = namedtuple(
     "Location", "id name task_count busy_ps max_duration_ps short_duration_ps first_start_ps"
-                " last_end_ps min_level")
+                " last_end_ps min_level sort_index")
 Kind = namedtuple("Kind", "id category action")
 Task = namedtuple("Task", "id parent kind location start_ps end_ps flags ext_id details")
 MetricRow = namedtuple(
@@ -131,17 +131,17 @@ def trace_format(db):
 
 
 def run_info(db):
-    """The run's metadata row as a dict (workload, config JSON, times, completion)."""
-    rows = db.fetch(
-        "SELECT simulator_version, command, workload, config, seed, source, virtual_start_ps,"
-        " virtual_end_ps, wall_start, wall_seconds, completed, finalized, open_tasks,"
-        " orphan_tasks, pyramid_base_ps FROM run WHERE id = 1")
-    if not rows:
-        raise TraceError(f"{db.path.name}: no run row")
+    """The run's metadata row as a dict (workload, config JSON, times, completion; from
+    format 2 also the time origin, its clock and the source's metadata JSON)."""
     keys = ("simulator_version", "command", "workload", "config", "seed", "source",
             "virtual_start_ps", "virtual_end_ps", "wall_start", "wall_seconds", "completed",
             "finalized", "open_tasks", "orphan_tasks", "pyramid_base_ps")
-    return dict(zip(keys, rows[0]))
+    extra = ("time_origin", "clock", "metadata")
+    rows = db.fetch("SELECT " + ", ".join(keys + extra if trace_format(db) >= 2 else keys)
+                    + " FROM run WHERE id = 1")
+    if not rows:
+        raise TraceError(f"{db.path.name}: no run row")
+    return {**dict.fromkeys(extra), **dict(zip(keys + extra, rows[0]))}
 
 
 def task_count(db):
@@ -151,9 +151,11 @@ def task_count(db):
 
 def locations(db):
     """Every location with its finalize-time statistics, by id (views sort them)."""
+    order = "sort_index" if trace_format(db) >= 2 else "NULL"
     return [Location(*r) for r in db.fetch(
         "SELECT id, name, task_count, busy_ps, max_duration_ps, short_duration_ps,"
-        " first_start_ps, last_end_ps, pyramid_min_level FROM location ORDER BY id")]
+        " first_start_ps, last_end_ps, pyramid_min_level, " + order
+        + " FROM location ORDER BY id")]
 
 
 def kinds(db):
@@ -293,6 +295,46 @@ def subtasks(db, key, limit):
     return [Task(*r) for r in db.fetch(
         "SELECT " + TASK_COLUMNS + " FROM task WHERE parent = ? ORDER BY start_ps, id LIMIT ?",
         (key, limit))]
+
+
+Link = namedtuple("Link", "kind task")
+
+
+def task_links(db, key, limit):
+    """(outgoing, incoming) links of a task (format 2): ``Link(kind, Task)`` of the task at
+    the other end, in its start order, at most ``limit`` each way."""
+    cols = ", ".join("t." + c.strip() for c in TASK_COLUMNS.split(","))
+    out, into = (
+        [Link(r[0], Task(*r[1:])) for r in db.fetch(
+            "SELECT l.kind, " + cols + " FROM task_link l JOIN task t ON t.id = l." + other
+            + " WHERE l." + this + " = ? ORDER BY t.start_ps, t.id LIMIT ?", (key, limit))]
+        for this, other in (("src", "dst"), ("dst", "src")))
+    return out, into
+
+
+def instants(db, location, t0, t1, limit):
+    """Markers (time_ps, name, category, details, location) in [t0, t1) at ``location`` and
+    those of the whole trace (location NULL), in time order, at most ``limit`` (format 2)."""
+    return db.fetch(
+        "SELECT time_ps, name, category, details, location FROM instant"
+        " WHERE (location = ? OR location IS NULL) AND time_ps >= ? AND time_ps < ?"
+        " ORDER BY time_ps, id LIMIT ?", (location, t0, t1, limit))
+
+
+def counter_series(db):
+    """Every counter series (id, location, name, unit), by id (format 2)."""
+    return db.fetch("SELECT id, location, name, unit FROM counter_series ORDER BY id")
+
+
+def counter_bins(db, series, t0, width, nbins):
+    """Per bin of ``width`` ps from ``t0``: (bin, mean of the samples in it), for the bins
+    holding samples; bin -1 carries the last sample before ``t0`` (the value it holds)."""
+    end = t0 + width * nbins
+    before = db.fetch("SELECT -1, value FROM counter WHERE series = ? AND time_ps < ?"
+                      " ORDER BY time_ps DESC LIMIT 1", (series, t0))
+    return before + db.fetch(
+        "SELECT (time_ps - ?) / ?, avg(value) FROM counter WHERE series = ? AND time_ps >= ?"
+        " AND time_ps < ? GROUP BY 1 ORDER BY 1", (t0, width, series, t0, end))
 
 
 def subtask_count(db, key):

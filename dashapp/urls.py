@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
 
-from .daisen.metrics import METRICS
+from .daisen.metrics import METRICS, is_counter
 
 PAGE_SIZE = 16
 SORTS = ("name", "load")
@@ -110,7 +110,8 @@ def parse_overview(params):
     metrics = {}
     for name, default in (("primary", state.primary), ("secondary", state.secondary)):
         value = _text(params, name)
-        if value is not None and value not in METRICS and value != NO_METRIC:
+        if value is not None and value not in METRICS and value != NO_METRIC and not (
+                is_counter(value) and len(value) <= MAX_FILTER):
             errors.append(f"Unknown metric {name}={value!r}; showing {default}.")
             value = None
         metrics[name] = value or default

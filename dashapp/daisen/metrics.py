@@ -10,7 +10,7 @@ A bin without any activity is a gap (NaN), never a zero, and so is the latency o
 where no request ended. Rates are per second, latency is in seconds.
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,6 +40,21 @@ METRICS = {m.key: m for m in (
 )}
 """The metrics a chart may show, by URL key (a whitelist)."""
 
+COUNTER_PREFIX = "counter:"
+"""URL key prefix of a counter series (Chrome ``C`` events), followed by its name: the
+trace's own counters chart beside the six metrics at every location that has them."""
+
+
+def is_counter(key):
+    return key is not None and key.startswith(COUNTER_PREFIX)
+
+
+def describe(key):
+    """The ``Metric`` of a URL key: one of ``METRICS`` or a counter series."""
+    if is_counter(key):
+        return Metric(key, key[len(COUNTER_PREFIX):], "")
+    return METRICS[key]
+
 
 @dataclass
 class Series:
@@ -54,6 +69,8 @@ class Series:
     sums: dict
     present: np.ndarray
     source: str
+    counters: dict = field(default_factory=dict)  # counter key -> values per bin
+
 
     @property
     def nbins(self):
@@ -64,6 +81,8 @@ class Series:
 
     def values(self, key):
         """The metric ``key`` per bin, NaN for gaps."""
+        if is_counter(key):
+            return self.counters.get(key, np.full(self.nbins, np.nan))
         s, w = self.sums, float(self.width_ps)
         with np.errstate(divide="ignore", invalid="ignore"):
             if key == "arrival":
@@ -219,3 +238,24 @@ def kind_density(db, meta, loc, t0, t1, points):
         sel = arr[:, 2] == kind
         out[kind] = binning.interval_integrals(arr[sel, 0], arr[sel, 1], first, n, width)
     return first, width, out
+
+
+def counter_values(db, series_id, series):
+    """A counter on the bins of ``series``: the mean of the samples in a bin, and in a
+    bin without samples the value the counter holds from its last sample (NaN before
+    its first)."""
+    out = np.full(series.nbins, np.nan)
+    rows = queries.counter_bins(db, series_id, series.first_bin * series.width_ps,
+                                series.width_ps, series.nbins)
+    held, at = np.nan, 0
+    for b, value in rows:
+        b = int(b)
+        if b >= 0:
+            out[at:b] = held
+            at = b
+        held = float(value)
+        if b >= 0:
+            out[b] = held
+            at = b + 1
+    out[at:] = held
+    return out

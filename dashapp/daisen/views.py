@@ -23,6 +23,10 @@ DENSITY_POINTS = 300
 MAX_BARS = 2500
 """Above this many tasks in the window the Component view draws an exact density."""
 MAX_SUBTASKS = 1000
+MAX_LINKS = 50
+"""Linked tasks listed each way in the Task view."""
+MAX_INSTANTS = 2000
+"""Markers drawn in one Component view window."""
 PLOT_PIXELS = 1000
 """About the width of the Component view's plot area; sets what counts as sub-pixel."""
 
@@ -53,14 +57,16 @@ def window_of(meta, t0, t1):
 
 
 def ordered_locations(meta, sort):
-    """Locations with tasks, in natural name order or by busy time (descending); cached."""
+    """Locations with tasks or counters, in the source's order (natural name order where
+    it gives none) or by busy time (descending); cached."""
     key = ("order", sort)
     if key not in meta.cache:
-        locs = [loc for loc in meta.locations if loc.task_count]
+        counting = {series[1] for series in meta.counters}
+        locs = [loc for loc in meta.locations if loc.task_count or loc.id in counting]
         if sort == "load":
             locs.sort(key=lambda loc: (-(loc.busy_ps or 0), natural_key(loc.name)))
         else:
-            locs.sort(key=lambda loc: natural_key(loc.name))
+            locs.sort(key=meta.order_key)
         meta.cache[key] = tuple(locs)
     return list(meta.cache[key])
 
@@ -111,9 +117,18 @@ def overview(path, state, points=OVERVIEW_POINTS):
     window = window_of(meta, state.t0, state.t1)
     shown = locs[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     charts = []
+    counters = {key: {loc: sid for sid, loc, name, _ in meta.counters
+                      if name == key[len(metrics.COUNTER_PREFIX):]}
+                for key in (state.primary, state.secondary) if metrics.is_counter(key)}
+    for key, where in counters.items():
+        if not where:
+            messages.append(f"This trace has no counter named {metrics.describe(key).title!r}.")
     with queries.open_trace(path) as db:
         for loc in shown:
             series = metrics.location_series(db, meta, loc, *window, points)
+            for key, where in counters.items():
+                if loc.id in where:
+                    series.counters[key] = metrics.counter_values(db, where[loc.id], series)
             fig = figures.overview_chart(series, _metric(state.primary), _metric(state.secondary),
                                          window)
             charts.append(Chart(loc, series, fig))
@@ -137,6 +152,9 @@ class ComponentPage:
     drawn: tuple
     figure: object
     messages: list = field(default_factory=list)
+    links_out: list = field(default_factory=list)  # queries.Link to the tasks this one flows to
+    links_in: list = field(default_factory=list)  # queries.Link from the tasks flowing into it
+    instants: list = field(default_factory=list)  # markers in the window here or trace-wide
 
 
 def default_window(meta, loc, current):
@@ -175,13 +193,21 @@ def component(path, state):
         count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
         drawn = _drawn(db, meta, loc, window, count, messages)
         concurrency = metrics.location_series(db, meta, loc, t0, t1, CONCURRENCY_POINTS)
+        links_out, links_in, marks = [], [], []
+        if meta.format >= 2:
+            if current is not None:
+                links_out, links_in = queries.task_links(db, current.id, MAX_LINKS)
+            marks = queries.instants(db, loc.id, t0, t1, MAX_INSTANTS + 1)
+            if len(marks) > MAX_INSTANTS:
+                messages.append(f"Showing the first {MAX_INSTANTS} markers in this window.")
+                marks = marks[:MAX_INSTANTS]
     parent, current, children, children_total, tags = tree
     names = {x.id: x.name for x in meta.locations}
     task_view = (parent, current, children) if current is not None else None
-    fig = figures.component_figure(meta, window, task_view, drawn, concurrency, names)
+    fig = figures.component_figure(meta, window, task_view, drawn, concurrency, names, marks)
     tasks = drawn[1] if drawn[0] == "bars" else []
     return ComponentPage(state, loc, window, drawn[0], tasks, count, current, parent, children,
-                         children_total, tags, drawn, fig, messages)
+                         children_total, tags, drawn, fig, messages, links_out, links_in, marks)
 
 
 def _task_tree(db, key, messages):

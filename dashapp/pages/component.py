@@ -17,7 +17,7 @@ from .. import urls, widgets
 from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
 from ..queries import QueryTimeout, TraceError
-from ..units import fmt_ps
+from ..units import fmt_at, fmt_ps
 
 
 LOC = widgets.LOCATION_ID
@@ -54,8 +54,10 @@ def _task_panel(page, meta, state):
                       href=urls.href("/component", replace(
                           state, task=page.parent.id, t0=None, t1=None, loc=parent_loc)))
     rows = [("ID", task.ext_id or str(task.id)), ("Category", kind.category),
-            ("Action", kind.action), ("Location", loc_name), ("Start", fmt_ps(task.start_ps)),
-            ("End", fmt_ps(task.end_ps)), ("Duration", fmt_ps(task.end_ps - task.start_ps)),
+            ("Action", kind.action), ("Location", loc_name),
+            ("Start", _time_cell(meta, task.start_ps, "cv-start")),
+            ("End", _time_cell(meta, task.end_ps, "cv-end")),
+            ("Duration", fmt_ps(task.end_ps - task.start_ps)),
             ("Subtasks", f"{page.children_total:,}")]
     if task.flags & 1:
         rows.append(("Note", "still open when the run stopped"))
@@ -64,11 +66,41 @@ def _task_panel(page, meta, state):
         html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows],
                    className="gs-summary-table", id="cv-current"),
         up or "",
+        _links(page, meta, state),
         _kernel_link(meta, state, task, kind),
         html.Div(figures.details_text(task), className="gs-details mt-1"),
-        html.Div([html.Div(f"{fmt_ps(t)}  {n}") for t, n in page.tags],
+        html.Div([html.Div(f"{fmt_at(t)}  {n}") for t, n in page.tags],
                  className="gs-details mt-1") if page.tags else "",
     ], className="mb-2")
+
+
+def _time_cell(meta, ps, cell_id):
+    """A relative time, exact to the ns, with the absolute time on hover (and in a
+    hidden span for tests and copying) when the run has a clock."""
+    absolute = meta.absolute(ps)
+    return html.Span(fmt_at(ps), id=cell_id, title=absolute,
+                     className="gs-abs-time" if absolute else None)
+
+
+def _links(page, meta, state):
+    """The current task's links (flows): a click follows one to the task at the other
+    end, at its component (a CPU launch to its GPU kernel and back)."""
+    if not page.links_out and not page.links_in:
+        return ""
+    names = {x.id: x.name for x in meta.locations}
+    items = []
+    for direction, arrow, links in (("out", "→", page.links_out), ("in", "←", page.links_in)):
+        for i, link in enumerate(links):
+            other = link.task
+            label = (f"{arrow} {link.kind}: {meta.kinds[other.kind].action[:60]}"
+                     f" @ {names.get(other.location, '?')}")
+            items.append(html.Div(dcc.Link(label, id=f"cv-link-{direction}-{i}", href=urls.href(
+                "/component", replace(state, task=other.id, t0=None, t1=None,
+                                      loc=names.get(other.location))),
+                title=f"{meta.kinds[other.kind].action} at {fmt_at(other.start_ps)}"),
+                className="small gs-link-item"))
+    return html.Div([html.Div("Linked tasks", className="small fw-bold mt-1"), *items],
+                    id="cv-links")
 
 
 @widgets.friendly
@@ -99,8 +131,9 @@ def layout(**query):
         widgets.messages(problems + page.messages),
         html.Div([
             html.Span(page.location.name, className="gs-loc-label me-3 fs-5", id="cv-location"),
-            html.Span(f"window {fmt_ps(t0)} – {fmt_ps(t1)}", className="small me-3",
-                      id="cv-window"),
+            html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)}", className="small me-3",
+                      id="cv-window", title=(None if meta.absolute(t0) is None else
+                                             f"{meta.absolute(t0)} – {meta.absolute(t1)}")),
             html.Span(f"{page.total_in_window:,}{'+' if page.mode == 'density' else ''} tasks",
                       className="small me-3", id="cv-count"),
             dcc.Link("Overview at this window", href=overview, className="small me-3"),

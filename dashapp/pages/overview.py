@@ -12,23 +12,25 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
 from ..daisen import exporting, views
-from ..daisen.metrics import METRICS
+from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..queries import QueryTimeout, TraceError
-from ..units import fmt_ps
+from ..units import fmt_at, fmt_ps
 
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
 
 
-def _controls(state):
+def _controls(state, meta):
     none = [{"label": "– (hide)", "value": urls.NO_METRIC}]
+    names = sorted({name for _, _, name, _ in meta.counters})
+    counters = [{"label": f"counter: {name}", "value": COUNTER_PREFIX + name} for name in names]
     return dbc.Row([
         dbc.Col(dbc.Input(id="ov-filter", value=state.filter, debounce=True, type="text",
                           placeholder="filter: regular expression, e.g. (CU|L1|L2)"), md=3),
-        dbc.Col(dcc.Dropdown(id="ov-primary", options=METRIC_OPTIONS + none,
+        dbc.Col(dcc.Dropdown(id="ov-primary", options=METRIC_OPTIONS + counters + none,
                              value=state.primary, clearable=False), md=2),
-        dbc.Col(dcc.Dropdown(id="ov-secondary", options=METRIC_OPTIONS + none,
+        dbc.Col(dcc.Dropdown(id="ov-secondary", options=METRIC_OPTIONS + counters + none,
                              value=state.secondary, clearable=False), md=2),
         dbc.Col(dbc.RadioItems(id="ov-sort", value=state.sort, inline=True,
                                options=[{"label": "by name", "value": "name"},
@@ -59,10 +61,16 @@ def _chart(page, i, chart):
     ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
 
 
+def _absolute_window(meta, t0, t1):
+    """The window on the run's own clock (hover text), or None for a simulator trace."""
+    start = meta.absolute(t0)
+    return None if start is None else f"{start} – {meta.absolute(t1)}"
+
+
 @widgets.friendly
 def layout(**query):
     state, problems = urls.parse_overview(query)
-    name, path, _meta, trouble = widgets.resolve_trace(state.trace)
+    name, path, meta, trouble = widgets.resolve_trace(state.trace)
     problems += trouble
     if path is None:
         return widgets.messages(problems)
@@ -75,14 +83,14 @@ def layout(**query):
     t0, t1 = page.window
     header = html.Div([
         html.Span(f"{name}", className="gs-loc-label me-3"),
-        html.Span(f"window {fmt_ps(t0)} – {fmt_ps(t1)} ({fmt_ps(t1 - t0)})", id="ov-window",
-                  className="me-3"),
+        html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)} ({fmt_ps(t1 - t0)})", id="ov-window",
+                  className="me-3", title=_absolute_window(meta, t0, t1)),
         html.Span(f"page {state.page} of {page.pages} · {page.matched} of "
                   f"{page.names_total} components", id="ov-count"),
     ], className="mb-1 small")
     return html.Div([
         widgets.messages(problems + page.messages),
-        _controls(state),
+        _controls(state, meta),
         header,
         dbc.Pagination(id="ov-pages", max_value=page.pages, active_page=state.page,
                        first_last=True, previous_next=True, fully_expanded=False,

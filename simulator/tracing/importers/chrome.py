@@ -306,7 +306,7 @@ def read(stream, path, loader, progress=None):
     reader = _Reader(stream, path, progress)
     tracks = _Tracks()
     open_b, open_async, metadata = {}, {}, {}
-    state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None}
+    state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None, "open_links": {}}
 
     for item, first, second in reader.items():
         if item == "meta":
@@ -435,10 +435,12 @@ def _add_instant(loader, state, event, where, location):
     ps = _time(event, "ts", where)
     _note_time(state, ps)
     args = event.get("args") or {}
-    if state["ours"] and isinstance(args, dict) and "location" in args:
-        location, args = args["location"], args.get("details") or {}
-    loader.add_instant(location, ps, str(event.get("name", "")), event.get("cat"),
-                       _dumps(args) if args else None, where=where)
+    details = _dumps(args) if args else None
+    if state["ours"] and isinstance(args, dict) and "location" in args:  # ours: kept exactly
+        location = args["location"]
+        details = None if args.get("details") is None else _dumps(args["details"])
+    loader.add_instant(location, ps, str(event.get("name", "")), event.get("cat"), details,
+                       where=where)
 
 
 def _add_counters(loader, tracks, state, event, where):
@@ -450,8 +452,10 @@ def _add_counters(loader, tracks, state, event, where):
     name = str(event.get("name", ""))
     if "id" in event:
         name = f"{name}[{event['id']}]"
-    location, values = tracks.placeholder("process", event.get("pid", 0)), args
-    unit = event.get("unit") if state["ours"] else None
+    pid = event.get("pid", 0)
+    location, values, unit = tracks.placeholder("process", pid), args, None
+    if state["ours"] and pid in tracks.process_names:  # our export names the location first
+        location, unit = tracks.process_names[pid], event.get("unit")
     numeric = {k: v for k, v in values.items()
                if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)}
     if not numeric:
@@ -481,7 +485,13 @@ def _add_flow_point(loader, state, event, where, ph, pid, tid):
     key = f"v1\0{kind}\0{flow}"
     args = event.get("args") or {}
     if state["ours"] and isinstance(args, dict) and "task" in args:
-        loader.add_flow_point(key, ph, kind, task_ext=str(args["task"]), where=where)
+        # Our export: each link is one s/f pair naming both tasks, in either time order.
+        other = state["open_links"].pop(key, None)
+        if other is None:
+            state["open_links"][key] = (ph, str(args["task"]))
+        else:
+            src, dst = (other[1], str(args["task"])) if other[0] == "s" else (str(args["task"]), other[1])
+            loader.add_link(src, dst, kind)
         return
     ps = _time(event, "ts", where)
     _note_time(state, ps)

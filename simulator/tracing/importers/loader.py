@@ -231,7 +231,8 @@ class Loader:
             self._flush()
 
     def add_link(self, src_ext, dst_ext, kind):
-        """A flow from task ``src_ext`` to task ``dst_ext`` (text IDs, resolved at finish)."""
+        """A flow from task ``src_ext`` to task ``dst_ext`` (text IDs, resolved at finish;
+        one naming a missing task, or a task linked to itself, is dropped and counted)."""
         self._links.append((str(src_ext), str(dst_ext), str(kind)))
         if len(self._links) >= BATCH:
             self._flush()
@@ -395,11 +396,12 @@ class Loader:
         db.execute(
             "INSERT OR IGNORE INTO task_link (src, dst, kind)"
             " SELECT s.seq - 1, d.seq - 1, l.kind FROM stage.links l"
-            " JOIN stage.rows s ON s.ext_id = l.src_ext JOIN stage.rows d ON d.ext_id = l.dst_ext")
+            " JOIN stage.rows s ON s.ext_id = l.src_ext JOIN stage.rows d ON d.ext_id = l.dst_ext"
+            " WHERE s.seq != d.seq")
         resolved = db.execute(
-            "SELECT count(*) FROM stage.links l WHERE EXISTS (SELECT 1 FROM stage.rows s"
-            " WHERE s.ext_id = l.src_ext) AND EXISTS (SELECT 1 FROM stage.rows d"
-            " WHERE d.ext_id = l.dst_ext)").fetchone()[0]
+            "SELECT count(*) FROM stage.links l WHERE l.src_ext != l.dst_ext AND EXISTS"
+            " (SELECT 1 FROM stage.rows s WHERE s.ext_id = l.src_ext) AND EXISTS"
+            " (SELECT 1 FROM stage.rows d WHERE d.ext_id = l.dst_ext)").fetchone()[0]
         self.report.unresolved_links += staged - resolved
         # Flow points, bound to tasks, chain into links in time order within each flow;
         # a finish closes the flow, so its ID may start another one later.
