@@ -94,3 +94,18 @@ def test_kernels_in_flight_per_stream_never_exceed_one(imported):
     concurrency, busy = stream.series.values("concurrency"), stream.series.values("busy")
     assert np.nanmax(concurrency) <= 1
     assert np.allclose(concurrency, busy, equal_nan=True)
+
+
+def test_the_traces_page_names_time_zero_and_the_gpu(imported):
+    from dashapp import app as app_module
+    from test_app import _render, _texts
+
+    meta = trace_meta(imported)
+    assert meta.absolute(0) == "2023-06-26 21:00:57.637297504 UTC"
+    assert meta.devices() == ["NVIDIA A100-SXM4-40GB (108 SMs, 1.41 GHz, 39.4 GiB)"]
+    app = app_module._created[0] if app_module._created else app_module.create_app(
+        trace_dir=imported.parent)
+    app.server.config["GPUSCOPE_CATALOG"].__init__(trace_dir=imported.parent)
+    text = _texts(_render(app, "home"))
+    assert "2023-06-26 21:00:57.637297504 UTC" in text
+    assert "NVIDIA A100-SXM4-40GB (108 SMs, 1.41 GHz, 39.4 GiB)" in text
