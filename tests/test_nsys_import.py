@@ -1,6 +1,7 @@
 """Nsight Systems exports: the real sample (counts, exact times, links, metadata, views'
 data), the same file with optional tables and columns removed or an essential one
 missing, and a small file built here from nsys's documented schema."""
+import gzip
 import hashlib
 import json
 import os
@@ -517,3 +518,13 @@ def test_schema_built_marks_and_metrics(built):
         ("GPU[1]", "SMs Active [Throughput %]", "%", (T + 200) * 1000, 60)]
     gpus = json.loads(db.execute("SELECT metadata FROM run").fetchone()[0])["gpus"]
     assert [g["name"] for g in gpus] == ["GPU Zero", "GPU One"]
+
+
+def test_a_gzipped_export_imports_alike(sample, tmp_path):
+    report, _, _ = sample
+    zipped = tmp_path / "saxpy.sqlite.gz"
+    with open(SAMPLE, "rb") as f, gzip.open(zipped, "wb") as out:
+        shutil.copyfileobj(f, out)
+    assert detect_format(zipped) == "nsys"
+    again = _import(zipped, tmp_path / "out.sqlite")
+    assert (again.tasks, again.links, again.skipped) == (report.tasks, report.links, report.skipped)

@@ -2,17 +2,14 @@
 CPU thread to the kernel it launched on the GPU stream, and back; the Overview of it."""
 import sqlite3
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from test_traces_in_browser import _query, _text, _wait
 
 from simulator.tracing.importers import import_trace
 
 pytestmark = pytest.mark.browser
-WAIT = 20
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "nsys_saxpy_mpi_a100.sqlite"
 THREAD, STREAM = "saxpy-mpi-cuda.MPI Rank 0", "GPU[0].stream[7]"
 
@@ -28,20 +25,6 @@ def nsys(tmp_path_factory, serve_traces):
         " WHERE sk.action = 'cudaLaunchKernel' ORDER BY s.start_ps LIMIT 1").fetchone()
     db.close()
     return serve_traces(directory), launch, kernel, kernel_name
-
-
-def _wait(browser, predicate, message):
-    return WebDriverWait(browser, WAIT, ignored_exceptions=(StaleElementReferenceException,)) \
-        .until(lambda d: predicate(d), message=message)
-
-
-def _text(browser, element_id):
-    found = browser.find_elements(By.ID, element_id)
-    return found[0].get_attribute("textContent") if found else None
-
-
-def _query(browser):
-    return {k: v[0] for k, v in parse_qs(urlparse(browser.current_url).query).items()}
 
 
 def test_a_launch_leads_to_its_kernel_on_the_gpu_stream_and_back(browser, nsys):
