@@ -272,3 +272,20 @@ def test_damaged_gzip_and_bad_utf8_get_one_line_errors(tmp_path):
     with pytest.raises(TraceFormatError, match="not UTF-8 text"):
         import_trace(tmp_path / "latin.json", tmp_path / "o.sqlite", show_progress=False)
     assert not (tmp_path / "o.sqlite").exists()
+
+
+def test_a_recording_cut_at_either_end_keeps_what_it_can(tmp_path):
+    """Ring-buffer recordings lose the B of some slices and the E of others: an E without
+    its B is skipped (counted), a B without its E lasts to the end, flagged still open."""
+    events = [{"name": "lost", "ph": "E", "ts": 1, "pid": 1, "tid": 1},
+              {"name": "whole", "ph": "X", "ts": 2, "dur": 3, "pid": 1, "tid": 1},
+              {"name": "cut", "ph": "B", "ts": 4, "pid": 1, "tid": 2},
+              {"name": "req", "cat": "net", "ph": "b", "id": 1, "ts": 3, "pid": 1},
+              {"name": "last", "ph": "X", "ts": 9, "dur": 1, "pid": 1, "tid": 1}]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.skipped) == (4, 1)
+    db = _db(tmp_path / "o.sqlite")
+    open_tasks = db.execute("SELECT k.action, t.start_ps, t.end_ps FROM task t JOIN kind k"
+                            " ON k.id = t.kind WHERE t.flags & 1 ORDER BY 1").fetchall()
+    assert open_tasks == [("cut", 2_000_000, 8_000_000), ("req", 1_000_000, 8_000_000)]
+    assert db.execute("SELECT open_tasks FROM run").fetchone() == (2,)

@@ -171,7 +171,7 @@ def test_info_shows_the_clock_and_the_gpu(sample):
     _, _, out = sample
     result = subprocess.run([sys.executable, "-m", "simulator", "info", str(out)],
                             capture_output=True, text=True, env=_env(), check=True)
-    assert "2023-06-26T21:00:57.637297504Z" in result.stdout
+    assert "time origin  2023-06-26 21:00:57.637297504 UTC" in result.stdout
     assert "NVIDIA A100-SXM4-40GB" in result.stdout
 
 

@@ -306,7 +306,8 @@ def read(stream, path, loader, progress=None):
     reader = _Reader(stream, path, progress)
     tracks = _Tracks()
     open_b, open_async, metadata = {}, {}, {}
-    state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None, "open_links": {}}
+    state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None, "latest": None,
+             "open_links": {}}
 
     for item, first, second in reader.items():
         if item == "meta":
@@ -321,6 +322,8 @@ def read(stream, path, loader, progress=None):
             raise TraceFormatError(f"{where}: an event must be a JSON object")
         ph = event.get("ph")
         pid, tid = event.get("pid", 0), event.get("tid", 0)
+        if not isinstance(pid, (int, str)) or not isinstance(tid, (int, str)):
+            raise TraceFormatError(f"{where}: 'pid' and 'tid' must be numbers or strings")
         if ph == "M":
             if not tracks.metadata(event):
                 state["skipped"] += 1
@@ -331,8 +334,9 @@ def read(stream, path, loader, progress=None):
                 continue
             if ph == "E":
                 stack = open_b.get((pid, tid))
-                if not stack:
-                    raise TraceFormatError(f"{where}: 'E' event without a matching 'B' on pid {pid} tid {tid}")
+                if not stack:  # its B fell before the recording began: nothing to place
+                    state["skipped"] += 1
+                    continue
                 begin, begin_where = stack.pop()
                 if event.get("args"):  # E's args add to B's
                     begin = dict(begin, args={**(begin.get("args") or {}), **event["args"]})
@@ -359,12 +363,18 @@ def read(stream, path, loader, progress=None):
             _async(loader, tracks, state, open_async, event, where, ph, pid)
         else:
             state["skipped"] += 1
-    for stack in open_b.values():
-        if stack:
-            raise TraceFormatError(f"{stack[-1][1]}: 'B' event without a matching 'E'")
-    for stack in open_async.values():
-        if stack:
-            raise TraceFormatError(f"{stack[-1][1]}: async 'b' event without a matching 'e'")
+    # Slices still open when the recording stopped last until its last event, flagged open.
+    for (pid, tid), stack in open_b.items():
+        for begin, where in stack:
+            start = _time(begin, "ts", where)
+            _add_task(loader, tracks, state, begin, where, start, max(start, state["latest"]),
+                      tracks.placeholder("thread", pid, tid), f"{_key(pid)}:{_key(tid)}", flags=1)
+    for key, stack in open_async.items():
+        for begin, where in stack:
+            start = _time(begin, "ts", where)
+            _add_task(loader, tracks, state, begin, where, start, max(start, state["latest"]),
+                      tracks.placeholder("async", begin.get("pid", 0)), f"async {'|'.join(key)}",
+                      flags=1)
     tracks.name_all(loader)
     _set_clock(loader, metadata, state)
     loader.set_metadata(metadata)
@@ -392,19 +402,22 @@ def _set_clock(loader, metadata, state):
         loader.set_clock("unix" if earliest is not None and earliest >= UNIX_AFTER_PS else "source")
 
 
-def _note_time(state, ps):
+def _note_time(state, ps, end=None):
     if state["earliest"] is None or ps < state["earliest"]:
         state["earliest"] = ps
+    end = ps if end is None else end
+    if state["latest"] is None or end > state["latest"]:
+        state["latest"] = end
 
 
-def _add_task(loader, tracks, state, event, where, start, end, location, track):
+def _add_task(loader, tracks, state, event, where, start, end, location, track, flags=0):
     args = event.get("args") or {}
     if not isinstance(args, dict):
         raise TraceFormatError(f"{where}: 'args' must be an object")
     name = event.get("name")
     if name is None:
         raise TraceFormatError(f"{where}: event has no 'name'")
-    _note_time(state, start)
+    _note_time(state, start, end)
     category = event.get("cat")
     if state["ours"] and "id" in args and "location" in args:  # our export: keep identities
         details = args.get("details")
@@ -421,7 +434,7 @@ def _add_task(loader, tracks, state, event, where, start, end, location, track):
     loader.add(ForeignTask(
         ext_id=ext_id, parent_ext=None, category=str(category or "event"), action=str(name),
         location=location, start_ps=start, end_ps=end, where=where,
-        details=_dumps(args) if args else None, track=track))
+        details=_dumps(args) if args else None, track=track, flags=flags))
     if "bind_id" in event or "bind_id" in args:  # flow v2: the flow binds to this slice
         bind = event.get("bind_id", args.get("bind_id"))
         kind = str(event.get("cat") or "flow")
@@ -514,8 +527,9 @@ def _async(loader, tracks, state, open_async, event, where, ph, pid):
         open_async.setdefault(key, []).append((event, where))
         return
     stack = open_async.get(key)
-    if not stack:
-        raise TraceFormatError(f"{where}: async '{ph}' event without a matching begin for id {flow}")
+    if not stack:  # its begin fell before the recording began
+        state["skipped"] += 1
+        return
     begin, begin_where = stack.pop()
     if event.get("args"):
         begin = dict(begin, args={**(begin.get("args") or {}), **event["args"]})

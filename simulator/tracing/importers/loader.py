@@ -24,18 +24,20 @@ leaves a half-written trace behind.
 import json
 import os
 import sqlite3
-from array import array
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+import numpy as np
+
 from ..writer import TraceError, TraceWriter, temporary_path
 
 BATCH = 50_000
+CACHE_KB = 64 * 1024  # SQLite page cache per database (output and staging), in KiB
 PS_PER_SECOND = Decimal(10) ** 12
 INT64_MAX = 2 ** 63 - 1
 ROWS_COLUMNS = ("seq", "ext_id", "parent_ext", "kind", "location", "start_ps", "end_ps", "details",
-                "track", "nest_parent", "src")
+                "track", "src", "flags")
 # Flow point phases, in the order they chain within one flow.
 FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 
@@ -58,6 +60,7 @@ class ForeignTask:
     where: str  # file position, for error messages
     details: object = None  # JSON text or None
     track: object = None  # Chrome only: "pid:tid" whose nesting gives the parent
+    flags: int = 0  # task.flags: bit 0 = still open when the trace ended (end_ps is its end)
 
 
 @dataclass
@@ -133,7 +136,7 @@ class Loader:
         self.db.executescript(
             "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
             " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
-            " end_ps INTEGER, details TEXT, track TEXT, nest_parent INTEGER, src TEXT);"
+            " end_ps INTEGER, details TEXT, track TEXT, src, flags INTEGER NOT NULL DEFAULT 0);"
             "CREATE TABLE stage.links (src_ext TEXT NOT NULL, dst_ext TEXT NOT NULL,"
             " kind TEXT NOT NULL);"
             # A flow point is bound to a task by ID (task_ext) or by time on a track
@@ -146,7 +149,15 @@ class Loader:
             "CREATE TABLE stage.counters (series INTEGER NOT NULL, time_ps INTEGER NOT NULL,"
             " value NUMERIC NOT NULL);"
             "CREATE TABLE stage.tags (task_ext TEXT NOT NULL, time_ps INTEGER NOT NULL,"
-            " name TEXT NOT NULL);")
+            " name TEXT NOT NULL);"
+            # Found by the sweep over each track: a task's enclosing parent, a point's task.
+            "CREATE TABLE stage.nest (child INTEGER PRIMARY KEY, parent INTEGER NOT NULL);"
+            "CREATE TABLE stage.bound (point INTEGER PRIMARY KEY, task INTEGER NOT NULL);")
+        # Sorts and index builds spill to files, not RAM, once past the page cache (which
+        # also bounds the sorter), so memory stays bounded however large the input.
+        self.db.execute("PRAGMA temp_store=FILE")
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KB}")
+        self.db.execute(f"PRAGMA stage.cache_size=-{CACHE_KB}")
         self.locations = {}
         self.kinds = {}
         self.series = {}
@@ -155,6 +166,7 @@ class Loader:
         self.report = LoadReport()
         self._batch, self._links, self._points, self._instants, self._counters = [], [], [], [], []
         self._tags = []
+        self._where_prefix = ""
         self._base = None  # absolute time (ps, source clock) that staged times are relative to
         self._origin = None  # declared absolute origin, or None for the earliest event
         self._clock = None
@@ -215,20 +227,70 @@ class Loader:
                 f"{task.where}: task {task.ext_id!r} ends ({task.end_ps} ps) before it starts"
                 f" ({task.start_ps} ps)")
         loc = self._location(task.location)
-        pair = (task.category, task.action)
-        kind = self.kinds.get(pair)
-        if kind is None:
-            kind = self.kinds[pair] = len(self.kinds)
-            self.db.execute("INSERT INTO kind (id, category, action) VALUES (?, ?, ?)",
-                            (kind, task.category, task.action))
+        kind = self.kind_id(task.category, task.action)
         parent = task.parent_ext if task.parent_ext not in ("", None) else None
         start = self._relative(task.start_ps, task.where, "start")
         self._batch.append((task.ext_id, parent, kind, loc, start,
                             start + (task.end_ps - task.start_ps),
-                            task.details, task.track, task.where))
+                            task.details, task.track, task.where, task.flags))
         self.count += 1
         if len(self._batch) >= BATCH:
             self._flush()
+
+    def kind_id(self, category, action):
+        """The key of a (category, action) pair, interned on first use."""
+        pair = (category, action)
+        kind = self.kinds.get(pair)
+        if kind is None:
+            kind = self.kinds[pair] = len(self.kinds)
+            self.db.execute("INSERT INTO kind (id, category, action) VALUES (?, ?, ?)",
+                            (kind, category, action))
+        return kind
+
+    def location_id(self, name):
+        """The key of a location, interned on first use."""
+        return self._location(name)
+
+    def add_many(self, ext_ids, parents, kinds, locations, starts, ends, lines, where_prefix):
+        """Stage many tasks at once: the fast path of columnar readers.
+
+        ``ext_ids`` and ``parents`` are sequences of text (a parent '' or None: a root);
+        ``kinds`` and ``locations`` int arrays of ``kind_id``/``location_id`` keys;
+        ``starts``/``ends`` int64 arrays of ps on the source's clock; ``lines`` the rows'
+        positions, reported as ``where_prefix`` + line. Checks as ``add`` does.
+        """
+        n = len(ext_ids)
+        if not n:
+            return
+        starts = np.asarray(starts, dtype=np.int64)
+        ends = np.asarray(ends, dtype=np.int64)
+        lines = np.asarray(lines)
+        empty = np.flatnonzero(np.asarray(ext_ids, dtype=object) == "")
+        if len(empty):
+            raise TraceFormatError(f"{where_prefix}{lines[empty[0]]}: empty task ID")
+        backwards = np.flatnonzero(ends < starts)
+        if len(backwards):
+            i = backwards[0]
+            raise TraceFormatError(
+                f"{where_prefix}{lines[i]}: task {ext_ids[i]!r} ends ({ends[i]} ps) before it"
+                f" starts ({starts[i]} ps)")
+        if self._base is None:
+            self._base = int(starts[0])
+        low, high = int(starts.min()), int(ends.max())
+        for value, i in ((low, int(starts.argmin())), (high, int(ends.argmax()))):
+            self._relative(value, f"{where_prefix}{lines[i]}", "time")
+        base = np.int64(self._base)
+        self._where_prefix = where_prefix
+        self._flush()
+        self.db.execute("BEGIN")
+        self.db.executemany(
+            "INSERT INTO stage.rows (ext_id, parent_ext, kind, location, start_ps, end_ps, src)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            zip(ext_ids, [p or None for p in parents], np.asarray(kinds).tolist(),
+                np.asarray(locations).tolist(), (starts - base).tolist(), (ends - base).tolist(),
+                lines.tolist()))
+        self.db.execute("COMMIT")
+        self.count += n
 
     def add_link(self, src_ext, dst_ext, kind):
         """A flow from task ``src_ext`` to task ``dst_ext`` (text IDs, resolved at finish;
@@ -286,7 +348,7 @@ class Loader:
         if self._batch:
             db.executemany(
                 "INSERT INTO stage.rows (ext_id, parent_ext, kind, location, start_ps, end_ps,"
-                " details, track, src) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._batch)
+                " details, track, src, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._batch)
         if self._links:
             db.executemany("INSERT INTO stage.links VALUES (?, ?, ?)", self._links)
         if self._points:
@@ -334,8 +396,9 @@ class Loader:
         db.execute(
             "INSERT INTO task (id, parent, kind, location, start_ps, end_ps, flags, ext_id, details)"
             " SELECT r.seq - 1, coalesce((SELECT p.seq FROM stage.rows p"
-            " WHERE p.ext_id = r.parent_ext LIMIT 1), r.nest_parent) - 1,"
-            " r.kind, r.location, r.start_ps - ?1, r.end_ps - ?1, 0,"
+            " WHERE p.ext_id = r.parent_ext LIMIT 1),"
+            " (SELECT n.parent FROM stage.nest n WHERE n.child = r.seq)) - 1,"
+            " r.kind, r.location, r.start_ps - ?1, r.end_ps - ?1, r.flags,"
             " CASE WHEN r.ext_id = CAST(r.seq - 1 AS TEXT) THEN NULL ELSE r.ext_id END, r.details"
             " FROM stage.rows r ORDER BY r.seq", (shift,))
         self._write_links()
@@ -358,7 +421,8 @@ class Loader:
         db.execute("DETACH DATABASE stage")
         self.scratch_path.unlink()
         self.writer.tasks_written = self.count
-        self.writer.finalize(completed=True, extra_orphans=report.orphans,
+        open_tasks = db.execute("SELECT count(*) FROM task WHERE flags & 1").fetchone()[0]
+        self.writer.finalize(completed=True, extra_orphans=report.orphans, open_tasks=open_tasks,
                              show_progress=show_progress)
         self.writer.close()
         for suffix in ("-wal", "-shm"):
@@ -450,7 +514,9 @@ class Loader:
         self.db.execute("CREATE UNIQUE INDEX stage.rows_ext ON rows (ext_id)")
 
     def _source(self, seq):
-        return self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)).fetchall()[0][0]
+        """The input position of staged row ``seq`` (``add_many`` stores line numbers)."""
+        src = self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)).fetchall()[0][0]
+        return f"{self._where_prefix}{src}" if isinstance(src, int) else src
 
     def _drop_exact_duplicates(self):
         """Drop rows that repeat an earlier row field for field (akita's CSV writer does);
@@ -486,16 +552,23 @@ class Loader:
 
     def _nest_by_track(self):
         """Parent = innermost enclosing task on the same Chrome track (pid:tid); flow points
-        bound by time take the innermost task enclosing them, or the next one to start."""
+        bound by time take the innermost task enclosing them, or the next one to start.
+
+        One sweep over the tasks in (track, start) order, read through an index; what
+        it finds goes to side tables in batches, so memory holds one track's open stack.
+        """
         db = self.db
+        db.execute("CREATE INDEX stage.rows_track ON rows (track, start_ps, end_ps DESC, seq)"
+                   " WHERE track IS NOT NULL")
         tasks = db.execute(
             "SELECT seq, track, start_ps, end_ps, parent_ext IS NULL FROM stage.rows"
-            " WHERE track IS NOT NULL ORDER BY track, start_ps, end_ps DESC, seq")
+            " INDEXED BY rows_track WHERE track IS NOT NULL"
+            " ORDER BY track, start_ps, end_ps DESC, seq")
         # Flow ends are few next to tasks (about one per launch), so they fit in memory.
         enclosing, following = (db.execute(
             "SELECT track, time_ps, seq FROM stage.flow_points WHERE track IS NOT NULL"
             " AND bind = ? ORDER BY track, time_ps, seq", (bind,)).fetchall() for bind in (0, 1))
-        updates, bound = array("q"), array("q")  # flat (parent, child) and (point, task) pairs
+        nest, bound = [], []  # (child, parent) and (point, task), written in batches
         stack, current, e, f = [], None, 0, 0
 
         def bind_enclosed(before):
@@ -505,9 +578,17 @@ class Loader:
                 _, time, point = enclosing[e]
                 for task, end in reversed(stack):
                     if end >= time:
-                        bound.extend((point, task))
+                        bound.append((point, task))
                         break
                 e += 1
+
+        def save():
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO stage.nest VALUES (?, ?)", nest)
+            db.executemany("INSERT INTO stage.bound VALUES (?, ?)", bound)
+            db.execute("COMMIT")
+            nest.clear()
+            bound.clear()
 
         for seq, track, start, end, free in tasks:
             if track != current:
@@ -519,19 +600,20 @@ class Loader:
                     f += 1
             bind_enclosed(start)
             while f < len(following) and following[f][0] == track and following[f][1] <= start:
-                bound.extend((following[f][2], seq))
+                bound.append((following[f][2], seq))
                 f += 1
             while stack and stack[-1][1] <= start:
                 stack.pop()
             if free and stack and end <= stack[-1][1]:
-                updates.extend((stack[-1][0], seq))
+                nest.append((seq, stack[-1][0]))
             stack.append((seq, end))
+            if len(nest) >= BATCH:
+                save()
         bind_enclosed(float("inf"))
+        save()
         db.execute("BEGIN")
-        db.executemany("UPDATE stage.rows SET nest_parent = ? WHERE seq = ?",
-                       zip(updates[0::2], updates[1::2]))
-        db.executemany("UPDATE stage.flow_points SET task_seq = ? WHERE seq = ?",
-                       zip(bound[1::2], bound[0::2]))
+        db.execute("UPDATE stage.flow_points SET task_seq = (SELECT b.task FROM stage.bound b"
+                   " WHERE b.point = stage.flow_points.seq) WHERE task_seq IS NULL")
         db.execute("COMMIT")
 
     def abort(self):
