@@ -54,14 +54,17 @@ def test_a_launch_leads_to_its_kernel_on_the_gpu_stream_and_back(browser, nsys):
     assert _query(browser)["task"] == str(launch)
 
 
+def _series_names(browser):
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('.gs-ov-graph .js-plotly-plot'))"
+        ".map(gd => (gd.data || []).map(t => t.name));")
+
+
 def test_the_overview_shows_the_thread_and_the_stream_with_busy_fraction(browser, nsys):
     url = nsys[0]
     browser.get(f"{url}/overview?trace=saxpy.sqlite")
-    _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".gs-chart-title")) == 2,
-          "the overview charts did not render")
+    _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".gs-chart-title")) == 2
+          and len(_series_names(d)) == 2, "the overview charts did not render")
     titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")]
     assert titles == [THREAD, STREAM]
-    names = browser.execute_script(
-        "return Array.from(document.querySelectorAll('.gs-ov-graph .js-plotly-plot'))"
-        ".map(gd => gd.data.map(t => t.name));")
-    assert names == [["Concurrent tasks", "Busy fraction"]] * 2
+    assert _series_names(browser) == [["Concurrent tasks", "Busy fraction"]] * 2
