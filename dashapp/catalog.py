@@ -154,6 +154,16 @@ class TraceMeta:
         the Unix clock), or None for a simulator trace."""
         return absolute_time(self.run.get("time_origin"), self.run.get("clock"), ps)
 
+    def devices(self):
+        """The GPUs the source describes (Nsight Systems ``gpus``, Kineto
+        ``deviceProperties``), one line each: name, SMs, clock, memory."""
+        try:
+            metadata = json.loads(self.run.get("metadata") or "{}")
+        except json.JSONDecodeError:
+            return []
+        found = metadata.get("gpus") or metadata.get("deviceProperties") or []
+        return [_device_line(d) for d in found if isinstance(d, dict)]
+
     def order_key(self, loc):
         """Display order: the source's sort index (Chrome metadata) first, then natural."""
         return (loc.sort_index is None, loc.sort_index or 0, natural_key(loc.name))
@@ -200,6 +210,18 @@ def _read_meta(path):
         req_in_kinds=tuple(k for k, v in kinds.items() if v.category == "req_in"),
         req_out_kinds=tuple(k for k, v in kinds.items() if v.category == "req_out"),
         counters=counters)
+
+
+def _device_line(device):
+    sms = device.get("smCount", device.get("numSms"))
+    memory = device.get("totalMemory", device.get("totalGlobalMem"))
+    clock = device.get("clockRate")  # nsys: Hz
+    parts = [f"{sms} SMs" if sms else None,
+             f"{clock / 1e9:.3g} GHz" if isinstance(clock, (int, float)) and clock > 1e6 else None,
+             f"{memory / 2 ** 30:.1f} GiB" if isinstance(memory, (int, float)) else None]
+    facts = ", ".join(p for p in parts if p)
+    name = device.get("name") or f"GPU {device.get('id', '?')}"
+    return f"{name} ({facts})" if facts else str(name)
 
 
 _DIGITS = re.compile(r"(\d+)")

@@ -40,6 +40,16 @@ METRICS = {m.key: m for m in (
 )}
 """The metrics a chart may show, by URL key (a whitelist)."""
 
+NEEDS = {"arrival": "req_in", "completion": "req_in", "latency": "req_in", "buffer": "req_in",
+         "pending_out": "req_out"}
+"""The task category a metric is made of; the rest hold for any tasks."""
+
+
+def applicable(categories):
+    """The metric keys that mean something for a trace with tasks of ``categories``: a
+    profile of a real GPU (kernels, API calls) has no req_in/req_out requests."""
+    return tuple(k for k in METRICS if NEEDS.get(k, "") in set(categories) | {""})
+
 COUNTER_PREFIX = "counter:"
 """URL key prefix of a counter series (Chrome ``C`` events), followed by its name: the
 trace's own counters chart beside the six metrics at every location that has them."""

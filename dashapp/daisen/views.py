@@ -83,9 +83,28 @@ def _metric(key):
     return None if key == NO_METRIC else key
 
 
+def metric_keys(meta):
+    """The Overview metrics that apply to the trace (no request metrics for a profile)."""
+    return metrics.applicable({k.category for k in meta.kinds.values()})
+
+
+FITTING = {"primary": "concurrency", "secondary": "busy"}
+"""What a metric that does not apply to the trace is replaced by."""
+
+
+def fit_metrics(meta, state):
+    """``state`` with a metric that does not apply to the trace replaced (a real GPU's
+    profile shows kernels in flight and busy fraction, not request rates)."""
+    keys = metric_keys(meta)
+    return replace(state, **{name: fallback for name, fallback in FITTING.items()
+                             if getattr(state, name) in metrics.METRICS
+                             and getattr(state, name) not in keys})
+
+
 def overview(path, state, points=OVERVIEW_POINTS):
     """The charts of one Overview page for ``state`` (an ``urls.OverviewState``)."""
     meta = trace_meta(path)
+    state = fit_metrics(meta, state)
     messages = []
     try:
         locs = filtered_locations(meta, state.sort, state.filter)

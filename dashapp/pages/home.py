@@ -31,6 +31,8 @@ def _trace_card(name, path):
         ("Simulated time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),
         ("Components", f"{sum(1 for x in meta.locations if x.task_count):,}"),
+        *((("Time 0", meta.absolute(0)),) if meta.absolute(0) else ()),
+        *(("GPU", line) for line in meta.devices()),
         ("Completed", "yes" if run["completed"] else "no (interrupted or still running)"),
         ("Command", run["command"]),
         ("Configuration", config if len(config) < 400 else config[:400] + "…"),

@@ -25,12 +25,14 @@ def _controls(state, meta):
     none = [{"label": "– (hide)", "value": urls.NO_METRIC}]
     names = sorted({name for _, _, name, _ in meta.counters})
     counters = [{"label": f"counter: {name}", "value": COUNTER_PREFIX + name} for name in names]
+    fitting = views.metric_keys(meta)
+    metric_options = [o for o in METRIC_OPTIONS if o["value"] in fitting]
     return dbc.Row([
         dbc.Col(dbc.Input(id="ov-filter", value=state.filter, debounce=True, type="text",
                           placeholder="filter: regular expression, e.g. (CU|L1|L2)"), md=3),
-        dbc.Col(dcc.Dropdown(id="ov-primary", options=METRIC_OPTIONS + counters + none,
+        dbc.Col(dcc.Dropdown(id="ov-primary", options=metric_options + counters + none,
                              value=state.primary, clearable=False), md=2),
-        dbc.Col(dcc.Dropdown(id="ov-secondary", options=METRIC_OPTIONS + counters + none,
+        dbc.Col(dcc.Dropdown(id="ov-secondary", options=metric_options + counters + none,
                              value=state.secondary, clearable=False), md=2),
         dbc.Col(dbc.RadioItems(id="ov-sort", value=state.sort, inline=True,
                                options=[{"label": "by name", "value": "name"},

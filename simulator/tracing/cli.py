@@ -7,13 +7,16 @@ from .writer import TraceError
 
 def register(subparsers):
     p = subparsers.add_parser(
-        "import", help="convert an akita SQLite, Daisen CSV or Chrome JSON trace into ours",
+        "import", help="convert an akita or Nsight Systems SQLite, Daisen CSV or Chrome JSON"
+                       " trace into ours",
         description="Convert another tool's trace into a GPUscope trace. The format is detected "
                     "from the content: akita v3 SQLite (times in s), akita v4/v5 DataRecorder "
-                    "SQLite (v5: integer locations, times in ps), Daisen CSV, Chrome Trace JSON.")
+                    "SQLite (v5: integer locations, times in ps), Nsight Systems SQLite exports "
+                    "(nsys export --type sqlite), Daisen CSV, Chrome Trace JSON.")
     p.add_argument("file", help="the trace to import")
     p.add_argument("-o", "--output", required=True, help="the GPUscope trace to write (.sqlite)")
-    p.add_argument("--format", choices=("akita-v3", "akita-v4", "akita-v5", "daisen-csv", "chrome"),
+    p.add_argument("--format", choices=("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv",
+                                        "chrome"),
                    help="skip detection and read this format")
     p.set_defaults(func=_import)
 

@@ -37,8 +37,13 @@ def _extras(db, v_start, v_end):
         lines.append(f"beyond tasks {counts[0]:,} links (flows), {counts[1]:,} markers,"
                      f" {counts[2]:,} counter series with {counts[3]:,} samples")
     if metadata:
-        keys = sorted(json.loads(metadata))
+        metadata = json.loads(metadata)
+        keys = sorted(metadata)
         lines.append(f"metadata     {', '.join(keys[:12])}{' ...' if len(keys) > 12 else ''}")
+        devices = metadata.get("gpus") or metadata.get("deviceProperties") or []
+        names = [str(d.get("name")) for d in devices if isinstance(d, dict) and d.get("name")]
+        if names:
+            lines.append(f"gpus         {'; '.join(names)}")
     return lines
 
 

@@ -1,7 +1,7 @@
 """Importers: other tools' traces converted into our schema.
 
 ``import_trace`` detects the format from the file's content (akita v3/v4/v5 SQLite,
-Daisen CSV, Chrome Trace Event JSON), each plain or gzipped (known by its magic bytes,
+Nsight Systems SQLite exports, Daisen CSV, Chrome Trace Event JSON), each plain or gzipped (known by its magic bytes,
 whatever the file is called), streams it through a ``Loader`` and leaves either a
 complete, finalized trace at the output path or nothing at all.
 """
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..progress import progress_bar
-from . import akita, chrome, daisen_csv
+from . import akita, chrome, daisen_csv, nsys
 from ..writer import temporary_path
 from .loader import Loader, LoadReport, TraceFormatError
 
-FORMATS = ("akita-v3", "akita-v4", "akita-v5", "daisen-csv", "chrome")
+FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv", "chrome")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -46,6 +46,8 @@ def detect_format(path):
         with _sqlite_copy(path, zipped, path) as plain:
             db = akita.open_readonly(plain)
             try:
+                if nsys.detect(db):
+                    return "nsys"
                 return akita.detect(db)
             finally:
                 db.close()
@@ -55,7 +57,8 @@ def detect_format(path):
     if text.split("\n", 1)[0].replace(" ", "").startswith("ID,ParentID,"):
         return "daisen-csv"
     raise TraceFormatError(
-        f"{path}: unknown trace format (expected akita SQLite, Daisen CSV or Chrome JSON,"
+        f"{path}: unknown trace format (expected akita or Nsight Systems SQLite, Daisen CSV"
+        f" or Chrome JSON,"
         f" plain or gzipped)")
 
 
@@ -107,9 +110,18 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None):
                     drop_exact_duplicates=fmt == "daisen-csv")
     skipped = 0
     try:
-        if fmt != "chrome":  # simulated time: 0 is the start of the simulation
+        if fmt not in ("chrome", "nsys"):  # simulated time: 0 is the start of the simulation
             loader.set_clock("simulation", origin_ps=0)
-        if fmt.startswith("akita"):
+        if fmt == "nsys":
+            with _sqlite_copy(src, zipped, out) as plain:
+                db = akita.open_readonly(plain)
+                try:
+                    with progress_bar(show_progress, total=nsys.row_count(db), unit="row",
+                                      desc="import nsys") as bar:
+                        skipped = nsys.read(db, src, loader, progress=bar.update)
+                finally:
+                    db.close()
+        elif fmt.startswith("akita"):
             with _sqlite_copy(src, zipped, out) as plain:
                 db = akita.open_readonly(plain)
                 try:

@@ -31,6 +31,7 @@ import json
 import re
 from decimal import Decimal
 
+from . import naming
 from .loader import TraceFormatError, scaled_to_ps
 
 PS_PER_US = 10 ** 6
@@ -284,13 +285,11 @@ class _Tracks:
             return self.process_names[pid]
         device = self._device(pid)
         if device is not None:
-            return f"GPU[{device}]"
+            return naming.gpu(device)
         name = self.process_names.get(pid)
         if name is None and isinstance(pid, int) and any(p == pid for p, _ in self.device_tracks):
-            return f"GPU[{pid}]"  # an unnamed process running kernels: pid = device number
-        if name is None:
-            return f"process[{pid}]"
-        return f"{name}[{pid}]" if name in shared else name
+            return naming.gpu(pid)  # an unnamed process running kernels: pid = device number
+        return naming.process(name, pid, name in shared)
 
     def _thread(self, pid, tid, gpu):
         name = self.thread_names.get((pid, tid))
@@ -298,11 +297,11 @@ class _Tracks:
             name = tid  # a string tid names itself (older Kineto: "stream 7")
         stream = STREAM_NAME.match(name or "")
         if stream and (gpu or (pid, tid) in self.device_tracks):
-            return f"stream[{stream.group(1)}]"
+            return naming.stream(stream.group(1))
         if name is None or KINETO_THREAD.match(name):
             if gpu and (pid, tid) in self.device_tracks:
-                return f"stream[{tid}]"
-            return f"thread[{tid}]"
+                return naming.stream(tid)
+            return naming.unnamed_thread(tid)
         return name
 
     def _sort_key(self, kind, pid, tid):
@@ -327,7 +326,7 @@ class _Tracks:
                 continue  # named by the events themselves (our export)
             process = self._process(pid, shared)
             if kind == "thread":
-                name = f"{process}.{self._thread(pid, tid, process.startswith('GPU['))}"
+                name = naming.child(process, self._thread(pid, tid, process.startswith('GPU[')))
             elif kind == "async":
                 name = f"{process}.async"
             else:
