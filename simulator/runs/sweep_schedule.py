@@ -1,0 +1,182 @@
+"""Running a sweep's points on a scheduler and collecting their rows into the summary.
+
+Three schedulers run the same ``sweep_point.run_point`` and differ in nothing else:
+
+* ``processes``: a local pool of worker processes (forked from a server process that
+  has imported the simulator once, so a worker starts in milliseconds);
+* ``dask``: a ``dask.distributed.LocalCluster`` started for the sweep;
+* ``tcp://HOST:PORT``: an existing Dask cluster (``dask scheduler`` on one machine,
+  ``dask worker tcp://HOST:PORT`` on each), whose workers have this package installed.
+
+Rows are written to ``summary.csv`` as points finish, so an interrupted sweep keeps
+what it did, and a trace a worker sent back is written into the directory here.
+"""
+import concurrent.futures
+import contextlib
+import logging
+import multiprocessing
+import os
+import re
+import secrets
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .sweep import SUMMARY, SweepError, point_key, trace_name, write_atomically, write_summary
+from .sweep_point import TOKEN_FILE, PointTask, run_point
+
+_CLUSTER = re.compile(r"^(tcp|tls)://[^\s/:]+:\d+$")
+
+
+def check_scheduler(text):
+    """``processes``, ``dask`` or a Dask scheduler address; SweepError otherwise."""
+    if text in ("processes", "dask") or _CLUSTER.match(text):
+        return text
+    raise SweepError(f"--scheduler {text!r}: expected processes, dask or tcp://HOST:PORT")
+
+
+@dataclass
+class Outcome:
+    rows: list        # every summary row, in plan order (then rows of earlier plans)
+    ran: int          # points run now
+    skipped: int      # points done by an earlier run in the same directory
+    failed: int       # points run now that failed
+
+
+def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, results="auto",
+              progress=True):
+    """Run the points of ``sweep`` not yet done in ``directory``; the ``Outcome``.
+
+    ``existing`` is the summary already there (``sweep.prepare``); its rows with status
+    ok whose trace is still in the directory count as done.
+    """
+    directory = Path(directory).resolve()
+    keys = sweep.keys
+    plan = sweep.points()
+    names = _unique_names(plan)
+    rows = dict(existing)
+    todo = [p for p in plan if not _done(rows.get(point_key(p, keys)), directory)]
+    token = secrets.token_hex(16)
+    write_atomically(directory / TOKEN_FILE, token)
+    bar = _progress_bar(progress, len(plan), len(plan) - len(todo))
+    failed = 0
+
+    def record(point, row):
+        data = row.pop("data", None)
+        if data is not None:
+            write_atomically(directory / row["trace"], data)
+        rows[point_key(point, keys)] = {**point, **row}
+        write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        if todo:
+            with _pool(scheduler, min(workers or os.cpu_count() or 1, len(todo))) as pool:
+                futures = {pool.submit(_task(sweep, point, names, directory, token, results)):
+                           point for point in todo}
+                for future in pool.as_completed(futures):
+                    row = _result(future)
+                    failed += row["status"] != "ok"
+                    record(futures[future], row)
+        write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
+    finally:
+        if bar is not None:
+            bar.close()
+        (directory / TOKEN_FILE).unlink(missing_ok=True)
+    return Outcome(_ordered(rows, plan, keys), len(todo), len(plan) - len(todo), failed)
+
+
+def _done(row, directory):
+    return (row is not None and row.get("status") == "ok"
+            and (not row["trace"] or (directory / row["trace"]).is_file()))
+
+
+def _unique_names(plan):
+    """Trace file names by point key; two points whose values clean up alike get a number."""
+    names, used = {}, set()
+    for i, point in enumerate(plan):
+        name = trace_name(point)
+        if name in used:
+            name = f"{name.removesuffix('.sqlite')}__{i}.sqlite"
+        used.add(name)
+        names[tuple(point.values())] = name
+    return names
+
+
+def _ordered(rows, plan, keys):
+    planned = [point_key(p, keys) for p in plan]
+    out = [rows[k] for k in planned if k in rows]
+    return out + [row for k, row in rows.items() if k not in set(planned)]
+
+
+def _task(sweep, point, names, directory, token, results):
+    return PointTask(workload=sweep.workload, options=sweep.options, point=point,
+                     config=sweep.config, seed=sweep.seed, trace_level=sweep.trace_level,
+                     window=sweep.window, instrument=sweep.instrument,
+                     directory=str(directory), name=names[tuple(point.values())], token=token,
+                     results=results)
+
+
+def _result(future):
+    """The row a finished future holds; a worker that died gives a failed row."""
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - a lost worker fails its point, not the sweep
+        return {"trace": "", "status": "failed", "wall_s": None,
+                "error": f"the worker was lost ({type(exc).__name__}: {exc})"}
+
+
+def _progress_bar(enabled, total, done):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, initial=done, unit=" points", desc="sweep", file=sys.stderr,
+                dynamic_ncols=True)
+
+
+@dataclass
+class _Pool:
+    submit: object          # task -> future
+    as_completed: object    # futures -> futures in the order they finish
+
+
+@contextlib.contextmanager
+def _pool(scheduler, workers):
+    if scheduler == "processes":
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["simulator.runs.sweep_point"])
+        executor = concurrent.futures.ProcessPoolExecutor(max_workers=workers,
+                                                          mp_context=context)
+        try:
+            yield _Pool(lambda task: executor.submit(run_point, task),
+                        concurrent.futures.as_completed)
+        except BaseException:
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        executor.shutdown(wait=True)
+        return
+    with _dask_client(scheduler, workers) as client:
+        from distributed import as_completed
+        yield _Pool(lambda task: client.submit(run_point, task, pure=False,
+                                               key=f"sweep-point-{secrets.token_hex(8)}"),
+                    as_completed)
+
+
+@contextlib.contextmanager
+def _dask_client(scheduler, workers):
+    from distributed import Client, LocalCluster
+
+    if scheduler == "dask":
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(scheduler, timeout="15s")
+    except OSError as exc:
+        raise SweepError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") \
+            from None
+    with client:
+        yield client
