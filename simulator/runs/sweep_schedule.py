@@ -53,10 +53,10 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
     directory = Path(directory).resolve()
     keys = sweep.keys
     plan = sweep.points()
-    names = _unique_names(plan)
     rows = dict(existing)
-    todo = [p for p in plan if not _done(rows.get(point_key(p, keys)), directory)]
     token = secrets.token_hex(16)
+    todo = [(point, task) for point, task in point_tasks(sweep, directory, token, results)
+            if not _done(rows.get(point_key(point, keys)), directory)]
     write_atomically(directory / TOKEN_FILE, token)
     bar = _progress_bar(progress, len(plan), len(plan) - len(todo))
     failed = 0
@@ -73,8 +73,7 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
     try:
         if todo:
             with _pool(scheduler, min(workers or os.cpu_count() or 1, len(todo))) as pool:
-                futures = {pool.submit(_task(sweep, point, names, directory, token, results)):
-                           point for point in todo}
+                futures = {pool.submit(task): point for point, task in todo}
                 for future in pool.as_completed(futures):
                     row = _result(future)
                     failed += row["status"] != "ok"
@@ -92,15 +91,25 @@ def _done(row, directory):
             and (not row["trace"] or (directory / row["trace"]).is_file()))
 
 
+def point_tasks(sweep, directory, token, results="auto"):
+    """(point, ``PointTask``) of every point of ``sweep`` writing into ``directory``."""
+    plan = sweep.points()
+    names = _unique_names(plan)
+    return [(point, PointTask(
+        workload=sweep.workload, options=sweep.options, point=point, config=sweep.config,
+        seed=sweep.seed, trace_level=sweep.trace_level, window=sweep.window,
+        instrument=sweep.instrument, directory=str(directory), name=names[i], token=token,
+        results=results)) for i, point in enumerate(plan)]
+
+
 def _unique_names(plan):
-    """Trace file names by point key; two points whose values clean up alike get a number."""
-    names, used = {}, set()
+    """Trace file names in plan order; two points whose values clean up alike get a number."""
+    names = []
     for i, point in enumerate(plan):
         name = trace_name(point)
-        if name in used:
+        if name in names:
             name = f"{name.removesuffix('.sqlite')}__{i}.sqlite"
-        used.add(name)
-        names[tuple(point.values())] = name
+        names.append(name)
     return names
 
 
@@ -108,14 +117,6 @@ def _ordered(rows, plan, keys):
     planned = [point_key(p, keys) for p in plan]
     out = [rows[k] for k in planned if k in rows]
     return out + [row for k, row in rows.items() if k not in set(planned)]
-
-
-def _task(sweep, point, names, directory, token, results):
-    return PointTask(workload=sweep.workload, options=sweep.options, point=point,
-                     config=sweep.config, seed=sweep.seed, trace_level=sweep.trace_level,
-                     window=sweep.window, instrument=sweep.instrument,
-                     directory=str(directory), name=names[tuple(point.values())], token=token,
-                     results=results)
 
 
 def _result(future):

@@ -1,0 +1,79 @@
+"""A sweep on the process pool against the same points run one after the other.
+
+Eight points of PageRank (dispatch rate 1 and 2 times four L2 bank counts), fully
+traced. The baseline runs each point's task in this process, one after the other;
+the sweep runs the same tasks on the default scheduler, a pool of ``--workers``
+processes, through ``run_sweep`` (summary, progress and all). Both write every trace.
+
+The overhead per point is what the pool adds to the simulations themselves: the
+sweep's wall time times its workers, less the time the points spent running (as each
+measured itself), divided by the points. Goal: at least 1.7x on 2 cores, and under
+0.5 s of overhead per point.
+
+    python benchmarks/sweep.py [--workers 2 --nodes 1024 --edges 8192 --iterations 2]
+"""
+import argparse
+import os
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from simulator.gpu.config import default_config  # noqa: E402
+from simulator.runs.sweep import Sweep, parse_vary, prepare  # noqa: E402
+from simulator.runs.sweep_point import TOKEN_FILE, option_names, run_point  # noqa: E402
+from simulator.runs.sweep_schedule import point_tasks, run_sweep  # noqa: E402
+from simulator.workloads import WORKLOADS  # noqa: E402
+
+GOAL_SPEEDUP = 1.7
+GOAL_OVERHEAD_S = 0.5
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--nodes", type=int, default=1024)
+    parser.add_argument("--edges", type=int, default=8192)
+    parser.add_argument("--iterations", type=int, default=2)
+    args = parser.parse_args(argv)
+    names = option_names(WORKLOADS["pagerank"])
+    sweep = Sweep("pagerank", dict(nodes=args.nodes, edges=args.edges, iterations=args.iterations),
+                  default_config(),
+                  parse_vary(["cp.wg_dispatch_per_cycle=1,2", "l2.banks=4,8,16,32"], names),
+                  option_names=names)
+    with tempfile.TemporaryDirectory() as tmp:
+        serial_dir = Path(tmp) / "serial"
+        serial_dir.mkdir()
+        token = secrets.token_hex(8)
+        (serial_dir / TOKEN_FILE).write_text(token)
+        start = time.perf_counter()
+        serial = [run_point(task) for _, task in point_tasks(sweep, serial_dir, token, "shared")]
+        serial_wall = time.perf_counter() - start
+        pool_dir = Path(tmp) / "pool"
+        existing = prepare(pool_dir, sweep)
+        start = time.perf_counter()
+        outcome = run_sweep(sweep, pool_dir, existing, "processes", args.workers, progress=False)
+        pool_wall = time.perf_counter() - start
+    points = len(serial)
+    failed = [r["error"] for r in serial + outcome.rows if r["status"] != "ok"]
+    assert not failed, f"a point failed: {failed[0]}"
+    assert [r["simulated_time_ps"] for r in serial] == \
+        [int(r["simulated_time_ps"]) for r in outcome.rows], "the pool changed a result"
+    busy = sum(float(r["wall_s"]) for r in outcome.rows)
+    overhead = (pool_wall * args.workers - busy) / points
+    speedup = serial_wall / pool_wall
+    print(f"PageRank {args.nodes} nodes, {args.edges} edges, {args.iterations} iterations:"
+          f" {points} points, fully traced, {os.cpu_count()} cores")
+    print(f"one after the other  {serial_wall:7.2f} s  ({serial_wall / points:.2f} s per point)")
+    print(f"process pool ({args.workers} workers) {pool_wall:7.2f} s"
+          f"  (points ran {busy:.2f} s in all)")
+    print(f"speedup {speedup:.2f}x (goal >= {GOAL_SPEEDUP}x on 2 cores);"
+          f" overhead per point {overhead:.3f} s (goal < {GOAL_OVERHEAD_S} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
