@@ -272,16 +272,25 @@ def parse_compare(params):
     return state, errors
 
 
+SWEEP_CHARTS = ("lines", "heatmap")
+
+
 @dataclass(frozen=True)
 class SweepState:
     dir: str = None
     x: str = None          # the varied key on the chart's x axis (default: the first)
-    y: str = "simulated_time_ps"
+    y: str = "simulated_time_ps"   # the summary column drawn
+    chart: str = "lines"   # a line per value of the other keys, or a heatmap over x and by
+    by: str = None         # the heatmap's second key (default: the first other than x)
     sort: str = None       # the table's sort column; "-" in front sorts descending
 
 
 def parse_sweep(params):
-    """(SweepState, messages) from the query parameters of /sweep; columns are checked
-    against the sweep's own summary by the page."""
-    return SweepState(dir=_text(params, "dir"), x=_text(params, "x"),
-                      y=_text(params, "y") or SweepState.y, sort=_text(params, "sort")), []
+    """(SweepState, messages) from the query parameters of /sweep; column names are
+    checked against the sweep's own summary by the page."""
+    errors = []
+    state = SweepState(dir=_text(params, "dir"), x=_text(params, "x"),
+                       y=_text(params, "y") or SweepState.y,
+                       chart=_choice(params, "chart", SWEEP_CHARTS, SweepState.chart, errors),
+                       by=_text(params, "by"), sort=_text(params, "sort"))
+    return state, errors

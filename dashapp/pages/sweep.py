@@ -1,0 +1,207 @@
+"""The Sweep page: one sweep directory's results (``/sweep?dir=NAME``).
+
+The summary table (sorted by any column, the sort in the URL) and a chart of a column
+against a varied key: a line per combination of the other keys' values, or a heatmap
+over two keys. A click on a point opens that run's Overview; picking two rows of the
+table offers to compare them. Without ``dir`` the page lists the sweeps found.
+"""
+from dataclasses import replace
+from urllib.parse import parse_qs
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
+
+from .. import urls, widgets
+from ..catalog import UnknownTrace
+from ..comparison import figures
+from ..comparison.sweep import SweepReadError, read_sweep, sort_rows
+
+LOC = widgets.LOCATION_ID
+
+
+def _sweep_list(cat):
+    names = cat.sweeps()
+    if not names:
+        return widgets.messages(["No sweep directories here: run `python -m simulator sweep"
+                                 " ... -o DIR` with DIR inside the trace directory."], "info")
+    return html.Ul([html.Li(dcc.Link(n, href=urls.href("/sweep", urls.SweepState(dir=n))))
+                    for n in names], id="sw-list")
+
+
+def _checked(state, table, problems):
+    """The state with every column name checked against this sweep's summary."""
+    keys, numeric = table.keys, table.metrics + ["wall_s"]
+    x = state.x if state.x in keys else None
+    if state.x is not None and x is None:
+        problems.append(f"Ignored x={state.x!r}: not a varied key of this sweep.")
+    x = x or (keys[0] if keys else None)
+    y = state.y if state.y in numeric else "simulated_time_ps"
+    if y != state.y:
+        problems.append(f"Ignored y={state.y!r}: not a metric of this sweep.")
+    others = [k for k in keys if k != x]
+    by = state.by if state.by in others else (others[0] if others else None)
+    chart = state.chart if by is not None else "lines"
+    sort = state.sort
+    if sort is not None and sort.lstrip("-") not in keys + table.metrics + ["status", "wall_s"]:
+        problems.append(f"Ignored sort={sort!r}: not a column of this sweep.")
+        sort = None
+    return replace(state, x=x, y=y, by=by, chart=chart, sort=sort)
+
+
+def _controls(state, table):
+    keys = [{"label": k, "value": k} for k in table.keys]
+    metrics = [{"label": m, "value": m} for m in table.metrics + ["wall_s"]]
+    return dbc.Row([
+        dbc.Col([html.Small("x axis"), dcc.Dropdown(id="sw-x", options=keys, value=state.x,
+                                                     clearable=False)], md=3),
+        dbc.Col([html.Small("value"), dcc.Dropdown(id="sw-y", options=metrics, value=state.y,
+                                                    clearable=False)], md=3),
+        dbc.Col(dbc.RadioItems(id="sw-chart", value=state.chart, inline=True, options=[
+            {"label": "lines", "value": "lines"},
+            {"label": "heatmap", "value": "heatmap", "disabled": len(table.keys) < 2}]), md=3),
+        dbc.Col([html.Small("heatmap rows"),
+                 dcc.Dropdown(id="sw-by", value=state.by, clearable=False,
+                              options=[o for o in keys if o["value"] != state.x])], md=3)
+        if len(table.keys) > 1 else "",
+    ], className="g-2 mb-2 align-items-end")
+
+
+def _figure(state, table):
+    rows = table.rows
+    if state.x is None:
+        return None
+    if state.chart == "heatmap":
+        return figures.sweep_heatmap(rows, state.x, state.by, state.y)
+    return figures.sweep_lines(rows, state.x, state.y, [k for k in table.keys if k != state.x])
+
+
+def _table(state, table):
+    descending = bool(state.sort and state.sort.startswith("-"))
+    rows = sort_rows(table.rows, state.sort.lstrip("-"), descending) if state.sort \
+        else table.rows
+    columns = ([{"name": k, "id": k} for k in table.keys] +
+               [{"name": m, "id": m, "type": "numeric"} for m in table.metrics] +
+               [{"name": "status", "id": "status"}, {"name": "error", "id": "error"},
+                {"name": "wall s", "id": "wall_s", "type": "numeric"},
+                {"name": "run", "id": "run", "presentation": "markdown"}])
+    data = [dict(row, id=row["trace"] or f"failed-{i}",
+                 run=(f"[open]({urls.href('/overview', urls.OverviewState(trace=_member(table, row)))})"
+                      if row["trace"] else ""))
+            for i, row in enumerate(rows)]
+    sort_by = ([{"column_id": state.sort.lstrip("-"),
+                 "direction": "desc" if descending else "asc"}] if state.sort else [])
+    return dash_table.DataTable(
+        id="sw-table", columns=columns, data=data, sort_action="custom", sort_by=sort_by,
+        row_selectable="multi", selected_rows=[], page_action="none",
+        style_table={"overflowX": "auto", "maxHeight": "520px", "overflowY": "auto"},
+        style_cell={"fontSize": "0.8rem", "fontFamily": "monospace", "padding": "2px 6px",
+                    "maxWidth": "260px", "overflow": "hidden", "textOverflow": "ellipsis"},
+        style_data_conditional=[{"if": {"filter_query": '{status} = "failed"'},
+                                 "backgroundColor": "#fdecea"}],
+        markdown_options={"link_target": "_self"})
+
+
+def _member(table, row):
+    return f"{table.name}/{row['trace']}"
+
+
+@widgets.friendly
+def layout(**query):
+    state, problems = urls.parse_sweep(query)
+    cat = widgets.catalog()
+    if not state.dir:
+        return html.Div([html.H4("Sweeps"), widgets.messages(problems), _sweep_list(cat)])
+    try:
+        table = read_sweep(cat.sweep_path(state.dir))
+    except UnknownTrace:
+        return html.Div([html.H4("Sweeps"), widgets.messages(
+            problems + [f"There is no sweep named {state.dir!r} here."]), _sweep_list(cat)])
+    except SweepReadError as err:
+        return widgets.messages(problems + [str(err)])
+    state = _checked(state, table, problems)
+    definition = table.definition
+    failed = len(table.rows) - len(table.ok)
+    facts = " · ".join(filter(None, [
+        f"workload {definition['workload']}" if definition.get("workload") else "",
+        f"{len(table.rows)} points", f"{failed} failed" if failed else "",
+        "varied: " + ", ".join(table.keys)]))
+    figure = _figure(state, table)
+    return html.Div([
+        html.H4(f"Sweep {table.name}"),
+        html.P(facts, className="small", id="sw-facts"),
+        widgets.messages(problems),
+        _controls(state, table),
+        dcc.Graph(id="sw-graph", figure=figure, config=widgets.graph_config(
+            f"sweep-{table.name}-{state.y}")) if figure else "",
+        html.P("Click a point to open its run. Pick two rows to compare them.",
+               className="small text-muted mb-1"),
+        html.Div([dcc.Link("Compare the two picked runs", id="sw-compare", href="",
+                           className="btn btn-sm btn-primary disabled me-2"),
+                  html.Span("pick two rows", id="sw-picked", className="small")],
+                 className="mb-1"),
+        _table(state, table),
+        html.Div(table.name, id="sw-dir", hidden=True),
+    ])
+
+
+# Registered after ``layout`` exists: this module is imported, not scanned by Dash.
+dash.register_page(__name__, path="/sweep", title="GPUscope sweep", name="Sweep",
+                   layout=layout)
+
+
+def _state(search):
+    return urls.parse_sweep(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+
+
+def _go(search, state):
+    new = urls.search(state)
+    return no_update if new == (search or "") else new
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("sw-x", "value"), Input("sw-y", "value"), Input("sw-chart", "value"),
+          State(LOC, "search"), prevent_initial_call=True)
+def chart_to_url(x, y, chart, search):
+    return _go(search, replace(_state(search), x=x, y=y, chart=chart))
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("sw-by", "value"), State(LOC, "search"), prevent_initial_call=True)
+def rows_key_to_url(by, search):
+    return _go(search, replace(_state(search), by=by))
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("sw-table", "sort_by"), State(LOC, "search"), prevent_initial_call=True)
+def sort_to_url(sort_by, search):
+    sort = None
+    if sort_by:
+        sort = ("-" if sort_by[0]["direction"] == "desc" else "") + sort_by[0]["column_id"]
+    return _go(search, replace(_state(search), sort=sort))
+
+
+@callback(Output(LOC, "href", allow_duplicate=True),
+          Input("sw-graph", "clickData"), State("sw-dir", "children"), prevent_initial_call=True)
+def open_clicked_run(click, sweep):
+    try:
+        trace = click["points"][0]["customdata"]
+    except (TypeError, KeyError, IndexError):
+        return no_update
+    if not trace:
+        return no_update
+    return urls.href("/overview", urls.OverviewState(trace=f"{sweep}/{trace}"))
+
+
+@callback(Output("sw-compare", "href"), Output("sw-compare", "className"),
+          Output("sw-picked", "children"),
+          Input("sw-table", "selected_rows"), State("sw-table", "data"),
+          State("sw-dir", "children"), prevent_initial_call=True)
+def picked_to_compare(selected, data, sweep):
+    picked = [data[i] for i in (selected or []) if data[i]["trace"]]
+    base = "btn btn-sm btn-primary me-2"
+    if len(picked) != 2:
+        return "", base + " disabled", f"{len(picked)} picked: pick two runs that finished"
+    a, b = (f"{sweep}/{row['trace']}" for row in picked)
+    return (urls.href("/compare", urls.CompareState(a=a, b=b)), base,
+            f"A = {picked[0]['trace']}, B = {picked[1]['trace']}")
