@@ -61,12 +61,13 @@ def difference(metric, a, b):
         if side is None:
             return np.zeros(len(x)) if metric in ADDITIVE else np.full(len(x), np.nan)
         xs, ys = np.asarray(side[0], dtype=float), np.asarray(side[1], dtype=float)
+        outside = np.nan
         if metric in ADDITIVE:
-            ys = np.nan_to_num(ys, nan=0.0)
+            ys, outside = np.nan_to_num(ys, nan=0.0), 0.0  # beyond a run nothing happens
         if len(xs) == len(x) and np.array_equal(xs, x):
             return ys
-        return np.interp(x, xs, ys, left=np.nan, right=np.nan) if len(xs) else \
-            np.full(len(x), np.nan)
+        return np.interp(x, xs, ys, left=outside, right=outside) if len(xs) else \
+            np.full(len(x), outside)
 
     return x, on_x(b) - on_x(a)
 

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, callback, dash_table, dcc, html, no_update
+from dash import ALL, Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
 from ..catalog import UnknownTrace
@@ -76,30 +76,42 @@ def _figure(state, table):
     return figures.sweep_lines(rows, state.x, state.y, [k for k in table.keys if k != state.x])
 
 
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return f"{value:,}" if isinstance(value, int) else value
+
+
 def _table(state, table):
+    """The summary as a table; a header sorts by its column (again: the other way), a
+    row's box picks it for comparison, its trace name opens its Overview."""
+    column = state.sort.lstrip("-") if state.sort else None
     descending = bool(state.sort and state.sort.startswith("-"))
-    rows = sort_rows(table.rows, state.sort.lstrip("-"), descending) if state.sort \
-        else table.rows
-    columns = ([{"name": k, "id": k} for k in table.keys] +
-               [{"name": m, "id": m, "type": "numeric"} for m in table.metrics] +
-               [{"name": "status", "id": "status"}, {"name": "error", "id": "error"},
-                {"name": "wall s", "id": "wall_s", "type": "numeric"},
-                {"name": "run", "id": "run", "presentation": "markdown"}])
-    data = [dict(row, id=row["trace"] or f"failed-{i}",
-                 run=(f"[open]({urls.href('/overview', urls.OverviewState(trace=_member(table, row)))})"
-                      if row["trace"] else ""))
-            for i, row in enumerate(rows)]
-    sort_by = ([{"column_id": state.sort.lstrip("-"),
-                 "direction": "desc" if descending else "asc"}] if state.sort else [])
-    return dash_table.DataTable(
-        id="sw-table", columns=columns, data=data, sort_action="custom", sort_by=sort_by,
-        row_selectable="multi", selected_rows=[], page_action="none",
-        style_table={"overflowX": "auto", "maxHeight": "520px", "overflowY": "auto"},
-        style_cell={"fontSize": "0.8rem", "fontFamily": "monospace", "padding": "2px 6px",
-                    "maxWidth": "260px", "overflow": "hidden", "textOverflow": "ellipsis"},
-        style_data_conditional=[{"if": {"filter_query": '{status} = "failed"'},
-                                 "backgroundColor": "#fdecea"}],
-        markdown_options={"link_target": "_self"})
+    rows = sort_rows(table.rows, column, descending) if column else table.rows
+    columns = table.keys + table.metrics + ["status", "wall_s"]
+
+    def header(c):
+        again = column == c and not descending
+        arrow = (" ▼" if descending else " ▲") if column == c else ""
+        return html.Th(dcc.Link(c + arrow, className="gs-sw-sort", href=urls.href(
+            "/sweep", replace(state, sort=("-" if again else "") + c))))
+
+    body = []
+    for row in rows:
+        trace = row["trace"]
+        pick = dcc.Checklist(id={"type": "sw-pick", "index": trace}, options=[
+            {"label": "", "value": trace}], value=[], className="gs-sw-pick") if trace else ""
+        run = (dcc.Link(trace, href=urls.href("/overview", urls.OverviewState(
+            trace=_member(table, row)))) if trace else row["error"])
+        body.append(html.Tr([html.Td(pick)] + [html.Td(_cell(row[c])) for c in columns] +
+                            [html.Td(run)],
+                            className="table-danger" if row["status"] != "ok" else None))
+    return dbc.Table([html.Thead(html.Tr([html.Th("")] + [header(c) for c in columns] +
+                                         [html.Th("run")])),
+                      html.Tbody(body)], id="sw-table", size="sm", hover=True,
+                     className="gs-summary-table")
 
 
 def _member(table, row):
@@ -172,15 +184,6 @@ def rows_key_to_url(by, search):
     return _go(search, replace(_state(search), by=by))
 
 
-@callback(Output(LOC, "search", allow_duplicate=True),
-          Input("sw-table", "sort_by"), State(LOC, "search"), prevent_initial_call=True)
-def sort_to_url(sort_by, search):
-    sort = None
-    if sort_by:
-        sort = ("-" if sort_by[0]["direction"] == "desc" else "") + sort_by[0]["column_id"]
-    return _go(search, replace(_state(search), sort=sort))
-
-
 @callback(Output(LOC, "href", allow_duplicate=True),
           Input("sw-graph", "clickData"), State("sw-dir", "children"), prevent_initial_call=True)
 def open_clicked_run(click, sweep):
@@ -195,13 +198,14 @@ def open_clicked_run(click, sweep):
 
 @callback(Output("sw-compare", "href"), Output("sw-compare", "className"),
           Output("sw-picked", "children"),
-          Input("sw-table", "selected_rows"), State("sw-table", "data"),
-          State("sw-dir", "children"), prevent_initial_call=True)
-def picked_to_compare(selected, data, sweep):
-    picked = [data[i] for i in (selected or []) if data[i]["trace"]]
+          Input({"type": "sw-pick", "index": ALL}, "value"), State("sw-dir", "children"),
+          prevent_initial_call=True)
+def picked_to_compare(values, sweep):
+    picked = [trace for value in values for trace in value or []]
     base = "btn btn-sm btn-primary me-2"
     if len(picked) != 2:
-        return "", base + " disabled", f"{len(picked)} picked: pick two runs that finished"
-    a, b = (f"{sweep}/{row['trace']}" for row in picked)
+        return "", base + " disabled", f"{len(picked)} picked: pick two runs"
+    # In the table's order, which the sort in the URL sets.
+    a, b = (f"{sweep}/{trace}" for trace in picked)
     return (urls.href("/compare", urls.CompareState(a=a, b=b)), base,
-            f"A = {picked[0]['trace']}, B = {picked[1]['trace']}")
+            f"A = {picked[0]}, B = {picked[1]}")
