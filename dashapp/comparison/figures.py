@@ -133,10 +133,13 @@ def sweep_lines(rows, x_key, y_column, other_keys):
             customdata=[r["trace"] for r in group],
             hovertemplate=f"{x_key}=%{{x}}<br>{_label(y_column)}: %{{y:.4s}}<br>%{{customdata}}"
                           f"<extra>{label}</extra>"))
+    xaxis = dict(title=dict(text=x_key), type="linear" if numeric else "category",
+                 showgrid=True)
+    values = sorted({float(r[x_key]) for r in rows}) if numeric else []
+    if 0 < len(values) <= 16:
+        xaxis.update(tickmode="array", tickvals=values)  # the swept values, not 1.2, 1.4…
     return dict(data=data, layout=dict(
-        height=320, margin=dict(l=60, r=12, t=12, b=40), plot_bgcolor="white",
-        xaxis=dict(title=dict(text=x_key), type="linear" if numeric else "category",
-                   showgrid=True),
+        height=320, margin=dict(l=60, r=12, t=12, b=40), plot_bgcolor="white", xaxis=xaxis,
         yaxis=dict(title=dict(text=_label(y_column)), exponentformat="SI", rangemode="tozero",
                    ticksuffix="s" if y_column == "simulated_time_ps" else ""),
         legend=dict(orientation="h", y=-0.25), hovermode="closest"))

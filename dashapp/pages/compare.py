@@ -288,12 +288,15 @@ def pick_to_url(a, b, search):
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("cmp-align", "value"), Input("cmp-reset", "n_clicks"), State(LOC, "search"),
           prevent_initial_call=True)
-def time_to_url(align, _reset, search):
+def time_to_url(align, reset, search):
     # Either way the window goes: a window in one run's time means nothing in the other.
+    # A page rebuilt from the URL may call this with nothing changed: then nothing moves.
     state = _state(search)
-    if ctx.triggered_id == "cmp-align":
-        state = replace(state, align=align)
-    return _go(search, replace(state, t0=None, t1=None))
+    if ctx.triggered_id == "cmp-align" and align != state.align:
+        return _go(search, replace(state, align=align, t0=None, t1=None))
+    if ctx.triggered_id == "cmp-reset" and reset:
+        return _go(search, replace(state, t0=None, t1=None))
+    return no_update
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),

@@ -103,8 +103,9 @@ def _table(state, table):
         trace = row["trace"]
         pick = dcc.Checklist(id={"type": "sw-pick", "index": trace}, options=[
             {"label": "", "value": trace}], value=[], className="gs-sw-pick") if trace else ""
-        run = (dcc.Link(trace, href=urls.href("/overview", urls.OverviewState(
-            trace=_member(table, row)))) if trace else row["error"])
+        run = (dcc.Link("open", title=trace, className="gs-sw-open",
+                        href=urls.href("/overview", urls.OverviewState(
+                            trace=_member(table, row)))) if trace else row["error"])
         body.append(html.Tr([html.Td(pick)] + [html.Td(_cell(row[c])) for c in columns] +
                             [html.Td(run)],
                             className="table-danger" if row["status"] != "ok" else None))
