@@ -6,6 +6,7 @@ its metadata. Component groups are the indexed families of the location names
 (``GPU.SA[0].CU[3]`` is in group ``CU``), so the same code reads our traces and
 imported ones; a group a trace lacks is simply absent.
 """
+import math
 import re
 from dataclasses import dataclass
 
@@ -211,6 +212,16 @@ def stat_rows(a, b):
                        key=lambda n: (-max(busy_a.get(n, 0), busy_b.get(n, 0)), natural_key(n))):
         add("Top components", name, busy_a.get(name), busy_b.get(name), "fraction")
     return rows
+
+
+def largest_changes(rows, count=6):
+    """The statistics that moved most between A and B (by the size of B/A, either way),
+    leaving out single components: where a difference in time comes from."""
+    def size(row):
+        factor = ratio(row.a, row.b)
+        return abs(math.log(factor)) if factor else 0.0
+    moved = [r for r in rows if r.section != "Top components" and size(r) > 0.01]
+    return sorted(moved, key=size, reverse=True)[:count]
 
 
 def ratio(a, b):

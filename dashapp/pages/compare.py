@@ -135,8 +135,15 @@ def _summary(path_a, path_b):
                          {i: f"gs-cmp-{m.status}" for i, m in enumerate(matches)})]
     else:
         parts.append(html.P("Neither run recorded kernel tasks.", className="small"))
+    table = stats.stat_rows(a, b)
+    moved = stats.largest_changes(table)
+    if moved:
+        parts.append(html.P([html.Span("Largest changes: ", className="fw-bold"), "; ".join(
+            f"{r.label if r.section == 'Occupancy' else f'{r.section.lower()} {r.label}'}"
+            f" {_value(r.a, r.unit)} → {_value(r.b, r.unit)} ({_times(stats.ratio(r.a, r.b))})"
+            for r in moved)], id="cmp-changes"))
     rows, section = [], None
-    for r in stats.stat_rows(a, b):
+    for r in table:
         rows.append((r.section if r.section != section else "", r.label, _value(r.a, r.unit),
                      _value(r.b, r.unit), _difference(r.a, r.b, r.unit),
                      _times(stats.ratio(r.a, r.b))))
