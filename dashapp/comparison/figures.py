@@ -95,6 +95,16 @@ def shift_figure(figure, shift_ps):
     return dict(data=data, layout=layout)
 
 
+def without_task_view(figure, height=380):
+    """The Component page figure without its (empty) Task view band, shorter, so that
+    run A's and run B's fit one above the other."""
+    layout = dict(figure["layout"], height=height, annotations=[])
+    layout["yaxis"] = dict(layout.get("yaxis", {}), visible=False, domain=[0.99, 1.0])
+    layout["yaxis2"] = dict(layout.get("yaxis2", {}), domain=[0.24, 0.97])
+    layout["yaxis3"] = dict(layout.get("yaxis3", {}), domain=[0.0, 0.2])
+    return dict(figure, layout=layout)
+
+
 # -- a sweep's results --------------------------------------------------------------------------
 def _label(column):
     return {"simulated_time_ps": "simulated time (s)"}.get(column, column)

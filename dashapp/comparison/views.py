@@ -145,9 +145,9 @@ def component(path_a, path_b, names, state):
             result.figures[label], result.counts[label] = None, 0
             result.messages.append(f"{label}: {err}")
             continue
-        figure = figures.shift_figure(page.figure, offset)
-        figure["layout"] = dict(figure["layout"], annotations=[])  # no task to click here
-        result.figures[label] = figure
+        # No task is current here: the Component view alone, shorter.
+        result.figures[label] = figures.without_task_view(figures.shift_figure(page.figure,
+                                                                                offset))
         result.counts[label] = page.total_in_window
         result.messages += [f"{label}: {m}" for m in page.messages]
     return result
