@@ -188,3 +188,33 @@ def test_help_says_how_traces_come_back_without_a_shared_file_system():
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "shares no file system" in out and "sends the finished" in out
     assert "tcp://HOST:PORT" in out and "--seeds" in out
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_finished_points_and_a_rerun_finishes_the_sweep(tmp_path):
+    import os
+    import signal
+
+    out = tmp_path / "stopped"
+    argv = [sys.executable, "-m", "simulator", "sweep", "pagerank", "--nodes", "1024",
+            "--edges", "8192", "--iterations", "2", "--vary", "cp.wg_dispatch_per_cycle=1,2,3",
+            "--workers", "2", "--no-progress", "-o", str(out)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not list(out.glob(".*.partial-*")):  # a point is simulating: Ctrl-C, as a terminal would
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    output = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130, output
+    assert "interrupted" in output
+    rows = summary(out)
+    assert rows and any(r["error"] == "interrupted" for r in rows)
+    assert not list(out.glob(".*partial*")), "half-written files were left behind"
+    done = sum(r["status"] == "ok" for r in rows)
+    rerun = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"({3 - done} run now, {done} done before)" in rerun.stdout
+    assert [r["status"] for r in summary(out)] == ["ok"] * 3

@@ -23,8 +23,10 @@ from pathlib import Path
 
 from .. import __version__
 from ..gpu.config import apply_overrides, default_config
+from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import parse_trace_level
 from ..kernels.records import KernelRecorder
+from ..tracing.writer import remove_trace_files, temporary_path
 from ..workloads import WORKLOADS
 from .records import simulate_with_records
 
@@ -96,11 +98,19 @@ def _run(task):
     shared = traced and _shares_directory(task)
     with tempfile.TemporaryDirectory(prefix="gpuscope-point-") as scratch:
         path = Path(task.directory if shared else scratch) / task.name if traced else None
-        result = simulate_with_records(
-            workload, config, path, KernelRecorder(instrument=task.instrument),
-            trace_level=task.trace_level, window=task.window, progress=False,
-            command=run_command(task.workload, options, config, seed, task), seed=seed,
-            writer_process=False)  # the sweep runs points side by side already
+        try:
+            result = simulate_with_records(
+                workload, config, path, KernelRecorder(instrument=task.instrument),
+                trace_level=task.trace_level, window=task.window, progress=False,
+                command=run_command(task.workload, options, config, seed, task), seed=seed,
+                writer_process=False)  # the sweep runs points side by side already
+        except SimulationInterrupted:
+            raise  # the trace so far is kept, valid and marked incomplete
+        except KeyboardInterrupt:
+            # Ctrl-C before the run could stop cleanly (while it opened its trace).
+            if path is not None:
+                remove_trace_files(temporary_path(path))
+            raise
         workload.check()
         row = headline(path, result)
         if traced and not shared:

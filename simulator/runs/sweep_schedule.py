@@ -74,10 +74,21 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
         if todo:
             with _pool(scheduler, min(workers or os.cpu_count() or 1, len(todo))) as pool:
                 futures = {pool.submit(task): point for point, task in todo}
-                for future in pool.as_completed(futures):
-                    row = _result(future)
-                    failed += row["status"] != "ok"
-                    record(futures[future], row)
+                try:
+                    for future in pool.as_completed(futures):
+                        row = _result(future)
+                        failed += row["status"] != "ok"
+                        record(futures[future], row)
+                except KeyboardInterrupt:
+                    # Points in progress stop at their next clean point (Ctrl-C reaches the
+                    # workers too) or finish; their rows are kept. Another Ctrl-C leaves them.
+                    running = pool.stop(futures)
+                    if running:
+                        print(f"interrupted: waiting for the {len(running)} points in progress"
+                              " (Ctrl-C again to leave them)", file=sys.stderr)
+                    for future in pool.as_completed(running):
+                        record(futures[future], _result(future))
+                    raise
         write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
     finally:
         if bar is not None:
@@ -140,6 +151,11 @@ def _progress_bar(enabled, total, done):
 class _Pool:
     submit: object          # task -> future
     as_completed: object    # futures -> futures in the order they finish
+    stop: object            # futures -> those still running after cancelling the rest
+
+
+def _cancel_pending(futures):
+    return [f for f in futures if not f.cancel() and not f.done()]
 
 
 @contextlib.contextmanager
@@ -151,7 +167,7 @@ def _pool(scheduler, workers):
                                                           mp_context=context)
         try:
             yield _Pool(lambda task: executor.submit(run_point, task),
-                        concurrent.futures.as_completed)
+                        concurrent.futures.as_completed, _cancel_pending)
         except BaseException:
             executor.shutdown(wait=False, cancel_futures=True)
             raise
@@ -159,9 +175,10 @@ def _pool(scheduler, workers):
         return
     with _dask_client(scheduler, workers) as client:
         from distributed import as_completed
+        # A cluster's workers are not ours to interrupt: every point is cancelled.
         yield _Pool(lambda task: client.submit(run_point, task, pure=False,
                                                key=f"sweep-point-{secrets.token_hex(8)}"),
-                    as_completed)
+                    as_completed, lambda futures: client.cancel(list(futures)) and [])
 
 
 @contextlib.contextmanager
