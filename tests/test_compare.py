@@ -259,3 +259,42 @@ def test_the_daisen_case_study_as_a_sweep(tmp_path, capsys):
     assert a.instruction_mix == b.instruction_mix  # the same work, dispatched faster
     rows = {(r.section, r.label): r for r in stats.stat_rows(a, b)}
     assert ("Occupancy", "wavefronts per CU") in rows and ("Busy fraction", "SIMD") in rows
+
+
+def _chrome_run(path, origin_us, kernels):
+    """A Chrome trace (as PyTorch's profiler writes) of a CPU op launching GPU kernels."""
+    import json
+
+    events = [{"ph": "X", "cat": "cpu_op", "name": "aten::forward", "pid": 1, "tid": 1,
+               "ts": origin_us, "dur": 1000}]
+    at = origin_us + 10
+    for name, dur in kernels:
+        events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 2, "tid": 7, "ts": at,
+                       "dur": dur, "args": {"stream": 7}})
+        at += dur + 5
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def test_imported_runs_of_one_program_match_kernels_by_name(tmp_path):
+    """Two profiles of one program taken at different moments (epoch-scale times):
+    kernels pair up by name, and aligned to each first kernel the runs line up."""
+    from simulator.__main__ import main
+
+    paths = []
+    for run, origin, kernels in (("one", 1_419_247_333_430,
+                                  [("gemm", 50), ("relu", 10), ("gemm", 50)]),
+                                 ("two", 2_204_338_330_237,
+                                  [("gemm", 40), ("gemm", 40), ("softmax", 20)])):
+        source = _chrome_run(tmp_path / f"{run}.json", origin, kernels)
+        paths.append(tmp_path / f"{run}.sqlite")
+        assert main(["import", str(source), "-o", str(paths[-1])]) == 0
+    a, b = (stats.run_stats(p) for p in paths)
+    assert [k.name for k in a.kernels] == ["gemm", "relu", "gemm"]
+    matches = {m.name: m for m in stats.match_kernels(a.kernels, b.kernels)}
+    assert (matches["gemm"].status, matches["gemm"].time_a, matches["gemm"].time_b) == (
+        "faster", 100_000_000, 80_000_000)
+    assert matches["relu"].status == "removed" and matches["softmax"].status == "added"
+    page = views.overview(*paths, urls.CompareState(align="kernel", metric="concurrency"))
+    assert page.window[1] - page.window[0] < 2_000_000_000  # the runs' own spans, not the gap
+    assert all(c.in_a and c.in_b for c in page.charts)

@@ -8,8 +8,6 @@ in the Overview) and the Component view of one component, A above B. Every contr
 writes the URL and nothing else; the page is rebuilt from it.
 """
 from dataclasses import replace
-from urllib.parse import parse_qs
-
 import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
@@ -216,9 +214,10 @@ def _component(path_a, path_b, names, state, meta_a, meta_b):
     offsets = views.offsets(path_a, path_b, state.align)
 
     def panel(label, offset):
-        link = dcc.Link(f"open in {opened[label]}", href=urls.href("/component", urls.ComponentState(
-            trace=opened[label], loc=page.location, t0=page.window[0] + offset,
-            t1=page.window[1] + offset)), className="small ms-2")
+        view = urls.ComponentState(trace=opened[label], loc=page.location,
+                                   t0=page.window[0] + offset, t1=page.window[1] + offset)
+        link = dcc.Link(f"open in {opened[label]}", href=urls.href("/component", view),
+                        className="small ms-2")
         head = html.Div([html.Span(label, className=f"gs-cmp-{label.lower()} fw-bold me-2"),
                          html.Span(opened[label], className="gs-loc-label"),
                          html.Span(f" · {page.counts[label]:,} tasks", className="small"),
@@ -273,23 +272,14 @@ dash.register_page(__name__, path="/compare", title="GPUscope compare", name="Co
                    layout=layout)
 
 
-def _state(search):
-    return urls.parse_compare(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
-
-
-def _go(search, state):
-    new = urls.search(state)
-    return no_update if new == (search or "") else new
-
-
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("cmp-a", "value"), Input("cmp-b", "value"), State(LOC, "search"),
           prevent_initial_call=True)
 def pick_to_url(a, b, search):
-    state = _state(search)
+    state = widgets.state_of(search, urls.parse_compare)
     if (a, b) == (state.a, state.b):
         return no_update
-    return _go(search, replace(state, a=a, b=b, t0=None, t1=None))
+    return widgets.search_for(search, replace(state, a=a, b=b, t0=None, t1=None))
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
@@ -298,11 +288,11 @@ def pick_to_url(a, b, search):
 def time_to_url(align, reset, search):
     # Either way the window goes: a window in one run's time means nothing in the other.
     # A page rebuilt from the URL may call this with nothing changed: then nothing moves.
-    state = _state(search)
+    state = widgets.state_of(search, urls.parse_compare)
     if ctx.triggered_id == "cmp-align" and align != state.align:
-        return _go(search, replace(state, align=align, t0=None, t1=None))
+        return widgets.search_for(search, replace(state, align=align, t0=None, t1=None))
     if ctx.triggered_id == "cmp-reset" and reset:
-        return _go(search, replace(state, t0=None, t1=None))
+        return widgets.search_for(search, replace(state, t0=None, t1=None))
     return no_update
 
 
@@ -311,7 +301,7 @@ def time_to_url(align, reset, search):
           Input("cmp-sort", "value"), Input("cmp-pages", "active_page"), State(LOC, "search"),
           prevent_initial_call=True)
 def overview_to_url(filter_text, metric, mode, sort, page, search):
-    state = _state(search)
+    state = widgets.state_of(search, urls.parse_compare)
     trigger = ctx.triggered_id
     if trigger == "cmp-filter":
         state = replace(state, filter=filter_text or "", page=1)
@@ -323,14 +313,14 @@ def overview_to_url(filter_text, metric, mode, sort, page, search):
         state = replace(state, sort=sort, page=1)
     elif trigger == "cmp-pages":
         state = replace(state, page=page or 1)
-    return _go(search, state)
+    return widgets.search_for(search, state)
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("cmp-loc", "value"), State(LOC, "search"), prevent_initial_call=True)
 def location_to_url(loc, search):
-    state = _state(search)
-    return no_update if loc == state.loc else _go(search, replace(state, loc=loc))
+    state = widgets.state_of(search, urls.parse_compare)
+    return no_update if loc == state.loc else widgets.search_for(search, replace(state, loc=loc))
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
@@ -343,4 +333,5 @@ def zoom_to_url(_relayouts, search):
     if window is None:
         return no_update
     t0, t1 = window if window != "reset" else (None, None)
-    return _go(search, replace(_state(search), t0=t0, t1=t1))
+    state = widgets.state_of(search, urls.parse_compare)
+    return widgets.search_for(search, replace(state, t0=t0, t1=t1))

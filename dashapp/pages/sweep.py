@@ -6,8 +6,6 @@ over two keys. A click on a point opens that run's Overview; picking two rows of
 table offers to compare them. Without ``dir`` the page lists the sweeps found.
 """
 from dataclasses import replace
-from urllib.parse import parse_qs
-
 import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, dcc, html, no_update
@@ -163,26 +161,18 @@ dash.register_page(__name__, path="/sweep", title="GPUscope sweep", name="Sweep"
                    layout=layout)
 
 
-def _state(search):
-    return urls.parse_sweep(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
-
-
-def _go(search, state):
-    new = urls.search(state)
-    return no_update if new == (search or "") else new
-
-
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("sw-x", "value"), Input("sw-y", "value"), Input("sw-chart", "value"),
           State(LOC, "search"), prevent_initial_call=True)
 def chart_to_url(x, y, chart, search):
-    return _go(search, replace(_state(search), x=x, y=y, chart=chart))
+    state = widgets.state_of(search, urls.parse_sweep)
+    return widgets.search_for(search, replace(state, x=x, y=y, chart=chart))
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("sw-by", "value"), State(LOC, "search"), prevent_initial_call=True)
 def rows_key_to_url(by, search):
-    return _go(search, replace(_state(search), by=by))
+    return widgets.search_for(search, replace(widgets.state_of(search, urls.parse_sweep), by=by))
 
 
 @callback(Output(LOC, "href", allow_duplicate=True),

@@ -133,7 +133,12 @@ def _flatten(tree, prefix=""):
 
 def parameter_names(cfg=None):
     """Every settable key (``l2.banks``, ...) of ``cfg``, by default the R9 Nano's."""
-    return [key for key, _ in _flatten(R9_NANO if cfg is None else cfg)]
+    return list(flat_config(R9_NANO if cfg is None else cfg))
+
+
+def flat_config(cfg):
+    """``cfg`` as {dotted key: value}, such as {"l2.banks": 16, ...}."""
+    return dict(_flatten(cfg))
 
 
 def load_config_file(path, base=None):

@@ -101,8 +101,9 @@ def parse_vary(items, option_names):
         if option == "seed" or option in option_names:
             key = option
         elif key not in known:
-            raise SweepError(f"--vary {item!r}: {key!r} is neither a configuration key (such as"
-                             f" l2.banks) nor an option of the workload ({', '.join(option_names)})")
+            raise SweepError(f"--vary {item!r}: {key!r} is neither a configuration key (such"
+                             " as l2.banks) nor an option of the workload"
+                             f" ({', '.join(option_names)})")
         if key in seen:
             raise SweepError(f"--vary {key} is given twice; list every value in one --vary")
         if len(set(values)) != len(values):
@@ -143,8 +144,8 @@ def prepare(directory, sweep):
         differ = sorted(k for k in set(stored) | set(definition)
                         if k != "values" and stored.get(k) != definition.get(k))
         if differ:
-            raise SweepError(f"{directory} holds a sweep with another {', '.join(differ)};"
-                             " use another -o DIR (or remove it)")
+            raise SweepError(f"{directory} holds another sweep (its {', '.join(differ)}"
+                             f" differ{'s' if len(differ) == 1 else ''}); use another -o DIR")
     elif directory.exists() and any(directory.iterdir()):
         raise SweepError(f"{directory} exists and is not a sweep directory; use another -o DIR")
     directory.mkdir(parents=True, exist_ok=True)

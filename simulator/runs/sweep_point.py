@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..gpu.config import apply_overrides, default_config
+from ..gpu.config import apply_overrides, default_config, flat_config
 from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import parse_trace_level
 from ..kernels.records import KernelRecorder
@@ -171,22 +171,15 @@ def run_command(workload, options, config, seed, task):
     for dest, value in options.items():
         if value is not None:
             argv += [f"--{dest.replace('_', '-')}", str(value)]
-    default = dict(_flat(default_config()))
-    argv += [f"--set={key}={value}" for key, value in _flat(config) if default.get(key) != value]
+    default = flat_config(default_config())
+    argv += [f"--set={key}={value}" for key, value in flat_config(config).items()
+             if default.get(key) != value]
     argv += ["--seed", str(seed), "--trace-level", task.trace_level]
     if task.window:
         argv += ["--window", ":".join("" if v is None else str(v) for v in task.window)]
     if not task.instrument:
         argv.append("--no-instrument")
     return " ".join(shlex.quote(a) for a in argv)
-
-
-def _flat(tree, prefix=""):
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from _flat(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
 
 
 def headline(path, result):
