@@ -1,7 +1,7 @@
 """A sweep on the process pool against the same points run one after the other.
 
 Eight points of PageRank (dispatch rate 1 and 2 times four L2 bank counts), fully
-traced. The baseline runs each point's task in this process, one after the other;
+traced (``--trace-level`` lighter ones). The baseline runs each point's task in this process, one after the other;
 the sweep runs the same tasks on the default scheduler, a pool of ``--workers``
 processes, through ``run_sweep`` (summary, progress and all). Both write every trace.
 
@@ -38,12 +38,15 @@ def main(argv=None):
     parser.add_argument("--nodes", type=int, default=1024)
     parser.add_argument("--edges", type=int, default=8192)
     parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--trace-level", default="all",
+                        help="all (default) or a lighter level, to tell simulating from writing")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
     names = option_names(WORKLOADS["pagerank"])
     sweep = Sweep("pagerank", dict(nodes=args.nodes, edges=args.edges, iterations=args.iterations),
                   default_config(),
                   parse_vary(["cp.wg_dispatch_per_cycle=1,2", "l2.banks=4,8,16,32"], names),
-                  option_names=names)
+                  trace_level=args.trace_level, option_names=names)
     with tempfile.TemporaryDirectory() as tmp:
         serial_dir = Path(tmp) / "serial"
         serial_dir.mkdir()
@@ -66,7 +69,9 @@ def main(argv=None):
     overhead = (pool_wall * args.workers - busy) / points
     speedup = serial_wall / pool_wall
     print(f"PageRank {args.nodes} nodes, {args.edges} edges, {args.iterations} iterations:"
-          f" {points} points, fully traced, {os.cpu_count()} cores")
+          f" {points} points, trace level {args.trace_level}, {os.cpu_count()} cores;"
+          f" load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+          " (other work on the machine takes cores from both runs)")
     print(f"one after the other  {serial_wall:7.2f} s  ({serial_wall / points:.2f} s per point)")
     print(f"process pool ({args.workers} workers) {pool_wall:7.2f} s"
           f"  (points ran {busy:.2f} s in all)")
