@@ -6,6 +6,7 @@ import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from compare_traces import write_run
@@ -113,10 +114,21 @@ def test_aligned_to_the_first_kernel_and_a_missing_b(browser, compare_url):
             ".map(t => t.base[0]));")
     # Both wavefronts start with their run's first kernel: at 0 on the shared axis.
     _wait(browser, lambda d: bar_starts(d) == [[0], [0]], "B was not aligned to its kernel")
-    browser.get(f"{compare_url}/compare?a=a.sqlite")
+
+    # "compare with…" on the Traces page, then run B picked from the list.
+    browser.get(f"{compare_url}/")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".gs-compare-link"),
+          "no compare link on the Traces page")
+    _click(browser, By.CSS_SELECTOR, ".gs-compare-link")
+    _wait(browser, lambda d: _query(d) == {"a": "a.sqlite"}, "the link did not name run A")
     _wait(browser, lambda d: any("Pick the two runs" in e.text for e in
                                  d.find_elements(By.CSS_SELECTOR, ".gs-message")),
           "no prompt for run B")
+    browser.find_element(By.ID, "cmp-b").click()
+    ActionChains(browser).pause(0.5).send_keys("b.sql").pause(0.5).send_keys(Keys.ENTER) \
+        .perform()
+    _wait(browser, lambda d: _query(d).get("b") == "b.sqlite", "picking B did not reach the URL")
+    _wait(browser, lambda d: "1.25×" in _text(d, "cmp-speedup"), "the comparison did not open")
 
 
 def test_sweep_page_sorts_opens_runs_and_compares_two(browser, compare_url):
