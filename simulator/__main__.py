@@ -7,6 +7,7 @@ edit-and-run starts one ahead of time, so a run does not wait for Python to star
 import the simulator.
 """
 import argparse
+import difflib
 import importlib
 import json
 import os
@@ -23,8 +24,35 @@ COMMAND_MODULES = [
 ]
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A parser whose innermost command reports the options it does not know.
+
+    argparse hands a subcommand's unknown options up to the top-level parser, which then
+    prints its own usage: `run transpose --sise 1024` would answer with the list of
+    commands. Here the command that was given answers, with its own usage and the option
+    it most likely meant. Subparsers inherit the class (add_subparsers' default).
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:
+            self.error(_unknown_options_message(self, extras))
+        return namespace, extras
+
+
+def _unknown_options_message(parser, extras):
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    known = [s for s in parser._option_string_actions if s.startswith("--")]
+    for word in extras:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
+            if close:
+                return f"{message} (did you mean {close[0]}?)"
+    return message
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m simulator",
         description="Simulate GPU kernels into SQLite task traces; import, export and inspect traces.",
     )
