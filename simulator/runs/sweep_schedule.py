@@ -58,7 +58,7 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
     todo = [(point, task) for point, task in point_tasks(sweep, directory, token, results)
             if not _done(rows.get(point_key(point, keys)), directory)]
     write_atomically(directory / TOKEN_FILE, token)
-    bar = _progress_bar(progress, len(plan), len(plan) - len(todo))
+    bar = _progress_bar(progress, len(plan), len(plan) - len(todo))  # on a terminal only
     failed = 0
 
     def record(point, row):
@@ -67,8 +67,7 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
             write_atomically(directory / row["trace"], data)
         rows[point_key(point, keys)] = {**point, **row}
         write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
-        if bar is not None:
-            bar.update(1)
+        bar.update(1)
 
     try:
         if todo:
@@ -91,8 +90,7 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
                     raise
         write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
         (directory / TOKEN_FILE).unlink(missing_ok=True)
     return Outcome(_ordered(rows, plan, keys), len(todo), len(plan) - len(todo), failed)
 
@@ -140,11 +138,8 @@ def _result(future):
 
 
 def _progress_bar(enabled, total, done):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-    return tqdm(total=total, initial=done, unit=" points", desc="sweep", file=sys.stderr,
-                dynamic_ncols=True)
+    from ..tracing.progress import progress_bar
+    return progress_bar(enabled, total=total, initial=done, unit=" points", desc="sweep")
 
 
 @dataclass
