@@ -105,13 +105,20 @@ def _sweep(args):
     return 0
 
 
+REPORT_ROWS = 40
+"""Points listed after a sweep; summary.csv has them all."""
+
+
 def _report(keys, outcome, directory):
-    width = [max(len(k), *(len(row[k]) for row in outcome.rows)) for k in keys]
+    shown = outcome.rows[:REPORT_ROWS]
+    width = [max(len(k), *(len(row[k]) for row in shown)) for k in keys]
     print("  ".join(k.rjust(w) for k, w in zip(keys, width)) + "   simulated us  status")
-    for row in outcome.rows:
+    for row in shown:
         time_ps = row.get("simulated_time_ps")
         shown = f"{int(time_ps) / 1e6:13.3f}" if time_ps not in (None, "") else f"{'–':>13}"
         status = row["status"] if row["status"] == "ok" else f"failed: {row['error']}"
         print("  ".join(row[k].rjust(w) for k, w in zip(keys, width)) + f"  {shown}  {status}")
+    if len(outcome.rows) > len(shown):
+        print(f"… and {len(outcome.rows) - len(shown)} more")
     print(f"{len(outcome.rows)} points ({outcome.ran} run now, {outcome.skipped} done before);"
           f" summary {directory / SUMMARY}")
