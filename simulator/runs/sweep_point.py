@@ -202,7 +202,8 @@ def headline(path, result):
 
 def group_busy(path):
     """{summary column: mean busy fraction of the group's locations over the run}."""
-    db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+    # The finished file changes no more: read it without locks, leaving no -wal or -shm.
+    db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
     try:
         start, end = db.execute("SELECT virtual_start_ps, virtual_end_ps FROM run").fetchone()
         busy = db.execute("SELECT name, coalesce(busy_ps, 0) FROM location").fetchall()
