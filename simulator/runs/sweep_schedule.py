@@ -13,6 +13,7 @@ what it did, and a trace a worker sent back is written into the directory here.
 """
 import concurrent.futures
 import contextlib
+import glob
 import logging
 import multiprocessing
 import os
@@ -89,10 +90,20 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
                         record(futures[future], _result(future))
                     raise
         write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
+    except KeyboardInterrupt:
+        # Workers stopped before a point could stop cleanly leave its trace half-written.
+        _remove_partial_traces(directory, [task.name for _, task in todo])
+        raise
     finally:
         bar.close()
         (directory / TOKEN_FILE).unlink(missing_ok=True)
     return Outcome(_ordered(rows, plan, keys), len(todo), len(plan) - len(todo), failed)
+
+
+def _remove_partial_traces(directory, names):
+    for name in names:
+        for path in directory.glob(f".{glob.escape(name)}.partial-*"):
+            path.unlink(missing_ok=True)
 
 
 def _done(row, directory):
@@ -170,10 +181,15 @@ def _pool(scheduler, workers):
         return
     with _dask_client(scheduler, workers) as client:
         from distributed import as_completed
-        # A cluster's workers are not ours to interrupt: every point is cancelled.
+
+        def cancel_all(futures):
+            # A cluster's workers are not ours to interrupt: every point is cancelled.
+            client.cancel(list(futures))
+            return []
+
         yield _Pool(lambda task: client.submit(run_point, task, pure=False,
                                                key=f"sweep-point-{secrets.token_hex(8)}"),
-                    as_completed, lambda futures: client.cancel(list(futures)) and [])
+                    as_completed, cancel_all)
 
 
 @contextlib.contextmanager
