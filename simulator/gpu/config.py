@@ -131,6 +131,16 @@ def _flatten(tree, prefix=""):
             yield f"{prefix}{key}", value
 
 
+def parameter_names(cfg=None):
+    """Every settable key (``l2.banks``, ...) of ``cfg``, by default the R9 Nano's."""
+    return list(flat_config(R9_NANO if cfg is None else cfg))
+
+
+def flat_config(cfg):
+    """``cfg`` as {dotted key: value}, such as {"l2.banks": 16, ...}."""
+    return dict(_flatten(cfg))
+
+
 def load_config_file(path, base=None):
     """The configuration in JSON file ``path`` (a partial nested dict) applied over ``base``."""
     cfg = default_config() if base is None else base
