@@ -210,6 +210,18 @@ def test_dispatch_rate_and_occupancy_limits(impl, resources):
             assert peak == 4
 
 
+def test_lds_allocation_rounds_up_to_its_granularity(impl):
+    # 16,385 B take 65 granules of 256 B (16,640 B): three work-groups fit in 64 KB, not
+    # four (rounding by C's truncating division once gave 16,128 B, and four)
+    groups = [[wavefront(*[inst(Unit.VALU)] * 50)] for _ in range(8)]
+    _, trace, _ = run([launch(groups, lds_bytes=16385)], ["cp.map_buffer=8"],
+                      implementation=impl)
+    wgs = trace.rows("work-group")
+    for cu in ("CU[0]", "CU[1]"):
+        mine = [r for r in wgs if cu in trace.locations[r[3]]]
+        assert max(sum(1 for o in mine if o[4] <= r[4] < o[5]) for r in mine) == 3
+
+
 def test_oversized_work_group_is_a_clear_error():
     wfs = [wavefront(inst(Unit.VALU)) for _ in range(41)]
     with pytest.raises(ValueError, match="cannot fit on an empty CU"):

@@ -29,15 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from .. import build
 from .bulk import INSERT_TAGS, INSERT_TASKS
 
-if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
-    from .bulk import BulkInserter
-else:
-    try:
-        from ._bulk import BulkInserter
-    except ImportError:  # built without SQLite's header: the reference has the same API
-        from .bulk import BulkInserter
+BulkInserter = build.module("simulator.tracing._bulk").BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
 # Task batches up to this many tasks are kept in memory (56 B each) so that finalize
