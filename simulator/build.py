@@ -36,8 +36,8 @@ EXTENSIONS = {
     "simulator.engine._engine": "simulator.engine.engine",
     "simulator.tracing._api": "simulator.tracing.api",
     "simulator.tracing._bulk": "simulator.tracing.bulk",
-    "simulator.gpu._memory": "simulator.gpu.memory",
-    "simulator.gpu._compute_unit": "simulator.gpu.compute_unit",
+    "simulator.gpu.memory": None,
+    "simulator.gpu.compute_unit": None,
     "simulator.gpu.command_processor": None,
 }
 # Extensions that need a C library header at build time; without it the build skips
@@ -75,6 +75,11 @@ def compiled_file(name: str) -> Path | None:
 def compiled_available() -> bool:
     """True when every required extension of the compiled build was built."""
     return all(compiled_file(name) for name in EXTENSIONS if name not in OPTIONAL)
+
+
+def available_builds() -> tuple[str, ...]:
+    """The builds that can run here: plain Python always, the compiled one when built."""
+    return BUILDS if compiled_available() else ("python",)
 
 
 def default_build() -> str:

@@ -8,7 +8,7 @@ of every CU when the GPU is full) costs no interpreter time.
 from libc.stdint cimport int64_t
 
 from simulator.engine._engine cimport TickingComponent
-from simulator.gpu._compute_unit cimport ComputeUnit, MapWG
+from simulator.gpu.compute_unit cimport ComputeUnit, MapWG
 from simulator.tracing._api cimport NO_TASK, Tracer
 
 

@@ -27,8 +27,8 @@ default_implementation = _build.default_build
 
 def components(implementation):
     """The engine and component classes of ``implementation`` ("python" or "cython")."""
-    memory = _build.module("simulator.gpu._memory", implementation)
-    compute_unit = _build.module("simulator.gpu._compute_unit", implementation)
+    memory = _build.module("simulator.gpu.memory", implementation)
+    compute_unit = _build.module("simulator.gpu.compute_unit", implementation)
     command_processor = _build.module("simulator.gpu.command_processor", implementation)
     return SimpleNamespace(Engine=engine_module(implementation).Engine,
                            DRAMChannel=memory.DRAMChannel, L2Bank=memory.L2Bank,
