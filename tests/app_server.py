@@ -38,7 +38,7 @@ def serve(directory):
                 proc.wait()
                 log.close()
                 raise RuntimeError("the app did not start:\n" +
-                                   (directory / "server.log").read_text())
+                                   (directory / "server.log").read_text()) from None
             time.sleep(0.2)
     try:
         yield url, proc

@@ -243,18 +243,20 @@ def test_any_schedule_runs_in_time_priority_sequence_order(schedule):
     for build in available_builds():
         mod = module_for(build)
         engine = mod.Engine()
-        log = []
 
         class Probe(mod.Handler):
+            def __init__(self):
+                self.log = []
+
             def handle(self, kind, arg):
-                log.append(arg)
+                self.log.append(arg)
                 return 0
 
         probe = Probe()
         for seq, (t, p) in enumerate(schedule):
             engine.schedule(t, probe, 0, (t, p, seq), priority=p)
         engine.run()
-        assert log == expected
+        assert probe.log == expected
 
 
 def test_clear_drops_pending_events_and_frees_their_handlers(eng):

@@ -2,7 +2,6 @@
 import random
 from collections import OrderedDict, deque
 
-import pytest
 from test_gpu_units import TINY, inst, launch, run, wavefront
 
 from simulator.build import module

@@ -8,8 +8,8 @@ from test_gpu_units import TINY, inst, launch, wavefront
 
 from simulator.gpu import apply_overrides, default_config
 from simulator.gpu.platform import cython_available
-from simulator.runs.workload_cli import build_config, parse_window
 from simulator.gpu.run import SimulationInterrupted, simulate
+from simulator.runs.workload_cli import build_config, parse_window
 from simulator.stream import Unit
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.gpu import GPU, apply_overrides, default_config
 from simulator.build import compiled_available
+from simulator.gpu import GPU, apply_overrides, default_config
 from simulator.stream import KernelLaunch, Unit, WorkGroupStream, make_stream
 from simulator.tracing import tracer_class
 

@@ -21,7 +21,7 @@ import cython
 if not cython.compiled:
     from ..engine.engine import TickingComponent
     from ..tracing.api import NO_TASK
-    from .compute_unit import MapWG
+    from .compute_unit import ComputeUnit, MapWG
 
 
 def round_up(value, granularity):
@@ -112,7 +112,7 @@ class CommandProcessor(TickingComponent):
         vgprs: cython.longlong = round_up(stream.vgprs_per_wavefront, self.vgpr_granularity)
         s: cython.int
         best: cython.int
-        i: cython.Py_ssize_t
+        _wavefront: cython.Py_ssize_t
         free_lds: cython.longlong
         free_sgprs: cython.longlong
         slots: cython.longlong[::1] = self.try_slots
@@ -128,7 +128,7 @@ class CommandProcessor(TickingComponent):
         if lds > free_lds or sgprs > free_sgprs:
             return None
         simds = []
-        for i in range(n):
+        for _wavefront in range(n):
             best = -1
             for s in range(self.simds):
                 if slots[s] > 0 and free_vgprs[s] >= vgprs and (best < 0 or slots[s] > slots[best]):

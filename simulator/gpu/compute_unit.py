@@ -32,8 +32,8 @@ from ..stream import Unit
 
 if not cython.compiled:
     from ..engine.engine import Buffer, TickingComponent
-    from ..tracing.api import NO_TASK
-    from .memory import new_request
+    from ..tracing.api import NO_TASK, Tracer
+    from .memory import MemRequest, new_request
 
 WG_DONE = 2
 """Event kind: a work-group finished, sent to the Command Processor."""

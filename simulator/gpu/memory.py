@@ -30,7 +30,7 @@ import cython
 
 if not cython.compiled:
     from ..engine.engine import Buffer, TickingComponent
-    from ..tracing.api import NO_TASK
+    from ..tracing.api import NO_TASK, Tracer
 
 RESPONSE = 1
 """Event kind: a response to a ``MemRequest`` delivered to its requester."""

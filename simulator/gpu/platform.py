@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 from .. import build as _build
 from ..engine import module_for as engine_module
-from ..tracing import NO_TASK, tracer_class
+from ..tracing import NO_TASK
 from .config import default_config, validate
 from .trace_vocabulary import TraceKeys, parse_trace_level
 

@@ -75,10 +75,10 @@ def export_chrome(trace_path, out_path, show_progress=None):
                             "category": cat, "location": name}
                     if details is not None:
                         args["details"] = json.loads(details)
-                    event = ('{"name": %s, "cat": %s, "ph": "X", "ts": %s, "dur": %s, "pid": %d,'
-                             ' "tid": %d, "args": %s}' % (
-                                 json.dumps(action), json.dumps(cat), decimal_time(start, 6),
-                                 decimal_time(end - start, 6), pid, lane, json.dumps(args)))
+                    event = (f'{{"name": {json.dumps(action)}, "cat": {json.dumps(cat)}, '
+                             f'"ph": "X", "ts": {decimal_time(start, 6)}, '
+                             f'"dur": {decimal_time(end - start, 6)}, "pid": {pid}, '
+                             f'"tid": {lane}, "args": {json.dumps(args)}}}')
                     out.write(event if first else ",\n" + event)
                     first = False
                     count += 1
