@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.build import compiled_available
+from simulator.build import compiled_available, is_compiled, module
 from simulator.gpu import GPU, apply_overrides, default_config
 from simulator.stream import KernelLaunch, Unit, WorkGroupStream, make_stream
 from simulator.tracing import tracer_class
@@ -258,11 +258,15 @@ def test_idle_components_do_not_tick(build):
     assert gpu.events < 3 * n + 10
 
 
+def test_the_unit_codes_are_the_stream_formats(build):
+    # the compiled build holds them as C constants (compute_unit.pxd), a copy
+    compute_unit = module("simulator.gpu.compute_unit", build)
+    assert compute_unit.UNIT_CODES == {unit.name: int(unit) for unit in Unit}
+
+
 @pytest.mark.skipif(not compiled_available(), reason="compiled build missing")
 @pytest.mark.parametrize("name", ["memory", "compute_unit", "command_processor"])
 def test_each_component_is_one_source_run_by_both_builds(name):
-    from simulator.build import is_compiled, module
-
     compiled = module(f"simulator.gpu.{name}", "cython")
     source = module(f"simulator.gpu.{name}", "python")
     assert is_compiled(compiled) and not is_compiled(source)

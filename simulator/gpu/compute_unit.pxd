@@ -11,9 +11,28 @@ from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
 from simulator.gpu.memory cimport L1VCache, MemRequest, new_request
 from simulator.tracing._api cimport NO_TASK, Tracer
 
-cdef int WG_DONE
-cdef int READY, WAIT_LOADS, AT_BARRIER, SENDING, ENDING, DONE, SPECIAL
-cdef int VALU, SALU, LDS, VMEM, BRANCH, BARRIER, WAITCNT, END
+# Compile-time constants, so that the C compiler folds the issue logic (a switch over
+# the unit, shifts by a constant slot). The interpreted build takes the same names from
+# compute_unit.py; the unit codes are stream.Unit's (UNIT_CODES: a test compares them).
+cdef enum:
+    WG_DONE = 2
+    READY = 0
+    WAIT_LOADS = 1
+    AT_BARRIER = 2
+    SENDING = 3
+    ENDING = 4
+    DONE = 5
+    SPECIAL = 6
+    VALU = 0
+    SALU = 1
+    LDS = 2
+    VMEM = 3
+    BRANCH = 4
+    BARRIER = 5
+    WAITCNT = 6
+    END = 7
+
+cdef object column(object values)
 
 
 cdef class MapWG:

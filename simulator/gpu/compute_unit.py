@@ -35,14 +35,19 @@ if not cython.compiled:
     from ..tracing.api import NO_TASK, Tracer
     from .memory import MemRequest, new_request
 
-WG_DONE = 2
-"""Event kind: a work-group finished, sent to the Command Processor."""
+if not cython.compiled:  # compiled, these are C constants of compute_unit.pxd
+    WG_DONE = 2
+    """Event kind: a work-group finished, sent to the Command Processor."""
 
-READY, WAIT_LOADS, AT_BARRIER, SENDING, ENDING, DONE = range(6)
-SPECIAL = 6
-"""Issue-slot index shared by WAITCNT, BARRIER and END."""
+    READY, WAIT_LOADS, AT_BARRIER, SENDING, ENDING, DONE = range(6)
+    SPECIAL = 6
+    """Issue-slot index shared by WAITCNT, BARRIER and END."""
 
-VALU, SALU, LDS, VMEM, BRANCH, BARRIER, WAITCNT, END = (int(u) for u in Unit)
+    VALU, SALU, LDS, VMEM, BRANCH, BARRIER, WAITCNT, END = (int(u) for u in Unit)
+
+UNIT_CODES = {"VALU": VALU, "SALU": SALU, "LDS": LDS, "VMEM": VMEM, "BRANCH": BRANCH,
+              "BARRIER": BARRIER, "WAITCNT": WAITCNT, "END": END}
+"""Each unit's code as this build sees it: ``stream.Unit``'s (a test checks both builds)."""
 UNIT_NAMES = {VALU: "VALU", SALU: "SALU", LDS: "LDS", VMEM: "VMEM", BRANCH: "Branch",
               BARRIER: "Barrier"}
 

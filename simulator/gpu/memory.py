@@ -54,7 +54,7 @@ class MemRequest:
 def new_request(addr, write, requester, payload, req_out):
     """A ``MemRequest``, made (once compiled) without parsing arguments: one is made per
     line per level, and that adds up."""
-    req = MemRequest.__new__(MemRequest)
+    req: MemRequest = MemRequest.__new__(MemRequest)
     req.addr = addr
     req.write = write
     req.requester = requester
