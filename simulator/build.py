@@ -123,25 +123,22 @@ def module(name: str, build: str | None = None) -> ModuleType:
 def _uncompiled_group() -> dict[str, ModuleType]:
     """The pure-mode modules run from source, importing each other's sources.
 
-    Where none is compiled these are the ordinary modules. Otherwise each ``.py`` is
-    executed afresh under its own name, in the order of ``EXTENSIONS`` (the order they
-    import each other), while ``sys.modules`` briefly maps the group's names to these
-    copies, so that a relative import inside the group finds the plain-Python copy and
-    never the compiled one. ``sys.modules`` is restored afterwards.
+    A module with no compiled file is the ordinary module. A compiled one is executed
+    afresh from its ``.py`` under its own name, in the order of ``EXTENSIONS`` (the order
+    they import each other), while ``sys.modules`` briefly maps the group's names to
+    these copies, so that a relative import inside the group finds the plain-Python copy
+    and never the compiled one (which is not even loaded for this). ``sys.modules`` is
+    restored afterwards.
     """
     names = [name for name, reference in EXTENSIONS.items() if reference is None]
-    # import the group as built first: a compiled module checks the types it shares
-    # with the others against the compiled ones in sys.modules
-    modules = {name: importlib.import_module(name) for name in names}
     saved = {name: sys.modules.get(name) for name in names}
     loaded = {}
     try:
         for name in names:
-            current = modules[name]
-            if not is_compiled(current):
-                loaded[name] = sys.modules[name] = current
+            if compiled_file(name) is None:
+                loaded[name] = importlib.import_module(name)
                 continue
-            source = Path(current.__file__).parent / (name.rpartition(".")[2] + ".py")
+            source = ROOT.joinpath(*name.split(".")[1:]).with_suffix(".py")
             spec = importlib.util.spec_from_file_location(name, source)
             copy = importlib.util.module_from_spec(spec)
             loaded[name] = sys.modules[name] = copy

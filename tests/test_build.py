@@ -23,9 +23,13 @@ def _choices(environment):
     code = ("import simulator.engine as e, simulator.tracing as t, simulator.tracing.writer as w;"
             "from simulator.gpu import GPU, default_config;"
             "import inspect;"
+            "import sys;"
+            "from simulator.build import is_compiled;"
             "g = GPU(default_config());"
+            "loaded = any(is_compiled(m) for n, m in list(sys.modules.items())"
+            " if n.startswith('simulator.') and getattr(m, '__file__', None));"
             "print(e.IMPLEMENTATION, t.Tracer.__module__, w.BulkInserter.__module__,"
-            " g.implementation, not inspect.isfunction(type(g.cp).tick))")
+            " g.implementation, not inspect.isfunction(type(g.cp).tick), loaded)")
     env = {k: v for k, v in os.environ.items() if k != "SIMULATOR_PUREPYTHON"}
     env.update(environment, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
@@ -34,18 +38,19 @@ def _choices(environment):
 
 
 def test_purepython_variable_makes_every_part_plain_python():
-    engine, tracer, bulk, gpu, cp_compiled = _choices({"SIMULATOR_PUREPYTHON": "1"})
+    engine, tracer, bulk, gpu, cp_compiled, loaded = _choices({"SIMULATOR_PUREPYTHON": "1"})
     assert (engine, tracer, bulk, gpu) == ("python", "simulator.tracing.api",
                                            "simulator.tracing.bulk", "python")
-    # the GPU's components run from source even where compiled copies sit beside them
-    assert cp_compiled == "False"
+    # the GPU's components run from source even where compiled copies sit beside them,
+    # and no extension of the simulator is so much as loaded
+    assert cp_compiled == "False" and loaded == "False"
 
 
 @pytest.mark.skipif(not simulator_build.compiled_available(), reason="compiled build missing")
 def test_the_compiled_build_is_the_default_when_built():
-    engine, tracer, _, gpu, cp_compiled = _choices({})
-    assert (engine, tracer, gpu, cp_compiled) == ("cython", "simulator.tracing._api",
-                                                  "cython", "True")
+    engine, tracer, _, gpu, cp_compiled, loaded = _choices({})
+    assert (engine, tracer, gpu, cp_compiled, loaded) == ("cython", "simulator.tracing._api",
+                                                          "cython", "True", "True")
 
 
 def test_each_build_runs_its_own_engine_and_components(build):

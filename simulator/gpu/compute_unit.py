@@ -1,4 +1,4 @@
-"""A GCN compute unit, as a readable pure-Python reference.
+"""A GCN compute unit.
 
 It replays the instruction streams of the wavefronts mapped onto it:
 

@@ -22,6 +22,8 @@ cdef class MemRequest:
     cdef public int64_t req_in
 
 
+cdef MemRequest _fill(MemRequest req, int64_t addr, bint write, Handler requester,
+                      object payload, int64_t req_out)
 cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object payload,
                             int64_t req_out)
 

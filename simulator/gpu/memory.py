@@ -1,4 +1,4 @@
-"""The memory hierarchy below the compute units, as a readable pure-Python reference.
+"""The memory hierarchy below the compute units.
 
 * ``L1VCache``: one per CU. Set-associative with LRU, write-around (stores go to the L2
   and never allocate), and MSHRs that merge reads of a line already being fetched.
@@ -43,18 +43,10 @@ class MemRequest:
         __slots__ = ("addr", "write", "requester", "payload", "req_out", "req_in")
 
     def __init__(self, addr, write, requester, payload, req_out):
-        self.addr = addr
-        self.write = write
-        self.requester = requester
-        self.payload = payload
-        self.req_out = req_out
-        self.req_in = NO_TASK
+        _fill(self, addr, write, requester, payload, req_out)
 
 
-def new_request(addr, write, requester, payload, req_out):
-    """A ``MemRequest``, made (once compiled) without parsing arguments: one is made per
-    line per level, and that adds up."""
-    req: MemRequest = MemRequest.__new__(MemRequest)
+def _fill(req, addr, write, requester, payload, req_out):
     req.addr = addr
     req.write = write
     req.requester = requester
@@ -62,6 +54,12 @@ def new_request(addr, write, requester, payload, req_out):
     req.req_out = req_out
     req.req_in = NO_TASK
     return req
+
+
+def new_request(addr, write, requester, payload, req_out):
+    """A ``MemRequest``, made (once compiled) without parsing arguments: one is made per
+    line per level, and that adds up."""
+    return _fill(MemRequest.__new__(MemRequest), addr, write, requester, payload, req_out)
 
 
 class TagArray:
