@@ -3,8 +3,10 @@ writer and the GPU; ``setup.py`` compiles exactly the modules it lists."""
 import ast
 import importlib.util
 import inspect
+import json
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +53,27 @@ def test_the_compiled_build_is_the_default_when_built():
     engine, tracer, _, gpu, cp_compiled, loaded = _choices({})
     assert (engine, tracer, gpu, cp_compiled, loaded) == ("cython", "simulator.tracing._api",
                                                           "cython", "True", "True")
+
+
+def test_a_checkout_without_compiled_modules_runs_as_plain_python(tmp_path):
+    """No ``build_ext`` (or a failed one): the same sources run, and trace, as Python."""
+    shutil.copytree(ROOT / "simulator", tmp_path / "simulator",
+                    ignore=shutil.ignore_patterns("*.so", "*.cpp", "__pycache__"))
+    code = ("import json, sqlite3, inspect;"
+            "from simulator import build;"
+            "from simulator.gpu import GPU, default_config;"
+            "from simulator.gpu.run import simulate;"
+            "from simulator.workloads import WORKLOADS;"
+            "r = simulate(WORKLOADS['vectoradd'](size=1024), default_config(), 't.sqlite',"
+            " progress=False, writer_process=False);"
+            "n = sqlite3.connect('t.sqlite').execute('SELECT count(*) FROM task').fetchone()[0];"
+            "print(json.dumps([build.compiled_available(), build.default_build(), r.completed,"
+            " n > 0, inspect.isfunction(type(GPU(default_config()).cp).tick)]))")
+    env = {k: v for k, v in os.environ.items() if k != "SIMULATOR_PUREPYTHON"}
+    env["PYTHONPATH"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [False, "python", True, True, True]
 
 
 def test_each_build_runs_its_own_engine_and_components(build):
