@@ -17,7 +17,8 @@ R9_NANO = {
         "cus_per_shader_array": 4,      # compute units per SA: 64 CUs in all
     },
     "cp": {
-        "wg_dispatch_per_cycle": 1,     # work-groups the dispatcher maps per cycle (Daisen case study: 1 vs 2)
+        # work-groups the dispatcher maps per cycle (the Daisen case study: 1 vs 2)
+        "wg_dispatch_per_cycle": 1,
         "launch_overhead": 1600,        # cycles from a kernel launch to its first dispatch
         "map_buffer": 2,                # MapWGReq slots in each CU's input buffer
     },
