@@ -1,8 +1,8 @@
 """A sweep on the process pool against the same points run one after the other.
 
 Eight points of PageRank (dispatch rate 1 and 2 times four L2 bank counts), fully
-traced (``--trace-level`` lighter ones). The baseline runs each point's task in this process, one after the other;
-the sweep runs the same tasks on the default scheduler, a pool of ``--workers``
+traced (``--trace-level`` lighter ones). The baseline runs each point's task in this
+process, one after the other; the sweep runs the same tasks on the default scheduler, a pool of ``--workers``
 processes, through ``run_sweep`` (summary, progress and all). Both write every trace.
 
 The overhead per point is what the pool adds to the simulations themselves: the

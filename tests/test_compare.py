@@ -5,8 +5,8 @@ from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
-
 from compare_traces import NS, write_run
+
 from dashapp import urls
 from dashapp.comparison import figures, stats, views
 from dashapp.comparison.sweep import SweepReadError, read_sweep, sort_rows

@@ -3,13 +3,13 @@ fixture runs with known differences and a real sweep made by ``simulator sweep``
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from compare_traces import write_run
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from compare_traces import write_run
 from simulator.__main__ import main as simulator
 
 pytestmark = pytest.mark.browser
