@@ -11,9 +11,13 @@ import importlib
 import json
 import os
 import select
+import sqlite3
 import sys
 
 from . import __version__
+from .tracing.outputs import disk_full
+from .tracing.writer import TraceError, sqlite_problem
+from .user_input import InputError
 
 COMMAND_MODULES = [
     "simulator.tracing.cli",   # import, export, info, synth, finalize
@@ -22,8 +26,15 @@ COMMAND_MODULES = [
 ]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (the usage is one --help away)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m simulator",
         description="Simulate GPU kernels into SQLite task traces; import, export and inspect traces.",
     )
@@ -84,6 +95,32 @@ def main(argv=None):
         # The reader went away (`... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:  # noqa: BLE001 - only the failures _failure knows are kept
+        failure = _failure(args, exc)
+        if failure is None:
+            raise
+        message, code = failure
+        print(f"error: {message}", file=sys.stderr)
+        return code
+
+
+def _failure(args, exc):
+    """(one line, exit status) for a failure the user can act on, or None for a bug.
+
+    A full disk names the output; input errors carry their own ``FILE[:LINE:COL]``; any
+    other error of the system or of SQLite is reported in its own words with its file.
+    """
+    output = getattr(args, "output", None) or getattr(args, "trace", None)
+    if disk_full(exc):
+        said = exc.strerror if isinstance(exc, OSError) else str(exc)
+        return f"disk full writing {output or exc.filename}: {said}", 1
+    if isinstance(exc, (TraceError, InputError)):
+        return str(exc), 2
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}", 1
+    if isinstance(exc, sqlite3.Error):
+        return f"{output}: {sqlite_problem(exc)}", 1
+    return None
 
 
 def _stdout_reader_gone():

@@ -451,12 +451,19 @@ def _mtime(path):
         return 0.0
 
 
+_RUN_FILE = re.compile(r"^[0-9a-f]{16}\.sqlite$")
+_WORK_DIR = re.compile(r"^[0-9a-f]{16}-[A-Za-z0-9_]{8}$")  # tempfile.mkdtemp(prefix=f"{run_id}-")
+
+
 def _prune(root):
     """Keep the newest ``KEEP`` runs, and drop the work directories of runs a killed
-    server left behind (no run lasts twice its timeout)."""
-    runs = sorted(root.glob("*.sqlite"), key=_mtime, reverse=True)
-    for stale in root.glob("*-*"):
-        if stale.is_dir() and time.time() - _mtime(stale) > 2 * TIMEOUT_SECONDS:
+    server left behind (no run lasts twice its timeout). Only names the app gives its
+    own files are touched: ``$GPUSCOPE_RUN_DIR`` may hold anything else of the user's."""
+    runs = sorted((p for p in root.iterdir() if _RUN_FILE.match(p.name) and p.is_file()),
+                  key=_mtime, reverse=True)
+    for stale in root.iterdir():
+        if (_WORK_DIR.match(stale.name) and stale.is_dir() and not stale.is_symlink()
+                and time.time() - _mtime(stale) > 2 * TIMEOUT_SECONDS):
             shutil.rmtree(stale, ignore_errors=True)
     for old in runs[KEEP:]:
         # A trace the page has read may have SQLite's -wal/-shm files beside it.

@@ -17,9 +17,11 @@ temporary file, so a failure never leaves a half-written output.
 import csv
 import heapq
 import json
+import sqlite3
 
 from .progress import track
-from .writer import TraceError, atomic_output, open_readonly
+from .outputs import prepare_output
+from .writer import TraceError, atomic_output, open_readonly, sqlite_problem
 
 FORMATS = ("chrome", "csv")
 BATCH = 20_000
@@ -123,10 +125,14 @@ def export_csv(trace_path, out_path, show_progress=None):
     return count
 
 
-def export_trace(trace_path, out_path, fmt, show_progress=None):
-    """Export in ``fmt`` (one of ``FORMATS``)."""
-    if fmt == "chrome":
-        return export_chrome(trace_path, out_path, show_progress)
-    if fmt == "csv":
-        return export_csv(trace_path, out_path, show_progress)
-    raise TraceError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+def export_trace(trace_path, out_path, fmt, show_progress=None, force=True):
+    """Export in ``fmt`` (one of ``FORMATS``). ``out_path`` must not be the trace (nor a
+    link to it); an existing one is replaced only if ``force``."""
+    exporters = {"chrome": export_chrome, "csv": export_csv}
+    if fmt not in exporters:
+        raise TraceError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    prepare_output(out_path, [trace_path], force=force)
+    try:
+        return exporters[fmt](trace_path, out_path, show_progress)
+    except sqlite3.DatabaseError as exc:  # read from the trace: writing goes to a plain file
+        raise TraceError(f"{trace_path}: {sqlite_problem(exc)}") from None

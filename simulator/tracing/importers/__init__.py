@@ -6,6 +6,8 @@ a complete, finalized trace at the output path or nothing at all.
 """
 from pathlib import Path
 
+from ... import user_input
+from ..outputs import prepare_output
 from ..progress import progress_bar
 from . import akita, chrome, daisen_csv
 from .loader import Loader, TraceFormatError
@@ -24,7 +26,7 @@ def detect_format(path):
     if head.startswith(SQLITE_MAGIC):
         db = akita.open_readonly(path)
         try:
-            return akita.detect(db)
+            return akita.detect(db, path)
         finally:
             db.close()
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
@@ -36,9 +38,13 @@ def detect_format(path):
         f"{path}: unknown trace format (expected akita SQLite, Daisen CSV or Chrome JSON)")
 
 
-def import_trace(src, out, fmt=None, command="import", show_progress=None):
-    """Convert ``src`` into a trace at ``out``; returns (format, tasks, orphans, skipped)."""
+def import_trace(src, out, fmt=None, command="import", show_progress=None, force=True):
+    """Convert ``src`` into a trace at ``out``; returns (format, tasks, orphans, skipped).
+
+    ``out`` must not be ``src`` (nor a link to it); an existing ``out`` is replaced only
+    if ``force``."""
     src, out = Path(src), Path(out)
+    prepare_output(out, [src], force=force)
     fmt = fmt or detect_format(src)
     if fmt not in FORMATS:
         raise TraceFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -48,7 +54,7 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None):
         if fmt.startswith("akita"):
             db = akita.open_readonly(src)
             try:
-                with progress_bar(show_progress, total=akita.row_count(db), unit="task",
+                with progress_bar(show_progress, total=akita.row_count(db, src), unit="task",
                                   desc=f"import {fmt}") as bar:
                     for task in akita.read(db, src, fmt):
                         loader.add(task)
@@ -65,6 +71,9 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None):
                 else:
                     skipped = chrome.read(stream, src, loader, progress=bar.update)
         tasks, orphans = loader.finish(show_progress=show_progress)
+    except UnicodeDecodeError:
+        loader.abort()
+        raise TraceFormatError(str(user_input.utf8_error_in(src))) from None
     except BaseException:
         loader.abort()
         raise

@@ -15,6 +15,7 @@ import json
 import re
 from decimal import Decimal
 
+from ... import user_input
 from .loader import ForeignTask, TraceFormatError, scaled_to_ps
 
 PS_PER_US = 10 ** 6
@@ -112,6 +113,11 @@ class _Reader:
                     if self.eof or len(self.buf) - start > MAX_EVENT_BYTES or not self._more():
                         raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
                     start = self.pos
+                except RecursionError:
+                    deep = user_input.nesting_offset(self.buf[start:], user_input.MAX_JSON_NESTING)
+                    raise TraceFormatError(
+                        f"{self.where(start + max(deep, 0))}: JSON nested too deeply to read (more"
+                        f" than {user_input.MAX_JSON_NESTING} levels)") from None
             where = self.where(start)
             self.pos = end
             expect_value = False

@@ -9,14 +9,14 @@ integer keys in input order, and the output is finalized like a simulator trace.
 The output is written to a temporary file and moved into place only on success, so
 bad input never leaves a half-written trace behind.
 """
-import os
 import sqlite3
 from array import array
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 
-from ..writer import TraceError, TraceWriter, temporary_path
+from ... import user_input
+from ..writer import PendingOutput, TraceError, TraceWriter, remove_trace_files
 
 BATCH = 50_000
 PS_PER_SECOND = Decimal(10) ** 12
@@ -61,12 +61,19 @@ def _scaled(value, factor, where, column):
         if abs(scaled) < 2 ** 52:
             return int(round(scaled))
     try:
-        number = value if isinstance(value, Decimal) else Decimal(str(value).strip())
+        if isinstance(value, Decimal):
+            number = value
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = Decimal(value)
+        else:
+            # Text: ASCII digits only (Decimal would take any script's digits as well).
+            number = user_input.decimal(value if isinstance(value, str) else repr(value))
         if not number.is_finite():
             raise InvalidOperation
     except (InvalidOperation, ValueError):
         raise TraceFormatError(f"{where}: {column} is not a number: {value!r}") from None
-    return int((number * factor).to_integral_value())
+    # To the nearest picosecond, halves to even, as ``round`` does on the float path.
+    return int((number * factor).to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 class Loader:
@@ -74,20 +81,25 @@ class Loader:
 
     def __init__(self, out_path, *, source, command, config=None):
         self.out_path = Path(out_path)
-        self.tmp_path = temporary_path(self.out_path)
+        self.pending = PendingOutput(self.out_path)
+        self.tmp_path = self.pending.path
         self.scratch_path = Path(str(self.tmp_path) + ".stage")
-        self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
-                                  source=source, workload=None, temporary=True)
-        self.db = self.writer.db
-        if self.scratch_path.exists():
-            self.scratch_path.unlink()
-        self.db.execute("ATTACH DATABASE ? AS stage", (str(self.scratch_path),))
-        self.db.execute("PRAGMA stage.journal_mode=OFF")
-        self.db.execute("PRAGMA stage.synchronous=OFF")
-        self.db.execute(
-            "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
-            " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
-            " end_ps INTEGER, details TEXT, track TEXT, nest_parent INTEGER, src TEXT)")
+        self.writer = None
+        try:
+            self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
+                                      source=source, workload=None, temporary=True)
+            self.db = self.writer.db
+            remove_trace_files(self.scratch_path)
+            self.db.execute("ATTACH DATABASE ? AS stage", (str(self.scratch_path),))
+            self.db.execute("PRAGMA stage.journal_mode=OFF")
+            self.db.execute("PRAGMA stage.synchronous=OFF")
+            self.db.execute(
+                "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
+                " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
+                " end_ps INTEGER, details TEXT, track TEXT, nest_parent INTEGER, src TEXT)")
+        except BaseException:
+            self.abort()  # a full disk, say: leave nothing behind
+            raise
         self.locations = {}
         self.kinds = {}
         self.count = 0
@@ -157,11 +169,7 @@ class Loader:
         self.writer.tasks_written = self.count
         self.writer.finalize(completed=True, extra_orphans=orphans, show_progress=show_progress)
         self.writer.close()
-        for suffix in ("-wal", "-shm"):
-            leftover = Path(str(self.tmp_path) + suffix)
-            if leftover.exists():
-                leftover.unlink()
-        os.replace(self.tmp_path, self.out_path)
+        self.pending.publish()
         return self.count, orphans
 
     def _index_unique_ids(self):
@@ -198,12 +206,10 @@ class Loader:
 
     def abort(self):
         """Remove every temporary file; the output path is left untouched."""
-        try:
-            self.db.close()
-        except sqlite3.Error:
-            pass
-        for path in (self.tmp_path, self.scratch_path):
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                extra = Path(str(path) + suffix)
-                if extra.exists():
-                    extra.unlink()
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except sqlite3.Error:
+                pass
+        self.pending.discard()
+        remove_trace_files(self.scratch_path)
