@@ -16,7 +16,7 @@ import sys
 
 from . import __version__
 from .tracing.outputs import disk_full
-from .tracing.writer import TraceError, sqlite_problem
+from .tracing.writer import TraceDamaged, TraceError, sqlite_problem
 from .user_input import InputError
 
 COMMAND_MODULES = [
@@ -114,6 +114,8 @@ def _failure(args, exc):
     if disk_full(exc):
         said = exc.strerror if isinstance(exc, OSError) else str(exc)
         return f"disk full writing {output or exc.filename}: {said}", 1
+    if isinstance(exc, TraceDamaged):
+        return str(exc), 1
     if isinstance(exc, (TraceError, InputError)):
         return str(exc), 2
     if isinstance(exc, OSError) and exc.filename is not None:

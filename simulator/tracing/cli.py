@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ..user_input import count_argument, int_argument, positive_argument
 from .outputs import OutputError, interrupted, interrupted_note, prepare_output
-from .writer import TraceError
 
 FORCE_HELP = "replace the output if it exists (it is never one of the inputs)"
 
@@ -130,7 +129,7 @@ def _info(args):
     import sqlite3
 
     from .summary import summarize
-    from .writer import sqlite_problem
+    from .writer import sqlite_error
 
     db, failure = _open_checked(args.trace, None if args.no_check else False)
     if failure:
@@ -139,8 +138,8 @@ def _info(args):
     with contextlib.closing(db):
         try:
             text = summarize(db, top=args.top)
-        except sqlite3.DatabaseError as exc:
-            raise TraceError(f"{args.trace}: {sqlite_problem(exc)}") from None
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise sqlite_error(args.trace, exc) from None
     print(text)
     return 0
 

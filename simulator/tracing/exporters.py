@@ -21,7 +21,7 @@ import sqlite3
 
 from .progress import track
 from .outputs import prepare_output
-from .writer import TraceError, atomic_output, open_readonly, sqlite_problem
+from .writer import TraceError, atomic_output, open_readonly, sqlite_error
 
 FORMATS = ("chrome", "csv")
 BATCH = 20_000
@@ -134,5 +134,5 @@ def export_trace(trace_path, out_path, fmt, show_progress=None, force=True):
     prepare_output(out_path, [trace_path], force=force)
     try:
         return exporters[fmt](trace_path, out_path, show_progress)
-    except sqlite3.DatabaseError as exc:  # read from the trace: writing goes to a plain file
-        raise TraceError(f"{trace_path}: {sqlite_problem(exc)}") from None
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # reading: writing is to a plain file
+        raise sqlite_error(trace_path, exc) from None

@@ -22,6 +22,8 @@ def problems(db: sqlite3.Connection, full: bool = False) -> list:
         rows = db.execute(f"PRAGMA {pragma}({PROBLEMS_SHOWN})").fetchall()
     except sqlite3.DatabaseError as exc:  # so damaged that the check itself cannot run
         return [str(exc)]
+    except UnicodeDecodeError:  # a message quoting damaged bytes
+        return ["SQLite's report is not even text"]
     found = [row[0] for row in rows]
     return [] if found == ["ok"] else found
 

@@ -52,6 +52,10 @@ class TraceError(Exception):
     """A trace file cannot be read or written; the message says where and why."""
 
 
+class TraceDamaged(TraceError):
+    """SQLite found the file damaged (``integrity.py`` says how it checks)."""
+
+
 def schema_text():
     """The full text of ``sqlite_schema.sql``, the contract shared with the app."""
     packaged = resources.files("simulator.tracing").joinpath("sqlite_schema.sql")
@@ -128,14 +132,16 @@ class TraceWriter:
         self.path = path
         self._wall_start = time.perf_counter()
         self.db = sqlite3.connect(str(path), isolation_level=None)
+        # A killed run's writer process may still be closing the file for a moment.
+        self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")
         try:
             if self.db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'run'"
                                ).fetchone()[0] != 1:
                 raise TraceError(f"{path}: not a GPUscope trace (no run table)")
             self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             self.db.close()
-            raise TraceError(f"{path}: {sqlite_problem(exc)}") from None
+            raise sqlite_error(path, exc) from None
         except TraceError:
             self.db.close()
             raise
@@ -263,18 +269,33 @@ def open_readonly(path, probe="SELECT count(*) FROM sqlite_master", what="a read
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise TraceError(f"{path}: {sqlite_problem(exc, what)}") from None
+        raise sqlite_error(path, exc, what) from None
+    # Text that is not UTF-8 (a damaged page, another tool's bytes) is read with
+    # replacement characters instead of failing the query that meets it.
+    db.text_factory = _lenient_text
     try:
         db.execute(probe).fetchone()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         db.close()
-        raise TraceError(f"{path}: {sqlite_problem(exc, what)}") from None
+        raise sqlite_error(path, exc, what) from None
     return db
+
+
+def _lenient_text(data):
+    return data.decode("utf-8", "replace")
+
+
+def sqlite_error(path, exc, what="a GPUscope trace"):
+    """The ``TraceError`` (``TraceDamaged`` for damage) for SQLite's error ``exc`` on ``path``."""
+    problem = sqlite_problem(exc, what)
+    return (TraceDamaged if problem.startswith("damaged") else TraceError)(f"{path}: {problem}")
 
 
 def sqlite_problem(exc, what="a GPUscope trace"):
     """What SQLite's error ``exc`` says about a file meant to be ``what``: SQLite's own
     words, preceded only by what its error code means (damaged, not SQLite, not ours)."""
+    if isinstance(exc, UnicodeDecodeError):  # SQLite's message quotes the damaged bytes
+        return "damaged (SQLite's error message is not even text)"
     code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
     text = str(exc)
     if code == sqlite3.SQLITE_CORRUPT or "malformed" in text:

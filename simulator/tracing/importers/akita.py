@@ -31,7 +31,7 @@ def _rows(db, path, sql):
     ``TraceFormatError`` naming ``path``."""
     try:
         yield from db.execute(sql)
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise TraceFormatError(f"{path}: {writer.sqlite_problem(exc, 'an akita trace')}") from None
 
 

@@ -116,8 +116,8 @@ class _Reader:
                 except RecursionError:
                     deep = user_input.nesting_offset(self.buf[start:], user_input.MAX_JSON_NESTING)
                     raise TraceFormatError(
-                        f"{self.where(start + max(deep, 0))}: JSON nested too deeply to read (more"
-                        f" than {user_input.MAX_JSON_NESTING} levels)") from None
+                        f"{self.where(start + max(deep, 0))}: JSON nested more than"
+                        f" {user_input.MAX_JSON_NESTING} levels deep") from None
             where = self.where(start)
             self.pos = end
             expect_value = False
