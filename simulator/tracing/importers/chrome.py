@@ -114,7 +114,9 @@ class _Reader:
                         raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
                     start = self.pos
                 except RecursionError:
-                    deep = user_input.nesting_offset(self.buf[start:], user_input.MAX_JSON_NESTING)
+                    # The event array itself is the first level.
+                    deep = user_input.nesting_offset(self.buf[start:],
+                                                     user_input.MAX_JSON_NESTING - 1)
                     raise TraceFormatError(
                         f"{self.where(start + max(deep, 0))}: JSON nested more than"
                         f" {user_input.MAX_JSON_NESTING} levels deep") from None
