@@ -36,6 +36,15 @@ class _Parser(c_parser.CParser):
                 coord = self._coord(token.lineno, token.column)
         raise c_parser.ParseError(f"{coord}: {msg}")
 
+    def _pop_scope(self):
+        # pycparser asserts here when a '}' closes a scope that was never opened.
+        if len(self._scope_stack) <= 1:
+            mark = self._tokens.mark()
+            token = self._tokens._buffer[mark - 1] if mark else None
+            self._parse_error("'}' without a matching '{'",
+                              self._coord(token.lineno, token.column) if token else None)
+        super()._pop_scope()
+
 
 def _parse_error(path, exc):
     """Turn 'file:line:col: message' from pycparser into a KernelError."""
