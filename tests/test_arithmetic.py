@@ -19,6 +19,9 @@ from simulator.tracing.importers.loader import TraceFormatError, scaled_to_ps, s
     (1.6e-12, 2), (-1.6e-12, -2), (2.001e-9, 2001),      # floats (akita's REAL columns)
     (Decimal("7.0000000000009"), 7_000_000_000_001),     # Chrome's exact decimals
     (3, 3_000_000_000_000), (10**9, 10**21),             # integers, past the float path
+    # An epoch-scale time (akita's wall clock): past 2**53 ps a float product is off by
+    # thousands of ps, so the exact value of the double is scaled instead.
+    (1700000000.9560342, 1700000000956034183502),
 ])
 def test_seconds_become_the_nearest_picosecond(value, ps):
     assert seconds_to_ps(value, "f:1", "Start") == ps

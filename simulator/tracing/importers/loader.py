@@ -57,8 +57,9 @@ def _scaled(value, factor, where, column):
         # A binary float holds the nearest double to a whole number of picoseconds; for
         # times under ~1000 s its error is far below half a picosecond, so rounding the
         # float product recovers that number exactly (and much faster than Decimal).
-        # (Past 2**52 the Decimal path below gives the same integer, only slower: the
-        # bound is a speed choice, and moving it changes no result.)
+        # Past 2**53 a float product is off by more than a picosecond (an epoch-scale
+        # time by thousands); below, either path gives the same integer, so the bound
+        # sits a factor of two under the limit, and lowering it changes only the speed.
         scaled = value * float(factor)
         if abs(scaled) < 2 ** 52:
             return int(round(scaled))
