@@ -100,7 +100,8 @@ def main(argv=None):
         if failure is None:
             raise
         message, code = failure
-        print(f"error: {message}", file=sys.stderr)
+        # One line, whatever a message quotes from the input (a field with a newline).
+        print("error: " + message.replace("\r", "\\r").replace("\n", "\\n"), file=sys.stderr)
         return code
 
 

@@ -18,10 +18,10 @@ from simulator.tracing.importers.loader import TraceFormatError, scaled_to_ps, s
     ("1.4e-12", 1), ("2.5e-12", 2), ("3.5e-12", 4),      # halves to even, as round() does
     (1.6e-12, 2), (-1.6e-12, -2), (2.001e-9, 2001),      # floats (akita's REAL columns)
     (Decimal("7.0000000000009"), 7_000_000_000_001),     # Chrome's exact decimals
-    (3, 3_000_000_000_000), (10**9, 10**21),             # integers, past the float path
-    # An epoch-scale time (akita's wall clock): past 2**53 ps a float product is off by
-    # thousands of ps, so the exact value of the double is scaled instead.
-    (1700000000.9560342, 1700000000956034183502),
+    (3, 3_000_000_000_000), (10**6, 10**18),             # integers, past the float path
+    # A day into a run: past 2**53 ps a float product is off by a few ps, so the
+    # exact value of the double is scaled instead.
+    (86400.23796462709, 86400237964627086),
 ])
 def test_seconds_become_the_nearest_picosecond(value, ps):
     assert seconds_to_ps(value, "f:1", "Start") == ps
@@ -39,6 +39,20 @@ def test_scaled_times_become_the_nearest_picosecond(value, unit, ps):
 def test_what_is_not_a_number_is_refused(value):
     with pytest.raises(TraceFormatError, match="f:1: ts is not a number"):
         scaled_to_ps(value, 10**6, "f:1", "ts")
+
+
+@pytest.mark.parametrize("value", ["1e999999999", Decimal("-1e999999999"), 10**400, 1e300,
+                                   "9223372036854.775808", "-9223372036854.775809",
+                                   1.7e15])  # an epoch in microseconds: needs an origin
+def test_times_past_64_bits_are_refused_at_once(value):
+    with pytest.raises(TraceFormatError, match="f:1: ts is out of range"):
+        scaled_to_ps(value, 10**6, "f:1", "ts")
+
+
+def test_the_largest_times_are_kept():
+    assert scaled_to_ps("9223372036854.775807", 10**6, "f:1", "ts") == 2**63 - 1
+    assert scaled_to_ps("-9223372036854.775808", 10**6, "f:1", "ts") == -(2**63)
+    assert scaled_to_ps(2**63 - 1, 1, "f:1", "ts") == 2**63 - 1
 
 
 # -- the Overview's bins -----------------------------------------------------------------

@@ -177,6 +177,8 @@ def test_a_run_killed_outright_is_named_and_finalize_recovers_it(tmp_path):
             pass
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    # The writer process sees its pipe close and stops without a word (it shares stderr).
+    assert "Traceback" not in proc.stderr.read().decode()
     assert not out.exists() and partial.exists()
 
     info = cli("info", out)

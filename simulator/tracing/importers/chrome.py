@@ -113,6 +113,8 @@ class _Reader:
                     if self.eof or len(self.buf) - start > MAX_EVENT_BYTES or not self._more():
                         raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
                     start = self.pos
+                except ValueError as exc:  # an integer of more digits than Python converts
+                    raise TraceFormatError(f"{self.where(self.pos)}: invalid JSON: {exc}") from None
                 except RecursionError:
                     # The event array itself is the first level.
                     deep = user_input.nesting_offset(self.buf[start:],

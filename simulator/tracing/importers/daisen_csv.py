@@ -20,7 +20,8 @@ def read(stream, path, progress=None):
         raise TraceFormatError(f"{path}:1: empty file, expected the header {', '.join(HEADER)}") from None
     header = tuple(h.strip() for h in header)
     if header != HEADER:
-        raise TraceFormatError(f"{path}:1: header is {', '.join(header)}; expected {', '.join(HEADER)}")
+        raise TraceFormatError(f"{path}:1: header is {', '.join(header)!r}; expected"
+                               f" {', '.join(HEADER)}")
     for row in reader:
         line = reader.line_num
         if not row or (len(row) == 1 and not row[0].strip()):

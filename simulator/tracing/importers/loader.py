@@ -52,8 +52,13 @@ def scaled_to_ps(value, ps_per_unit, where, column):
     return _scaled(value, Decimal(ps_per_unit), where, column)
 
 
+MAX_PS = 2 ** 63
+"""Times are stored as SQLite's 64-bit integers: anything at or past this is refused."""
+
+
 def _scaled(value, factor, where, column):
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    number_type = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, float) or (number_type and abs(value) < 2 ** 52):
         # A binary float holds the nearest double to a whole number of picoseconds; for
         # times under ~1000 s its error is far below half a picosecond, so rounding the
         # float product recovers that number exactly (and much faster than Decimal).
@@ -66,7 +71,7 @@ def _scaled(value, factor, where, column):
     try:
         if isinstance(value, Decimal):
             number = value
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        elif number_type:
             number = Decimal(value)
         else:
             # Text: ASCII digits only (Decimal would take any script's digits as well).
@@ -75,8 +80,19 @@ def _scaled(value, factor, where, column):
             raise InvalidOperation
     except (InvalidOperation, ValueError):
         raise TraceFormatError(f"{where}: {column} is not a number: {value!r}") from None
+    # The exponent first: 1e999999999 must not become a billion-digit integer.
+    if number and number.adjusted() + factor.adjusted() > 20:
+        raise _out_of_range(where, column, value)
     # To the nearest picosecond, halves to even, as ``round`` does on the float path.
-    return int((number * factor).to_integral_value(rounding=ROUND_HALF_EVEN))
+    ps = int((number * factor).to_integral_value(rounding=ROUND_HALF_EVEN))
+    if not -MAX_PS <= ps < MAX_PS:
+        raise _out_of_range(where, column, value)
+    return ps
+
+
+def _out_of_range(where, column, value):
+    return TraceFormatError(f"{where}: {column} is out of range (times are stored in 64-bit"
+                            f" picoseconds, about 106 days): {str(value)[:40]!r}")
 
 
 class Loader:
@@ -112,6 +128,8 @@ class Loader:
         """Stage one task (validated here, so every importer checks the same things)."""
         if not task.ext_id:
             raise TraceFormatError(f"{task.where}: empty task ID")
+        if not (-MAX_PS <= task.start_ps and task.end_ps < MAX_PS):  # ts + dur, say
+            raise _out_of_range(task.where, "the task's end", task.end_ps)
         if task.end_ps < task.start_ps:
             raise TraceFormatError(
                 f"{task.where}: task {task.ext_id!r} ends ({task.end_ps} ps) before it starts"
