@@ -8,7 +8,7 @@ from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
 from ..kernels.diagnostics import KernelError
 from ..kernels.records import KernelRecorder
-from ..tracing.outputs import interrupted_note, prepare_output
+from ..tracing.outputs import announce_interrupted, prepare_output
 from ..user_input import InputError, int_argument, integer, positive_argument
 from ..workloads import WORKLOADS
 from .records import simulate_with_records
@@ -70,9 +70,7 @@ def prepare_trace_output(args, inputs=()):
     if args.output is None:
         return
     prepare_output(args.output, [args.config, *inputs], force=args.force)
-    note = interrupted_note(args.output)
-    if note:
-        print(note, file=sys.stderr)
+    announce_interrupted(args.output)
 
 
 def build_config(args):

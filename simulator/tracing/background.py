@@ -106,7 +106,7 @@ def _serve(conn, path, options, slot_file):
     while True:
         try:
             name, args, kwargs, reply = conn.recv()
-        except EOFError:
+        except (EOFError, ConnectionResetError):
             # The simulation is gone (killed outright): stop here, leaving the rows
             # written so far for `finalize` to recover, and no traceback.
             writer.close()

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 from ..user_input import count_argument, int_argument, positive_argument
-from .outputs import OutputError, interrupted, interrupted_note, prepare_output
+from .outputs import (OutputError, announce_interrupted, interrupted, interrupted_note,
+                      prepare_output)
+from .writer import TraceDamaged, TraceError
 
 FORCE_HELP = "replace the output if it exists (it is never one of the inputs)"
 
@@ -85,7 +87,7 @@ def register(subparsers):
 def _import(args):
     from .importers import import_trace
 
-    _note_interrupted(args.output)
+    announce_interrupted(args.output)
     started = time.perf_counter()
     fmt, tasks, orphans, skipped = import_trace(args.file, args.output, fmt=args.format,
                                                 command=" ".join(sys.argv), force=args.force)
@@ -106,23 +108,24 @@ def _export(args):
     return 0
 
 
-def _open_checked(path, full):
-    """A read-only connection to the trace at ``path``, or the one-line reason why it is
-    missing (naming what an interrupted run left) or damaged; (db, None) or (None, line)."""
+def _open_checked(path, check):
+    """A read-only connection to the trace at ``path`` after SQLite's ``check``
+    ("quick_check", "integrity_check" or None). A missing file names what an
+    interrupted run left; a damaged one raises ``TraceDamaged``."""
     from .exporters import open_trace
     from .integrity import damage_report, problems
 
     note = interrupted_note(path)
     if note and not Path(path).exists():
-        return None, f"{path}: no such file; {note.removeprefix('note: ')}"
+        raise TraceError(f"{path}: no such file; {note.removeprefix('note: ')}")
     db = open_trace(path)
-    found = problems(db, full=full) if full is not None else []
+    found = problems(db, full=check == "integrity_check") if check else []
     if found:
         db.close()
-        return None, damage_report(path, found)
+        raise TraceDamaged(damage_report(path, found))
     if note:
         print(note, file=sys.stderr)
-    return db, None
+    return db
 
 
 def _info(args):
@@ -131,11 +134,7 @@ def _info(args):
     from .summary import summarize
     from .writer import sqlite_error
 
-    db, failure = _open_checked(args.trace, None if args.no_check else False)
-    if failure:
-        print(f"error: {failure}", file=sys.stderr)
-        return 1
-    with contextlib.closing(db):
+    with contextlib.closing(_open_checked(args.trace, None if args.no_check else "quick_check")) as db:
         try:
             text = summarize(db, top=args.top)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -145,26 +144,16 @@ def _info(args):
 
 
 def _check(args):
-    db, failure = _open_checked(args.trace, True)
-    if failure:
-        print(f"error: {failure}", file=sys.stderr)
-        return 1
-    db.close()
+    _open_checked(args.trace, "integrity_check").close()
     print(f"{args.trace}: ok (SQLite's integrity_check found no damage)")
     return 0
-
-
-def _note_interrupted(output):
-    note = interrupted_note(output)
-    if note:
-        print(note, file=sys.stderr)
 
 
 def _synth(args):
     from .synthetic import generate
 
     prepare_output(args.output, force=args.force)
-    _note_interrupted(args.output)
+    announce_interrupted(args.output)
     started = time.perf_counter()
     try:
         count = generate(args.output, tasks=args.tasks, seed=args.seed, command=" ".join(sys.argv))

@@ -19,6 +19,7 @@ import errno
 import os
 import re
 import sqlite3
+import sys
 from pathlib import Path
 
 from .writer import PARTIAL_MARK, TraceError
@@ -92,6 +93,13 @@ def interrupted_note(out):
     names = ", ".join(str(p) for p in left)
     return (f"note: an interrupted run left {names}; `python -m simulator finalize {out}`"
             " turns it into a trace marked incomplete")
+
+
+def announce_interrupted(out) -> None:
+    """Print ``interrupted_note(out)`` on stderr, if there is anything to say."""
+    note = interrupted_note(out)
+    if note:
+        print(note, file=sys.stderr)
 
 
 def disk_full(exc: BaseException) -> bool:
