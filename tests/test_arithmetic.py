@@ -154,6 +154,12 @@ def test_no_local_access_no_instruction():
     assert (found.instructions, found.conflicted, found.worst) == (0, 0, 0)
 
 
+def test_a_conflict_free_access_puts_no_bank_in_conflict():
+    table = klein.bank_table(klein.conflicts(access(lanes(0, range(64)))))
+    assert list(table.accesses) == [2] * 32 and list(table.degree) == [1] * 32
+    assert not table.conflicted.any()
+
+
 def test_each_access_gets_the_degree_of_its_own_lane_group():
     # Lanes 0-31 stride 2 (two-way conflicts); lanes 32-63 consecutive (none).
     found = klein.conflicts(access(lanes(0, list(range(0, 64, 2)) + list(range(32)))))
