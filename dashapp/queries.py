@@ -54,14 +54,17 @@ class TraceError(RuntimeError):
     """The file is not a readable, finalized GPUscope trace."""
 
 
-# SQLite's words for what is wrong with a file, and what they mean to someone opening a
-# trace; the original message follows in parentheses.
+# SQLite's words (or its extended error name) for what is wrong with a file, and what
+# they mean to someone opening a trace; the original message follows in parentheses.
+# "attempt to write a readonly database" alone means nothing certain: only the error
+# name tells a hot journal (a killed writer) from, say, a WAL file in a read-only
+# directory, which is reported in SQLite's words.
 _EXPLANATIONS = (
     ("file is not a database", "not an SQLite file"),
     ("no such table", "not a GPUscope trace, or one from another version"),
     ("no such column", "not a GPUscope trace, or one from another version"),
     ("database disk image is malformed", "damaged: SQLite found the file malformed"),
-    ("attempt to write a readonly database",
+    ("SQLITE_READONLY_ROLLBACK",
      "a writer was killed in the middle of a batch; `python -m simulator finalize FILE`"
      " repairs the file"),
     ("database is locked", "a writer holds the file; try again when it is done"),
@@ -71,8 +74,9 @@ _EXPLANATIONS = (
 def explain(err):
     """A reader's account of the SQLite error ``err``."""
     text = str(err)
+    name = getattr(err, "sqlite_errorname", None)
     for words, meaning in _EXPLANATIONS:
-        if words in text:
+        if words in text or words == name:
             return f"{meaning} ({text})"
     return text
 

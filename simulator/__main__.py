@@ -13,10 +13,14 @@ import json
 import os
 import select
 import signal
+import sqlite3
 import sys
 import threading
 
 from . import __version__
+from .tracing.outputs import disk_full
+from .tracing.writer import TraceDamaged, TraceError, sqlite_problem
+from .user_input import InputError
 
 COMMAND_MODULES = [
     "simulator.tracing.cli",   # import, export, info, synth, finalize
@@ -31,9 +35,13 @@ class CommandParser(argparse.ArgumentParser):
 
     argparse hands a subcommand's unknown options up to the top-level parser, which then
     prints its own usage: `run transpose --sise 1024` would answer with the list of
-    commands. Here the command that was given answers, with its own usage and the option
-    it most likely meant. Subparsers inherit the class (add_subparsers' default).
+    commands. Here the command that was given answers, naming itself and the option it
+    most likely meant, in one line (its usage is one --help away). Subparsers inherit the
+    class (add_subparsers' default).
     """
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
@@ -132,6 +140,35 @@ def main(argv=None):
         # The reader went away (`... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:  # noqa: BLE001 - only the failures _failure knows are kept
+        failure = _failure(args, exc)
+        if failure is None:
+            raise
+        message, code = failure
+        # One line, whatever a message quotes from the input (a field with a newline).
+        print("error: " + message.replace("\r", "\\r").replace("\n", "\\n"), file=sys.stderr)
+        return code
+
+
+def _failure(args, exc):
+    """(one line, exit status) for a failure the user can act on, or None for a bug.
+
+    A full disk names the output; input errors carry their own ``FILE[:LINE:COL]``; any
+    other error of the system or of SQLite is reported in its own words with its file.
+    """
+    output = getattr(args, "output", None) or getattr(args, "trace", None)
+    if disk_full(exc):
+        said = exc.strerror if isinstance(exc, OSError) else str(exc)
+        return f"disk full writing {output or exc.filename}: {said}", 1
+    if isinstance(exc, TraceDamaged):
+        return str(exc), 1
+    if isinstance(exc, (TraceError, InputError)):
+        return str(exc), 2
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}", 1
+    if isinstance(exc, sqlite3.Error):
+        return f"{output}: {sqlite_problem(exc)}", 1
+    return None
 
 
 def _stdout_reader_gone():

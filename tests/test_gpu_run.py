@@ -180,7 +180,8 @@ def test_a_mistyped_option_is_answered_by_its_own_command(capsys):
         main(["run", "transpose", "--sise", "64"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "usage: python -m simulator run transpose" in err  # not the list of commands
+    assert err.count("\n") == 1  # one line, from the command given (not the list of commands)
+    assert err.startswith("python -m simulator run transpose: error:")
     assert "unrecognized arguments: --sise 64 (did you mean --size?)" in err
 
 

@@ -9,7 +9,7 @@ from simulator.tracing.synthetic import generate
 from simulator.tracing.writer import TraceError
 
 
-@pytest.mark.parametrize("command", ["import", "export", "info", "synth", "finalize"])
+@pytest.mark.parametrize("command", ["import", "export", "info", "check", "synth", "finalize"])
 def test_every_trace_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])

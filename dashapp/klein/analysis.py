@@ -186,7 +186,7 @@ def conflicts(acc, elem_bytes=4):
     local = acc.local_id[rows]
     group = _group_ids(acc.work_group[rows], acc.seq[rows], local // WAVEFRONT,
                        local % WAVEFRONT // group_lanes)
-    words = int(dword.max()) + 1
+    words = int(dword.max()) + 1  # a radix above every dword (a larger one: the same keys)
     distinct = np.unique(group * words + dword)
     pair = distinct // words * BANKS + distinct % words % BANKS
     pairs, per_pair = np.unique(pair, return_counts=True)

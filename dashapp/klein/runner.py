@@ -529,14 +529,18 @@ def _mtime(path):
         return 0.0
 
 
+_WORK_DIR = re.compile(r"^[0-9a-f]{16}-[A-Za-z0-9_]{8}$")  # tempfile.mkdtemp(prefix=f"{run_id}-")
+
+
 def _prune(root):
     """Keep the newest ``KEEP`` runs, and drop the work directories of runs a killed
-    server left behind (no run lasts twice its timeout). Only what a run wrote is
-    touched: traces named by a run id, and work directories named after one."""
-    runs = sorted((p for p in root.glob("*.sqlite") if RUN_ID.match(p.stem)),
+    server left behind (no run lasts twice its timeout). Only names the app gives its
+    own files are touched (traces named by a run id, work directories named after one):
+    ``$GPUSCOPE_RUN_DIR`` may hold anything else of the user's."""
+    runs = sorted((p for p in root.glob("*.sqlite") if RUN_ID.match(p.stem) and p.is_file()),
                   key=_mtime, reverse=True)
-    for stale in root.glob("*-*"):
-        if (stale.is_dir() and RUN_ID.match(stale.name.split("-")[0])
+    for stale in root.iterdir():
+        if (_WORK_DIR.match(stale.name) and stale.is_dir() and not stale.is_symlink()
                 and time.time() - _mtime(stale) > 2 * TIMEOUT_SECONDS):
             shutil.rmtree(stale, ignore_errors=True)
     for old in runs[KEEP:]:

@@ -13,6 +13,7 @@
 """
 from pycparser import c_ast, c_parser
 
+from ..user_input import nesting_offset, position
 from . import ir
 from . import types as T
 from .diagnostics import KernelError, Unsupported, at
@@ -35,6 +36,15 @@ class _Parser(c_parser.CParser):
                 coord = self._coord(token.lineno, token.column)
         raise c_parser.ParseError(f"{coord}: {msg}")
 
+    def _pop_scope(self):
+        # pycparser asserts here when a '}' closes a scope that was never opened.
+        if len(self._scope_stack) <= 1:
+            mark = self._tokens.mark()
+            token = self._tokens._buffer[mark - 1] if mark else None
+            self._parse_error("'}' without a matching '{'",
+                              self._coord(token.lineno, token.column) if token else None)
+        super()._pop_scope()
+
 
 def _parse_error(path, exc):
     """Turn 'file:line:col: message' from pycparser into a KernelError."""
@@ -51,11 +61,44 @@ def _parse_error(path, exc):
     return KernelError(path, 0, 0, reason)
 
 
+MAX_NESTING = 100
+"""Deepest nesting of parentheses, brackets and braces compiled (the parser and the
+lowering recurse once or more per level, within Python's recursion limit)."""
+
+
+def _check_nesting(path, pre):
+    offset = nesting_offset(pre.body, MAX_NESTING, "([{", ")]}", "\"'")
+    if offset >= 0:
+        line, col = position(pre.body, offset)
+        raise KernelError(path, line, col,
+                          f"nested more than {MAX_NESTING} levels deep (parentheses,"
+                          " brackets and braces together)")
+
+
 def compile_source(path, source):
     """Parse and lower every kernel in ``source`` (named ``path`` in messages)."""
     pre = preprocess(path, source)
+    _check_nesting(path, pre)
+    parser, lowering = _Parser(), []
     try:
-        ast = _Parser().parse(pre.text, path)
+        return _compile(path, pre, source, parser, lowering)
+    except RecursionError:
+        # Deep in something other than brackets (a chain of 'if's, a very long
+        # expression): say which statement was being lowered, or where the parser was.
+        if lowering and lowering[0].at is not None:
+            coord = lowering[0].at.coord
+            line, col = (coord.line, coord.column) if coord is not None else (0, 0)
+        else:
+            token = parser._tokens.peek()
+            line, col = (token.lineno, token.column) if token is not None else (0, 0)
+        raise KernelError(path, line, col, "too deeply nested or too long to compile;"
+                          " split it into simpler statements") from None
+
+
+def _compile(path, pre, source, parser, lowering):
+    """``compile_source`` after the checks; the ``_Lowering`` at work is kept in ``lowering``."""
+    try:
+        ast = parser.parse(pre.text, path)
     except c_parser.ParseError as exc:
         raise _parse_error(path, exc) from None
     kernels = {}
@@ -66,7 +109,8 @@ def compile_source(path, source):
         if not _marks_before(pre, ext.decl.coord, ";}", [(off, True) for off in pre.kernel_offsets]):
             raise at(ext.decl.coord, path, "helper functions (calls to user functions)",
                      Unsupported)
-        kernel = _Lowering(path, pre).kernel(ext)
+        lowering[:] = [_Lowering(path, pre)]
+        kernel = lowering[0].kernel(ext)
         if kernel.name in kernels:
             raise at(ext.decl.coord, path, f"kernel '{kernel.name}' is defined twice")
         kernels[kernel.name] = kernel
@@ -113,6 +157,7 @@ class _Lowering(ExpressionLowering):
         self.node_stack = []      # (node id, branch label) of the enclosing conditionals/loops
         self.loop_depth = 0
         self.names_used = {}
+        self.at = None            # the statement being lowered
 
     # -- kernel --------------------------------------------------------------------
     def kernel(self, funcdef):
@@ -175,6 +220,7 @@ class _Lowering(ExpressionLowering):
         return ir.Block([stmt] if stmt is not None else [], **self.pos(node))
 
     def stmt(self, node):
+        self.at = node  # where to point if lowering runs out of stack
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             names = {"Switch": "switch statements", "Goto": "goto", "Label": "labels",

@@ -25,15 +25,18 @@ from ..kernels.records import KernelRecorder
 from ..kernels.simt import launch
 from ..kernels.types import Pointer
 from ..stream import Unit
+from ..tracing.outputs import prepare_output
+from ..tracing.writer import atomic_output
+from ..user_input import InputError, integer, read_text, real
 from .records import simulate_with_records
-from .workload_cli import add_common_arguments, build_config
+from .workload_cli import add_common_arguments, build_config, prepare_trace_output
 
 
 def parse_size(text):
     """``1024`` or ``1024x768`` (up to three dimensions)."""
     try:
-        dims = tuple(int(part) for part in text.lower().split("x"))
-    except ValueError:
+        dims = tuple(integer(part) for part in text.lower().split("x"))
+    except InputError:
         raise argparse.ArgumentTypeError(f"expected sizes like 1024 or 64x64, got {text!r}") from None
     if not 1 <= len(dims) <= 3 or min(dims) <= 0:
         raise argparse.ArgumentTypeError(f"expected 1 to 3 positive sizes, got {text!r}")
@@ -77,15 +80,16 @@ class KernelFile:
             spec = specs[name]
             if isinstance(ty, Pointer) and ty.space == "local":
                 kind, _, count = spec.partition(":")
-                if kind != "local" or not count.isdigit() or int(count) <= 0:
+                if kind != "local" or _count(count) <= 0:
                     raise ValueError(f"--arg {name}: a local pointer takes local:N (elements)")
                 args[name] = LocalMem(int(count))
             elif isinstance(ty, Pointer):
                 args[name] = memory.buffer(name, _buffer_data(name, spec, ty.elem, rng))
             else:
                 try:
-                    args[name] = float(spec) if ty.is_float else int(spec, 0)
-                except ValueError:
+                    args[name] = (real(spec) if ty.is_float
+                                  else integer(spec, allow_hex=True))
+                except InputError:
                     raise ValueError(f"--arg {name}: expected a {ty} number, got {spec!r}") from None
         return args
 
@@ -113,7 +117,7 @@ def _buffer_data(name, spec, elem, rng):
             raise ValueError(f"--arg {name}: {spec} holds {data.dtype}, the kernel expects {dtype}")
         return data.reshape(-1)
     kind, _, count = spec.partition(":")
-    if kind not in ("random", "zeros", "range") or not count.isdigit() or int(count) <= 0:
+    if kind not in ("random", "zeros", "range") or _count(count) <= 0:
         raise ValueError(f"--arg {name}: expected random:N, zeros:N, range:N or FILE.npy, got {spec!r}")
     n = int(count) * elem.width
     if kind == "zeros":
@@ -123,6 +127,11 @@ def _buffer_data(name, spec, elem, rng):
     if dtype.kind == "f":
         return rng.random(n, dtype=np.float32).astype(dtype)
     return rng.integers(0, 100, size=n).astype(dtype)
+
+
+def _count(text):
+    """An element count in ASCII digits, or -1 if ``text`` is none."""
+    return int(text) if text.isascii() and text.isdigit() else -1
 
 
 def register(subparsers):
@@ -152,11 +161,11 @@ def register(subparsers):
 
 
 def _run(args):
-    try:
-        source = Path(args.file).read_text()
-    except OSError as exc:
-        print(f"error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-        return 2
+    source = read_text(args.file, "kernel source (.cl)")
+    inputs = [args.file] + [spec for _, spec in args.args if spec.endswith(".npy")]
+    prepare_trace_output(args, inputs)
+    for _, path in args.save:
+        prepare_output(path, [*inputs, args.config, args.output], force=args.force)
     try:
         program = compile_source(args.file, source)
         workload = KernelFile(program, args.kernel, args.global_size, args.local_size, args.args,
@@ -181,7 +190,8 @@ def _run(args):
         if not hasattr(buffer, "array"):
             print(f"error: --save {name}: not a buffer argument", file=sys.stderr)
             return 2
-        np.save(path, buffer.array)
+        with atomic_output(path) as tmp, open(tmp, "wb") as handle:
+            np.save(handle, buffer.array)  # to a handle: np.save would add .npy to a name
         print(f"saved {name} to {path}")
     if args.output:
         print(f"trace           {args.output}")

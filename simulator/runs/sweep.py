@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..gpu.config import parameter_names
+from ..tracing.writer import temporary_path
 
 SUMMARY = "summary.csv"
 DEFINITION = "sweep.json"
@@ -201,7 +202,7 @@ def _cell(value):
 def write_atomically(path, data):
     """Write ``data`` (text or bytes) beside ``path`` and rename it into place."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    tmp = temporary_path(path)
     mode = "wb" if isinstance(data, bytes) else "w"
     try:
         with open(tmp, mode) as handle:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ..gpu.config import ConfigError
 from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
+from ..user_input import positive_argument
 from ..workloads import WORKLOADS
-from ..workloads.base import positive_int
 from .sweep import SUMMARY, Sweep, SweepError, parse_vary, prepare
 from .sweep_point import RESULTS, option_names
 from .sweep_schedule import check_scheduler, run_sweep
@@ -53,17 +53,18 @@ def register(subparsers):
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         add_common_arguments(w, output={
             "required": True, "metavar": "DIR",
-            "help": "sweep directory: one trace per point, sweep.json and summary.csv"})
+            "help": "sweep directory: one trace per point, sweep.json and summary.csv"},
+            force=False)
         w.add_argument("--no-instrument", action="store_true",
                        help="record no Klein kernel records (watched accesses, branches, emits)")
         w.add_argument("--vary", action="append", required=True, metavar="KEY=V1,V2[,...]",
                        help="a configuration key (l2.banks) or workload option (nodes, seed) and"
                             " its values; several --vary give the cross product")
-        w.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+        w.add_argument("--seeds", type=positive_argument, default=1, metavar="N",
                        help="run each point with N seeds, --seed .. --seed+N-1 (default 1)")
         w.add_argument("--scheduler", default="processes",
                        help="processes (default), dask or tcp://HOST:PORT")
-        w.add_argument("--workers", type=positive_int, metavar="N",
+        w.add_argument("--workers", type=positive_argument, metavar="N",
                        help="worker processes of processes and dask (default: one per core)")
         w.add_argument("--results", choices=RESULTS, default="auto",
                        help="traces written into DIR by the workers (shared), sent back to the"

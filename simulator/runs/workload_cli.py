@@ -8,6 +8,8 @@ from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
 from ..kernels.diagnostics import KernelError
 from ..kernels.records import KernelRecorder
+from ..tracing.outputs import announce_interrupted, prepare_output
+from ..user_input import InputError, int_argument, integer, positive_argument
 from ..workloads import WORKLOADS
 from .records import simulate_with_records
 
@@ -18,9 +20,10 @@ def parse_window(text):
     if not sep:
         raise argparse.ArgumentTypeError(f"expected START:END in cycles, got {text!r}")
     try:
-        bounds = tuple(int(v) if v.strip() else None for v in (start, end))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"window bounds must be integers (cycles): {text!r}") from None
+        bounds = tuple(integer(v) if v.strip() else None for v in (start, end))
+    except InputError:
+        raise argparse.ArgumentTypeError(
+            f"window bounds must be integers in ASCII digits (cycles): {text!r}") from None
     if None not in bounds and bounds[1] <= bounds[0]:
         raise argparse.ArgumentTypeError(f"the window ends before it starts: {text!r}")
     return bounds
@@ -42,22 +45,36 @@ def register(subparsers):
         w.set_defaults(func=_run, workload_class=cls)
 
 
-def add_common_arguments(p, output=None):
-    """The options every run shares; ``output`` replaces the keywords of ``-o``."""
+def add_common_arguments(p, output=None, force=True):
+    """The options every run shares; ``output`` replaces the keywords of ``-o``; ``force``
+    adds ``--force`` (a sweep has none: it resumes in its own directory)."""
     p.add_argument("-o", "--output", **(output or {
         "help": "trace file to write (.sqlite); omit to run untraced"}))
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a configuration parameter, such as l2.banks=8 (repeatable)")
     p.add_argument("--config", help="JSON file of configuration overrides, applied before --set")
-    p.add_argument("--dispatch-rate", type=int, metavar="N",
+    p.add_argument("--dispatch-rate", type=positive_argument, metavar="N",
                    help="work-groups dispatched per cycle (same as --set cp.wg_dispatch_per_cycle=N)")
     p.add_argument("--trace-level", default="all",
                    help=f"detail to record: one of {', '.join(LEVELS)} (cumulative), a "
                         "comma-separated set such as kernel,mem, all (default) or off")
     p.add_argument("--window", type=parse_window, metavar="START:END",
                    help="record only tasks overlapping this range of cycles")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the workload's data (default 0)")
+    p.add_argument("--seed", type=int_argument, default=0,
+                   help="random seed of the workload's data (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    if force:
+        p.add_argument("--force", action="store_true",
+                       help="replace the output if it exists (it is never one of the inputs)")
+
+
+def prepare_trace_output(args, inputs=()):
+    """Refuse an output the run must not write (see ``tracing.outputs``), and name what
+    an interrupted run left there."""
+    if args.output is None:
+        return
+    prepare_output(args.output, [args.config, *inputs], force=args.force)
+    announce_interrupted(args.output)
 
 
 def build_config(args):
@@ -83,6 +100,7 @@ def _run(args):
     except (ConfigError, TraceLevelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    prepare_trace_output(args)
     command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     try:
         workload = args.workload_class(seed=args.seed,

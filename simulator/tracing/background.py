@@ -104,7 +104,13 @@ def _serve(conn, path, options, slot_file):
     conn.send(("ok", None))
     error = None
     while True:
-        name, args, kwargs, reply = conn.recv()
+        try:
+            name, args, kwargs, reply = conn.recv()
+        except (EOFError, ConnectionResetError):
+            # The simulation is gone (killed outright): stop here, leaving the rows
+            # written so far for `finalize` to recover, and no traceback.
+            writer.close()
+            return
         if name == "close":
             writer.close()
             slots.close()

@@ -20,10 +20,12 @@ temporary file, so a failure never leaves a half-written output.
 import csv
 import heapq
 import json
+import sqlite3
 from decimal import Decimal
 
+from .outputs import prepare_output
 from .progress import track
-from .writer import TraceError, atomic_output, open_readonly
+from .writer import TraceError, atomic_output, open_readonly, sqlite_error
 
 FORMATS = ("chrome", "csv")
 BATCH = 20_000
@@ -205,10 +207,14 @@ def export_csv(trace_path, out_path, show_progress=None):
     return count
 
 
-def export_trace(trace_path, out_path, fmt, show_progress=None):
-    """Export in ``fmt`` (one of ``FORMATS``)."""
-    if fmt == "chrome":
-        return export_chrome(trace_path, out_path, show_progress)
-    if fmt == "csv":
-        return export_csv(trace_path, out_path, show_progress)
-    raise TraceError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+def export_trace(trace_path, out_path, fmt, show_progress=None, force=True):
+    """Export in ``fmt`` (one of ``FORMATS``). ``out_path`` must not be the trace (nor a
+    link to it); an existing one is replaced only if ``force``."""
+    exporters = {"chrome": export_chrome, "csv": export_csv}
+    if fmt not in exporters:
+        raise TraceError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    prepare_output(out_path, [trace_path], force=force)
+    try:
+        return exporters[fmt](trace_path, out_path, show_progress)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # reading: writing is to a plain file
+        raise sqlite_error(trace_path, exc) from None

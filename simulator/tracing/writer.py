@@ -5,13 +5,15 @@ rows arrive in large batches, one transaction each, with integer keys and intern
 strings. The run row is written first with ``completed = 0``; a crash therefore leaves
 a readable file that says it is incomplete.
 
-A file written in place is in WAL mode from the start, so a viewer can read it while
-it grows, and a killed writer leaves it readable. A ``temporary`` file (written under
-a name no viewer opens, and moved into place only when finalized) loads with a
-rollback journal instead: WAL would cost a tenth of a fully traced run (every page is
-framed and checksummed into the log) and buy nothing there, while appending rows
-journals almost nothing. Finalize turns every trace to WAL, so viewers can read it
-while kernel records are appended.
+A file written in place (the tracing API's own use) is in WAL mode from the start, so
+a viewer can read it while it grows, and a killed writer leaves it readable. A
+``temporary`` file (what every command writes: a hidden sibling of its output, moved
+into place only when finalized) loads with a rollback journal instead: WAL would cost
+a tenth of a fully traced run (every page is framed and checksummed into the log) and
+buy nothing there, while appending rows journals almost nothing. Finalize leaves
+every trace with a rollback journal (``journal_mode=DELETE``): a reader of a WAL file
+must be able to create its ``-shm`` beside it, so a finalized trace in a directory the
+reader may not write (a shared data set, a read-only volume) could not be opened.
 
 ``finalize`` runs once after the load: it nulls parents that were never recorded
 (counting them), builds the indexes, fills the per-location statistics and the metric
@@ -41,10 +43,15 @@ INDEX_MARKER = "-- INDEXES"
 # Task batches up to this many tasks are kept in memory (56 B each) so that finalize
 # need not read them back from the file.
 MAX_CACHED_TASKS = 16_000_000
+LEAVE_WAL_WAIT_MS = 10_000
 
 
 class TraceError(Exception):
     """A trace file cannot be read or written; the message says where and why."""
+
+
+class TraceDamaged(TraceError):
+    """SQLite found the file damaged (``integrity.py`` says how it checks)."""
 
 
 def schema_text() -> str:
@@ -125,10 +132,19 @@ class TraceWriter:
         self.path = path
         self._wall_start = time.perf_counter()
         self.db = sqlite3.connect(str(path), isolation_level=None)
-        if self.db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'run'").fetchone()[0] != 1:
+        # A killed run's writer process may still be closing the file for a moment.
+        self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")
+        try:
+            if self.db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'run'"
+                               ).fetchone()[0] != 1:
+                raise TraceError(f"{path}: not a GPUscope trace (no run table)")
+            self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             self.db.close()
-            raise TraceError(f"{path}: not a GPUscope trace (no run table)")
-        self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
+            raise sqlite_error(path, exc) from None
+        except TraceError:
+            self.db.close()
+            raise
         self._columns = None
         self._bulk = self._bulk_tags = None
         return self
@@ -224,9 +240,11 @@ class TraceWriter:
             (int(bool(completed)), int(open_tasks), orphans + extra_orphans, start_ps or 0, end_ps or 0,
              _wall_seconds(self._wall_start), base),
         )
-        self._close_bulk()  # switching to WAL needs the only connection
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # a file loaded in WAL mode: fold the log in
+        self._close_bulk()  # leaving WAL needs the only connection
+        db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")  # a viewer's read ends soon
+        mode = db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]  # folds a WAL in
+        if mode != "delete":
+            raise TraceError(f"{self.path}: could not leave WAL mode (SQLite kept {mode!r})")
 
     def _close_bulk(self):
         for bulk in (self._bulk, self._bulk_tags):
@@ -235,7 +253,7 @@ class TraceWriter:
         self._bulk = self._bulk_tags = None
 
     def close(self) -> None:
-        """Close the connections; a finalized file stays in WAL mode for concurrent readers."""
+        """Close the connections."""
         self._close_bulk()
         self.db.close()
 
@@ -244,29 +262,93 @@ def open_readonly(path: str | os.PathLike, probe: str = "SELECT count(*) FROM sq
                   what: str = "a readable SQLite file") -> sqlite3.Connection:
     """A read-only connection to ``path``, or a ``TraceError`` saying why not.
 
-    ``probe`` is run once to make sure the file really is ``what``.
+    ``probe`` is run once to make sure the file really is ``what``. Nothing is written
+    to open it (no ``-shm``, no journal), so a file in a directory the reader may not
+    write opens too, as long as it is not in WAL mode (finalize takes it out).
     """
     path = Path(path)
     if not path.is_file():
-        raise TraceError(f"{path}: no such file")
+        raise TraceError(f"{path}: {'is a directory' if path.is_dir() else 'no such file'}")
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, exc, what) from None
+    # Text that is not UTF-8 (a damaged page, another tool's bytes) is read with
+    # replacement characters instead of failing the query that meets it.
+    db.text_factory = _lenient_text
+    try:
         db.execute(probe).fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise TraceError(f"{path}: not {what} ({exc})") from None
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        db.close()
+        raise sqlite_error(path, exc, what) from None
     return db
+
+
+def _lenient_text(data):
+    return data.decode("utf-8", "replace")
+
+
+def sqlite_error(path, exc, what="a GPUscope trace"):
+    """The ``TraceError`` (``TraceDamaged`` for damage) for SQLite's error ``exc`` on ``path``."""
+    problem = sqlite_problem(exc, what)
+    return (TraceDamaged if problem.startswith("damaged") else TraceError)(f"{path}: {problem}")
+
+
+def sqlite_problem(exc, what="a GPUscope trace"):
+    """What SQLite's error ``exc`` says about a file meant to be ``what``: SQLite's own
+    words, preceded only by what its error code means (damaged, not SQLite, not ours)."""
+    if isinstance(exc, UnicodeDecodeError):  # SQLite's message quotes the damaged bytes
+        return "damaged (SQLite's error message is not even text)"
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    text = str(exc)
+    if code == sqlite3.SQLITE_CORRUPT or "malformed" in text:
+        return f"damaged (SQLite: {text})"
+    if code == sqlite3.SQLITE_NOTADB or text.startswith(("no such table", "no such column")):
+        return f"not {what} (SQLite: {text})"
+    return f"SQLite: {text}"
+
+
+class PendingOutput:
+    """An output being written: a hidden sibling of ``out`` (``temporary_path``, or
+    ``path``), moved into place by ``publish`` or removed with its SQLite companions by
+    ``discard``."""
+
+    def __init__(self, out, path=None):
+        self.out = Path(out)
+        self.path = Path(path) if path is not None else temporary_path(self.out)
+        self.published = False
+
+    def publish(self):
+        """Move the finished file into place, in one rename."""
+        remove_trace_files(self.out, main=False)  # an old trace's -wal would corrupt the new one
+        replace_atomically(self.path, self.out)
+        self.published = True
+
+    def discard(self):
+        """Remove the unfinished file; whatever was at ``out`` stays as it was."""
+        remove_trace_files(self.path)
+
+
+@contextlib.contextmanager
+def pending_output(out):
+    """Yield a ``PendingOutput`` for ``out``: published when the block ends normally
+    (unless the block published it already), discarded when it raises."""
+    pending = PendingOutput(out)
+    try:
+        yield pending
+    except BaseException:
+        if not pending.published:
+            pending.discard()
+        raise
+    if not pending.published:
+        pending.publish()
 
 
 @contextlib.contextmanager
 def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path; move it to ``final_path`` only if the block succeeds."""
-    tmp = temporary_path(final_path)
-    try:
-        yield tmp
-        os.replace(tmp, final_path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with pending_output(final_path) as pending:
+        yield pending.path
 
 
 def remove_trace_files(path: str | os.PathLike, main: bool = True) -> None:
@@ -281,7 +363,12 @@ def replace_atomically(tmp_path: str | os.PathLike, final_path: str | os.PathLik
     os.replace(tmp_path, final_path)
 
 
+PARTIAL_MARK = ".partial-"
+
+
 def temporary_path(final_path: str | os.PathLike) -> Path:
-    """A sibling path to write into before ``replace_atomically``."""
+    """A sibling path to write into before ``replace_atomically``: hidden, and named by
+    the writing process so that ``outputs.interrupted`` can tell a live writer's file
+    from one a killed writer left."""
     final_path = Path(final_path)
-    return final_path.with_name(f".{final_path.name}.partial-{os.getpid()}")
+    return final_path.with_name(f".{final_path.name}{PARTIAL_MARK}{os.getpid()}")

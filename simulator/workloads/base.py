@@ -54,13 +54,3 @@ class Workload:
         self.memory = Memory()
         self._launch_id = 0
         return self.memory
-
-
-def positive_int(text):
-    """argparse type: an integer greater than zero."""
-    import argparse
-
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value

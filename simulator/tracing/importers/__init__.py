@@ -9,13 +9,16 @@ import contextlib
 import gzip
 import io
 import shutil
+import sqlite3
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import user_input
+from ..outputs import disk_full, prepare_output
 from ..progress import progress_bar
 from . import akita, chrome, daisen_csv, nsys
-from ..writer import temporary_path
+from ..writer import sqlite_problem, temporary_path
 from .loader import Loader, LoadReport, TraceFormatError
 
 FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv", "chrome")
@@ -43,12 +46,12 @@ def detect_format(path):
         raise TraceFormatError(f"{path}: no such file")
     head, zipped = _head(path)
     if head.startswith(SQLITE_MAGIC):
-        with _sqlite_copy(path, zipped, path) as plain:
+        with _sqlite_copy(path, zipped, path) as plain, _input_errors(path, "an SQLite trace"):
             db = akita.open_readonly(plain)
             try:
                 if nsys.detect(db):
                     return "nsys"
-                return akita.detect(db)
+                return akita.detect(db, path)
             finally:
                 db.close()
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
@@ -81,6 +84,18 @@ def _sqlite_copy(src, zipped, beside):
 
 
 @contextlib.contextmanager
+def _input_errors(src, what):
+    """SQLite's errors on reading the input ``src`` (a damaged file) as a
+    ``TraceFormatError`` naming it; a full disk while writing the output stays itself."""
+    try:
+        yield
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if disk_full(exc):
+            raise
+        raise TraceFormatError(f"{src}: {sqlite_problem(exc, what)}") from None
+
+
+@contextlib.contextmanager
 def _text(src, zipped):
     """The file as UTF-8 text (gunzipped as it is read) and its compressed size so far."""
     raw = open(src, "rb")
@@ -89,6 +104,8 @@ def _text(src, zipped):
         stream = io.TextIOWrapper(binary, encoding="utf-8", newline="")
         yield stream, raw.tell
     except UnicodeDecodeError as exc:
+        if not zipped:  # read it again to say at which line and column
+            raise TraceFormatError(str(user_input.utf8_error_in(src))) from None
         raise TraceFormatError(f"{src}: not UTF-8 text ({exc.reason})") from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise TraceFormatError(f"{src}: damaged gzip data ({exc or 'truncated'})") from None
@@ -96,11 +113,15 @@ def _text(src, zipped):
         raw.close()
 
 
-def import_trace(src, out, fmt=None, command="import", show_progress=None):
-    """Convert ``src`` (plain or gzipped) into a trace at ``out``; returns an ``ImportReport``."""
+def import_trace(src, out, fmt=None, command="import", show_progress=None, force=True):
+    """Convert ``src`` (plain or gzipped) into a trace at ``out``; returns an ``ImportReport``.
+
+    ``out`` must not be ``src`` (nor a link to it); an existing ``out`` is replaced only
+    if ``force``."""
     src, out = Path(src), Path(out)
     if not src.is_file():
         raise TraceFormatError(f"{src}: no such file")
+    prepare_output(out, [src], force=force)
     fmt = fmt or detect_format(src)
     if fmt not in FORMATS:
         raise TraceFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -113,7 +134,8 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None):
         if fmt not in ("chrome", "nsys"):  # simulated time: 0 is the start of the simulation
             loader.set_clock("simulation", origin_ps=0)
         if fmt == "nsys":
-            with _sqlite_copy(src, zipped, out) as plain:
+            with _sqlite_copy(src, zipped, out) as plain, \
+                    _input_errors(src, "an Nsight Systems export"):
                 db = akita.open_readonly(plain)
                 try:
                     with progress_bar(show_progress, total=nsys.row_count(db), unit="row",
@@ -125,7 +147,7 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None):
             with _sqlite_copy(src, zipped, out) as plain:
                 db = akita.open_readonly(plain)
                 try:
-                    with progress_bar(show_progress, total=akita.row_count(db), unit="task",
+                    with progress_bar(show_progress, total=akita.row_count(db, src), unit="task",
                                       desc=f"import {fmt}") as bar:
                         akita.read(db, src, fmt, loader, progress=bar.update)
                 finally:

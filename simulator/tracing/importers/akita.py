@@ -8,6 +8,8 @@
 
 The input is opened read-only and streamed in rowid order.
 """
+import sqlite3
+
 from .. import writer
 from ..writer import TraceError
 from .loader import ForeignTask, TraceFormatError, scaled_to_ps, seconds_to_ps
@@ -24,26 +26,35 @@ def open_readonly(path):
         raise TraceFormatError(str(exc)) from None
 
 
-def detect(db):
+def _rows(db, path, sql):
+    """The rows of ``sql`` on the input ``db``, with SQLite's errors (a damaged file) as
+    ``TraceFormatError`` naming ``path``."""
+    try:
+        yield from db.execute(sql)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        raise TraceFormatError(f"{path}: {writer.sqlite_problem(exc, 'an akita trace')}") from None
+
+
+def detect(db, path):
     """'akita-v3', 'akita-v4' or 'akita-v5' from the ``trace`` table's columns."""
-    columns = [r[1] for r in db.execute("PRAGMA table_info(trace)")]
+    columns = [r[1] for r in _rows(db, path, "PRAGMA table_info(trace)")]
     if not columns:
-        raise TraceFormatError("no table named 'trace': not an akita trace")
+        raise TraceFormatError(f"{path}: no table named 'trace': not an akita trace")
     if all(c in columns for c in V3_COLUMNS):
         return "akita-v3"
     if all(c in columns for c in V4_COLUMNS):
-        has_locations = db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'location'").fetchone()
-        sample = db.execute("SELECT typeof(Location) FROM trace LIMIT 1").fetchone()
+        has_locations = next(_rows(db, path, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                                             " AND name = 'location'"), None)
+        sample = next(_rows(db, path, "SELECT typeof(Location) FROM trace LIMIT 1"), None)
         if has_locations and sample and sample[0] == "integer":
             return "akita-v5"
         return "akita-v4"
     missing = [c for c in V4_COLUMNS if c not in columns]
-    raise TraceFormatError(f"table 'trace' lacks the akita columns {missing}: found {columns}")
+    raise TraceFormatError(f"{path}: table 'trace' lacks the akita columns {missing}: found {columns}")
 
 
-def row_count(db):
-    return db.execute("SELECT count(*) FROM trace").fetchone()[0]
+def row_count(db, path):
+    return next(_rows(db, path, "SELECT count(*) FROM trace"))[0]
 
 
 def read(db, path, version, loader, progress=None):
@@ -58,7 +69,7 @@ def read(db, path, version, loader, progress=None):
         sql = ("SELECT t.rowid, t.ID, t.ParentID, t.Kind, t.What, coalesce(l.Locale, t.Location),"
                " t.StartTime, t.EndTime FROM trace t LEFT JOIN location l ON l.ID = t.Location"
                " ORDER BY t.rowid")
-    for rowid, tid, parent, kind, what, location, start, end in db.execute(sql):
+    for rowid, tid, parent, kind, what, location, start, end in _rows(db, path, sql):
         where = f"{path}: trace row {rowid}"
         if tid is None or kind is None or what is None or location is None:
             raise TraceFormatError(f"{where}: ID, Kind, What and Location must not be NULL")

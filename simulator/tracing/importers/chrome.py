@@ -31,6 +31,7 @@ import json
 import re
 from decimal import Decimal
 
+from ... import user_input
 from . import naming
 from .loader import TraceFormatError, scaled_to_ps
 
@@ -111,6 +112,14 @@ class _Reader:
                 if self.eof or len(self.buf) - start > MAX_EVENT_BYTES or not self._more():
                     raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
                 start = self.pos
+            except ValueError as exc:  # an integer of more digits than Python converts
+                raise TraceFormatError(f"{self.where(self.pos)}: invalid JSON: {exc}") from None
+            except RecursionError:
+                # The event array (or the top-level object) is the first level.
+                deep = user_input.nesting_offset(self.buf[start:], user_input.MAX_JSON_NESTING - 1)
+                raise TraceFormatError(
+                    f"{self.where(start + max(deep, 0))}: JSON nested more than"
+                    f" {user_input.MAX_JSON_NESTING} levels deep") from None
         where = self.where(start)
         self.pos = end
         return value, where

@@ -34,7 +34,8 @@ def read(stream, path, loader, progress=None):
         raise TraceFormatError(f"{path}:1: empty file, expected the header {', '.join(HEADER)}")
     names = tuple(h.strip().strip('"') for h in header.strip("\r\n\ufeff").split(","))
     if names != HEADER:
-        raise TraceFormatError(f"{path}:1: header is {', '.join(names)}; expected {', '.join(HEADER)}")
+        raise TraceFormatError(f"{path}:1: header is {', '.join(names)!r}; expected"
+                               f" {', '.join(HEADER)}")
     # No names: the first data line sets the field count, and a later line with more
     # fields is a parser error (one with fewer is padded with '' and fails its checks).
     blocks = pd.read_csv(stream, header=None, dtype=str, keep_default_na=False,

@@ -22,15 +22,15 @@ written to a temporary file and moved into place only on success, so bad input n
 leaves a half-written trace behind.
 """
 import json
-import os
 import sqlite3
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 
 import numpy as np
 
-from ..writer import TraceError, TraceWriter, temporary_path
+from ... import user_input
+from ..writer import PendingOutput, TraceError, TraceWriter, remove_trace_files
 
 BATCH = 50_000
 CACHE_KB = 64 * 1024  # SQLite page cache per database (output and staging), in KiB
@@ -86,23 +86,42 @@ def scaled_to_ps(value, ps_per_unit, where, column):
     return _scaled(value, Decimal(ps_per_unit), where, column)
 
 
+MAX_TIME_DIGITS = 30
+"""Times of more digits of picoseconds (past 10**30 ps, 3e10 years) are refused before
+they are converted: no clock reads that far, and 1e999999999 must not become a
+billion-digit integer. Smaller times of any size are kept exactly; the loader stores
+them relative to the trace's origin, which must fit 64 bits."""
+
+
 def _scaled(value, factor, where, column):
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    number_type = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, float) or (number_type and abs(value) < 2 ** 52):
         # A binary float holds the nearest double to a whole number of picoseconds; for
         # times under ~1000 s its error is far below half a picosecond, so rounding the
         # float product recovers that number exactly (and much faster than Decimal).
+        # Past 2**53 a float product is off by more than a picosecond (an epoch-scale
+        # time by thousands); below, either path gives the same integer, so the bound
+        # sits a factor of two under the limit, and lowering it changes only the speed.
         scaled = value * float(factor)
         if abs(scaled) < 2 ** 52:
             return int(round(scaled))
-        if isinstance(value, float):  # a large float: use its shortest decimal text
-            value = repr(value)
     try:
-        number = value if isinstance(value, Decimal) else Decimal(str(value).strip())
+        if isinstance(value, Decimal):
+            number = value
+        elif number_type:
+            number = Decimal(value)
+        else:
+            # Text: ASCII digits only (Decimal would take any script's digits as well).
+            number = user_input.decimal(value if isinstance(value, str) else repr(value))
         if not number.is_finite():
             raise InvalidOperation
     except (InvalidOperation, ValueError):
         raise TraceFormatError(f"{where}: {column} is not a number: {value!r}") from None
-    return int((number * factor).to_integral_value())
+    if number and number.adjusted() + factor.adjusted() >= MAX_TIME_DIGITS:  # before converting
+        raise TraceFormatError(f"{where}: {column} is out of range (past 10**{MAX_TIME_DIGITS}"
+                               f" picoseconds): {str(value)[:40]!r}")
+    # To the nearest picosecond, halves to even, as ``round`` does on the float path.
+    return int((number * factor).to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 def decimal_seconds(ps):
@@ -122,42 +141,47 @@ class Loader:
 
     def __init__(self, out_path, *, source, command, config=None, drop_exact_duplicates=False):
         self.out_path = Path(out_path)
-        self.tmp_path = temporary_path(self.out_path)
+        self.pending = PendingOutput(self.out_path)
+        self.tmp_path = self.pending.path
         self.scratch_path = Path(str(self.tmp_path) + ".stage")
-        self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
-                                  source=source, workload=None, temporary=True)
-        self.db = self.writer.db
-        if self.scratch_path.exists():
-            self.scratch_path.unlink()
-        self.db.execute("ATTACH DATABASE ? AS stage", (str(self.scratch_path),))
-        self.db.execute("PRAGMA stage.journal_mode=OFF")
-        self.db.execute("PRAGMA stage.synchronous=OFF")
-        # Staged tasks: seq is the input order from 1 (task key + 1); src the input position.
-        self.db.executescript(
-            "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
-            " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
-            " end_ps INTEGER, details TEXT, track TEXT, src, flags INTEGER NOT NULL DEFAULT 0);"
-            "CREATE TABLE stage.links (src_ext TEXT NOT NULL, dst_ext TEXT NOT NULL,"
-            " kind TEXT NOT NULL);"
-            # A flow point is bound to a task by ID (task_ext) or by time on a track
-            # (bind: 0 the innermost task enclosing time_ps, 1 the next task to start).
-            "CREATE TABLE stage.flow_points (seq INTEGER PRIMARY KEY, flow TEXT NOT NULL,"
-            " phase INTEGER NOT NULL, kind TEXT NOT NULL, track TEXT, time_ps INTEGER,"
-            " bind INTEGER, task_ext TEXT, task_seq INTEGER);"
-            "CREATE TABLE stage.instants (seq INTEGER PRIMARY KEY, location INTEGER,"
-            " time_ps INTEGER NOT NULL, name TEXT NOT NULL, category TEXT, details TEXT);"
-            "CREATE TABLE stage.counters (series INTEGER NOT NULL, time_ps INTEGER NOT NULL,"
-            " value NUMERIC NOT NULL);"
-            "CREATE TABLE stage.tags (task_ext TEXT NOT NULL, time_ps INTEGER NOT NULL,"
-            " name TEXT NOT NULL);"
-            # Found by the sweep over each track: a task's enclosing parent, a point's task.
-            "CREATE TABLE stage.nest (child INTEGER PRIMARY KEY, parent INTEGER NOT NULL);"
-            "CREATE TABLE stage.bound (point INTEGER PRIMARY KEY, task INTEGER NOT NULL);")
-        # Sorts and index builds spill to files, not RAM, once past the page cache (which
-        # also bounds the sorter), so memory stays bounded however large the input.
-        self.db.execute("PRAGMA temp_store=FILE")
-        self.db.execute(f"PRAGMA cache_size=-{CACHE_KB}")
-        self.db.execute(f"PRAGMA stage.cache_size=-{CACHE_KB}")
+        self.writer = None
+        try:
+            self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
+                                      source=source, workload=None, temporary=True)
+            self.db = self.writer.db
+            remove_trace_files(self.scratch_path)
+            self.db.execute("ATTACH DATABASE ? AS stage", (str(self.scratch_path),))
+            self.db.execute("PRAGMA stage.journal_mode=OFF")
+            self.db.execute("PRAGMA stage.synchronous=OFF")
+            # Staged tasks: seq is the input order from 1 (task key + 1); src the input position.
+            self.db.executescript(
+                "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, ext_id TEXT NOT NULL,"
+                " parent_ext TEXT, kind INTEGER, location INTEGER, start_ps INTEGER,"
+                " end_ps INTEGER, details TEXT, track TEXT, src, flags INTEGER NOT NULL DEFAULT 0);"
+                "CREATE TABLE stage.links (src_ext TEXT NOT NULL, dst_ext TEXT NOT NULL,"
+                " kind TEXT NOT NULL);"
+                # A flow point is bound to a task by ID (task_ext) or by time on a track
+                # (bind: 0 the innermost task enclosing time_ps, 1 the next task to start).
+                "CREATE TABLE stage.flow_points (seq INTEGER PRIMARY KEY, flow TEXT NOT NULL,"
+                " phase INTEGER NOT NULL, kind TEXT NOT NULL, track TEXT, time_ps INTEGER,"
+                " bind INTEGER, task_ext TEXT, task_seq INTEGER);"
+                "CREATE TABLE stage.instants (seq INTEGER PRIMARY KEY, location INTEGER,"
+                " time_ps INTEGER NOT NULL, name TEXT NOT NULL, category TEXT, details TEXT);"
+                "CREATE TABLE stage.counters (series INTEGER NOT NULL, time_ps INTEGER NOT NULL,"
+                " value NUMERIC NOT NULL);"
+                "CREATE TABLE stage.tags (task_ext TEXT NOT NULL, time_ps INTEGER NOT NULL,"
+                " name TEXT NOT NULL);"
+                # Found by the sweep over each track: a task's enclosing parent, a point's task.
+                "CREATE TABLE stage.nest (child INTEGER PRIMARY KEY, parent INTEGER NOT NULL);"
+                "CREATE TABLE stage.bound (point INTEGER PRIMARY KEY, task INTEGER NOT NULL);")
+            # Sorts and index builds spill to files, not RAM, once past the page cache (which
+            # also bounds the sorter), so memory stays bounded however large the input.
+            self.db.execute("PRAGMA temp_store=FILE")
+            self.db.execute(f"PRAGMA cache_size=-{CACHE_KB}")
+            self.db.execute(f"PRAGMA stage.cache_size=-{CACHE_KB}")
+        except BaseException:
+            self.abort()  # a full disk, say: leave nothing behind
+            raise
         self.locations = {}
         self.kinds = {}
         self.series = {}
@@ -240,8 +264,11 @@ class Loader:
         start = start_ps - self._base if self._base is not None else None
         if start is None or not -INT64_MAX <= start <= INT64_MAX:
             start = self._relative(start_ps, where, "start")
-        self._batch.append((ext_id, parent_ext or None, kind, loc, start,
-                            start + (end_ps - start_ps), details, track, where, flags))
+        end = start + (end_ps - start_ps)
+        if end > INT64_MAX:  # ts + dur, say: refused as a start that far would be
+            self._relative(end_ps, where, "end")
+        self._batch.append((ext_id, parent_ext or None, kind, loc, start, end, details, track,
+                            where, flags))
         self.count += 1
         if len(self._batch) >= BATCH:
             self._flush()
@@ -434,11 +461,7 @@ class Loader:
         self.writer.finalize(completed=True, extra_orphans=report.orphans, open_tasks=open_tasks,
                              show_progress=show_progress)
         self.writer.close()
-        for suffix in ("-wal", "-shm"):
-            leftover = Path(str(self.tmp_path) + suffix)
-            if leftover.exists():
-                leftover.unlink()
-        os.replace(self.tmp_path, self.out_path)
+        self.pending.publish()
         return report
 
     def _shift(self):
@@ -627,12 +650,10 @@ class Loader:
 
     def abort(self):
         """Remove every temporary file; the output path is left untouched."""
-        try:
-            self.db.close()
-        except sqlite3.Error:
-            pass
-        for path in (self.tmp_path, self.scratch_path):
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                extra = Path(str(path) + suffix)
-                if extra.exists():
-                    extra.unlink()
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except sqlite3.Error:
+                pass
+        self.pending.discard()
+        remove_trace_files(self.scratch_path)
