@@ -243,3 +243,26 @@ def test_kind_density_from_raw_tasks_adds_up_to_the_concurrency(tmp_path):
         series = metrics.location_series(db, meta, loc, t0, t1, points)
     assert (first, got_width) == (series.first_bin, series.width_ps)
     assert list(sum(per_kind.values())) == list(series.sums["task_ps"])
+
+
+def test_each_metric_is_its_sum_over_the_bin_width():
+    width = 2000  # ps
+    sums = {"req_in_started": np.array([4, 0]), "req_in_ended": np.array([2, 0]),
+            "req_in_latency_ps": np.array([3000, 0]), "task_ps": np.array([6000, 0]),
+            "buffer_ps": np.array([1000, 0]), "req_out_ps": np.array([500, 0]),
+            "busy_ps": np.array([1500, 0])}
+    series = metrics.Series(7, width, 1, sums, np.array([True, False]), "pyramid")
+    expected = {"arrival": 4 / 2e-9, "completion": 2 / 2e-9, "latency": 1.5e-9,
+                "concurrency": 3.0, "buffer": 0.5, "pending_out": 0.25, "busy": 0.75}
+    for key, value in expected.items():
+        got = series.values(key)
+        assert got[0] == pytest.approx(value, rel=1e-12) and np.isnan(got[1]), key
+    assert list(series.centres_ps()) == [15000.0, 17000.0]
+
+
+def test_the_first_level_spans_exactly_the_location_from_lo():
+    one = np.array([True])
+    (level, lo, columns, _, _), *_ = pyramid.location_levels(
+        np.array([25]), np.array([35]), np.array([0]), np.array([-1]), one, ~one, 10, 0)
+    assert (level, lo) == (0, 2) and [len(c) for c in columns] == [2] * 7
+    assert list(columns[1]) == [0, 1]  # the req_in ends at 35: bin [30, 40)

@@ -80,7 +80,9 @@ def _scaled(value, factor, where, column):
             raise InvalidOperation
     except (InvalidOperation, ValueError):
         raise TraceFormatError(f"{where}: {column} is not a number: {value!r}") from None
-    # The exponent first: 1e999999999 must not become a billion-digit integer.
+    # The exponent first: 1e999999999 must not become a billion-digit integer. (Any
+    # bound from 19 up refuses only what the exact check below refuses too: the bound
+    # changes how early, not what.)
     if number and number.adjusted() + factor.adjusted() > 20:
         raise _out_of_range(where, column, value)
     # To the nearest picosecond, halves to even, as ``round`` does on the float path.
@@ -91,6 +93,7 @@ def _scaled(value, factor, where, column):
 
 
 def _out_of_range(where, column, value):
+    # The value is quoted cut short: it may be a number of a billion digits.
     return TraceFormatError(f"{where}: {column} is out of range (times are stored in 64-bit"
                             f" picoseconds, about 106 days): {str(value)[:40]!r}")
 
