@@ -19,7 +19,7 @@ from dashapp.catalog import trace_meta
 from dashapp.daisen import metrics
 from dashapp.klein import analysis as klein
 from simulator.kernels.wavefronts import lds_conflict_degree
-from simulator.tracing import pyramid
+from simulator.tracing import NO_TASK, Tracer, TraceWriter, pyramid
 from simulator.tracing.importers.loader import TraceFormatError, scaled_to_ps, seconds_to_ps
 
 
@@ -208,3 +208,71 @@ def test_the_memory_view_counts_conflicts_as_the_timing_model_charges_them(elem_
         groups[lane_id // found.group_lanes] = int(found.instruction_degree[row])
     assert int(degree[0]) == found.worst == max(groups.values())
     assert int(cycles[0]) == sum(groups.values())
+
+
+def test_pyramid_sums_land_in_bins_counted_from_lo():
+    # Bins [10, 20), [20, 30), [30, 40): lo = 1, not 0.
+    assert list(pyramid.interval_integral(np.array([15]), np.array([35]), 10, 1, 3)) == [5, 10, 5]
+    assert list(pyramid.event_sum(np.array([15, 25, 25]), np.array([1, 2, 3]), 10, 1, 3)) == [1, 5, 0]
+
+
+def _request_from_time_zero(path):
+    """A req_out at GPU.CU[0] from t = 0 and its req_in at GPU.L2[0] from 5 ns to 40 ns."""
+    writer = TraceWriter(path, command="test")
+    tracer = Tracer(writer, ps_per_tick=1000)
+    cu, l2 = tracer.location("GPU.CU[0]"), tracer.location("GPU.L2[0]")
+    out = tracer.trace_req_initiate(NO_TASK, tracer.kind("req_out", "ReadReq"), cu, 0)
+    inn = tracer.trace_req_receive(out, tracer.kind("req_in", "ReadReq"), l2, 5)
+    tracer.trace_req_complete(inn, 40)
+    tracer.trace_req_finalize(out, 42)
+    writer.finalize(completed=True, open_tasks=tracer.close(42))
+    writer.close()
+    return path
+
+
+def test_deep_zoom_counts_the_wait_of_a_request_whose_parent_starts_at_zero(tmp_path):
+    path = _request_from_time_zero(tmp_path / "t.sqlite")
+    meta = trace_meta(path)
+    with queries.open_trace(path) as db:
+        series = metrics.task_series(db, meta, meta.by_name["GPU.L2[0]"], 0, 1000, 0, 42_000)
+    assert series.sums["buffer_ps"].sum() == 5000  # waiting from 0 ns until 5 ns
+    assert list(series.sums["buffer_ps"][:6]) == [1000] * 5 + [0]
+
+
+def test_kind_density_from_raw_tasks_adds_up_to_the_concurrency(tmp_path):
+    path = write_synthetic_trace(tmp_path / "t.sqlite")
+    meta = trace_meta(path)
+    loc = min((lo for lo in meta.locations if lo.task_count), key=lambda lo: lo.min_level)
+    width = meta.base_ps << loc.min_level  # below the per-kind pyramid: from raw tasks
+    points = (meta.end_ps - meta.start_ps) // width
+    t0, t1 = meta.start_ps, meta.start_ps + points * width
+    with queries.open_trace(path) as db:
+        finest = queries.kind_levels(db, loc.id)[0]
+        assert finest is None or loc.min_level < finest
+        first, got_width, per_kind = metrics.kind_density(db, meta, loc, t0, t1, points)
+        series = metrics.location_series(db, meta, loc, t0, t1, points)
+    assert (first, got_width) == (series.first_bin, series.width_ps)
+    assert list(sum(per_kind.values())) == list(series.sums["task_ps"])
+
+
+def test_each_metric_is_its_sum_over_the_bin_width():
+    width = 2000  # ps
+    sums = {"req_in_started": np.array([4, 0]), "req_in_ended": np.array([2, 0]),
+            "req_in_latency_ps": np.array([3000, 0]), "task_ps": np.array([6000, 0]),
+            "buffer_ps": np.array([1000, 0]), "req_out_ps": np.array([500, 0]),
+            "busy_ps": np.array([1500, 0])}
+    series = metrics.Series(7, width, 1, sums, np.array([True, False]), "pyramid")
+    expected = {"arrival": 4 / 2e-9, "completion": 2 / 2e-9, "latency": 1.5e-9,
+                "concurrency": 3.0, "buffer": 0.5, "pending_out": 0.25, "busy": 0.75}
+    for key, value in expected.items():
+        got = series.values(key)
+        assert got[0] == pytest.approx(value, rel=1e-12) and np.isnan(got[1]), key
+    assert list(series.centres_ps()) == [15000.0, 17000.0]
+
+
+def test_the_first_level_spans_exactly_the_location_from_lo():
+    one = np.array([True])
+    (level, lo, columns, _, _), *_ = pyramid.location_levels(
+        np.array([25]), np.array([35]), np.array([0]), np.array([-1]), one, ~one, 10, 0)
+    assert (level, lo) == (0, 2) and [len(c) for c in columns] == [2] * 7
+    assert list(columns[1]) == [0, 1]  # the req_in ends at 35: bin [30, 40)

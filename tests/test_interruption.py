@@ -75,7 +75,7 @@ def test_a_killed_writer_leaves_committed_batches_readable_and_repairable(tmp_pa
     db.close()
     named = subprocess.run([sys.executable, "-m", "simulator", "info", str(path)],
                            capture_output=True, text=True, timeout=60)
-    assert named.returncode == 1 and partial.name in named.stderr and "finalize" in named.stderr
+    assert named.returncode == 2 and partial.name in named.stderr and "finalize" in named.stderr
     repaired = subprocess.run([sys.executable, "-m", "simulator", "finalize", str(path)],
                               capture_output=True, text=True, timeout=120)
     assert repaired.returncode == 0, repaired.stderr

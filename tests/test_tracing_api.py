@@ -141,11 +141,11 @@ def test_same_seed_gives_the_same_trace(tmp_path):
 
 
 @pytest.mark.parametrize("temporary, during_load", [(False, "wal"), (True, "delete")])
-def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_in_wal(
+def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_out_of_wal(
         tmp_path, temporary, during_load):
     """WAL lets viewers read a file written in place, and costs load time that a
-    temporary file does not need; every finished trace is WAL, so kernel records can be
-    appended while the app reads."""
+    temporary file does not need; every finished trace leaves WAL, so a reader who may
+    not write its directory can open it (docs/reliability.md)."""
     path = tmp_path / "t.sqlite"
     writer = TraceWriter(path, command="test", temporary=temporary)
     tr = Tracer(writer)
@@ -155,8 +155,9 @@ def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_in_
     assert writer.db.execute("PRAGMA journal_mode").fetchone() == (during_load,)
     writer.finalize(completed=True)
     writer.close()
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("delete",)
     assert sqlite3.connect(path).execute("SELECT count(*) FROM task").fetchone() == (1,)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.sqlite"]  # no -wal, no -shm
 
 
 def _interleaved(tracer_class, seed, steps, max_open):

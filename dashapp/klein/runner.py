@@ -529,7 +529,7 @@ def _mtime(path):
         return 0.0
 
 
-_WORK_DIR = re.compile(r"^[0-9a-f]{16}-[A-Za-z0-9_]{8}$")  # tempfile.mkdtemp(prefix=f"{run_id}-")
+_WORK_DIR = re.compile(r"^[0-9a-f]{16}-[A-Za-z0-9_]+$")  # tempfile.mkdtemp(prefix=f"{run_id}-")
 
 
 def _prune(root):

@@ -4,7 +4,6 @@ Their failures are exceptions with one-line messages (``TraceError`` and its kin
 full disk), printed by ``simulator.__main__``; the commands print only what they did.
 """
 import contextlib
-import errno
 import sys
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ from .outputs import (
     interrupted_note,
     prepare_output,
 )
-from .writer import TraceDamaged
+from .writer import TraceDamaged, TraceError
 
 FORCE_HELP = "replace the output if it exists (it is never one of the inputs)"
 
@@ -131,9 +130,8 @@ def _open_checked(path, check):
     from .integrity import damage_report, problems
 
     note = interrupted_note(path)
-    if note and not Path(path).exists():  # a missing file, as the system says it (status 1)
-        raise FileNotFoundError(errno.ENOENT, f"no such file; {note.removeprefix('note: ')}",
-                                str(path))
+    if note and not Path(path).exists():
+        raise TraceError(f"{path}: no such file; {note.removeprefix('note: ')}")
     db = open_trace(path)
     found = problems(db, full=check == "integrity_check") if check else []
     if found:

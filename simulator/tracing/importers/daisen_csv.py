@@ -38,11 +38,11 @@ def read(stream, path, loader, progress=None):
                                f" {', '.join(HEADER)}")
     # No names: the first data line sets the field count, and a later line with more
     # fields is a parser error (one with fewer is padded with '' and fails its checks).
-    blocks = pd.read_csv(stream, header=None, dtype=str, keep_default_na=False,
-                         skipinitialspace=True, skip_blank_lines=False, chunksize=BLOCK,
-                         engine="c", quotechar='"', index_col=False)
     line = 2  # the first data line (blank lines are rows too, so rows map to lines)
     try:
+        blocks = pd.read_csv(stream, header=None, dtype=str, keep_default_na=False,
+                             skipinitialspace=True, skip_blank_lines=False, chunksize=BLOCK,
+                             engine="c", quotechar='"', index_col=False)
         for block in blocks:
             if block.shape[1] != len(HEADER):
                 raise TraceFormatError(f"{path}:{line}: expected {len(HEADER)} fields,"
