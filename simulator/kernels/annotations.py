@@ -19,7 +19,7 @@ WATCH_CALL = "__klein_watch"
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _WATCH = re.compile(r"@watch\s+([A-Za-z_]\w*)\s*;")
-_EMIT = re.compile(r"@emit\s+([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*\[\s*(\d+)\s*\]\s*;")
+_EMIT = re.compile(r"@emit\s+([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*\[\s*(\w+)\s*\]\s*;")
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Emit:
 
     type_name: str
     name: str
-    length: int
+    length: int          # a macro name until the preprocessor has run
     line: int
 
 
@@ -107,7 +107,9 @@ def _replace_annotations(path, text, out):
             chars[pos] = call
             out.watch_lines[watch.group(1)] = line
         elif emit:
-            out.emits.append(Emit(emit.group(1), emit.group(2), int(emit.group(3)), line))
+            length = emit.group(3)
+            out.emits.append(Emit(emit.group(1), emit.group(2), int(length) if length.isdigit() else length,
+                                  line))
             _blank(chars, pos, emit.end())
         elif text.startswith("@bind", pos):
             start = text.find("[", pos)

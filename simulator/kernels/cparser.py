@@ -99,25 +99,29 @@ class _Parser(c_parser.CParser):
         if not line and token is not None:
             line, col = token.lineno, token.column
         file = getattr(coord, "file", None) or self.clex.filename
-        reason = msg
-        if msg.startswith("before: "):
-            reason = f"syntax error before '{msg[8:]}'"
+        reason = f"syntax error before '{msg[8:]}'" if msg.startswith("before: ") else msg
+        if msg.startswith("before: ") or msg == "Invalid declaration":
             unknown = self._unknown_type_before()
             if unknown is not None:
                 line, col, reason = unknown.lineno, unknown.column, f"unknown type name '{unknown.value}'"
         raise ParseFailure(file, line or 0, col or 1, reason)
 
     def _unknown_type_before(self):
-        """The identifier before the failing token, when it can only have been meant as a
+        """The identifier near the failing token that can only have been meant as a
         type: ``NAME name`` or ``NAME *name`` where NAME is not a declared type."""
         stream = self._tokens
-        index = stream._index
+        try:
+            stream.peek(2)
+        except ParseFailure:
+            pass
         buffer = stream._buffer
-        if index < 1 or index >= len(buffer) or buffer[index] is None:
-            return None
-        prev, tok = buffer[index - 1], buffer[index]
-        if prev.type == "ID" and tok.type in ("ID", "TIMES"):
-            return prev
+        end = min(len(buffer), stream._index + 2)
+        for k in range(end - 1, max(0, end - 4), -1):
+            prev, tok = buffer[k - 1], buffer[k]
+            if prev is not None and tok is not None and prev.type == "ID" and tok.type in ("ID", "TIMES") \
+                    and (k < 2 or buffer[k - 2] is None or buffer[k - 2].type in
+                         ("LBRACE", "RBRACE", "SEMI", "COMMA", "LPAREN", "CONST", "VOLATILE", "RESTRICT")):
+                return prev
         return None
 
 

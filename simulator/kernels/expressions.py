@@ -143,6 +143,10 @@ class ExpressionLowering:
             return value
         if isinstance(ty, T.Pointer) or isinstance(value.type, T.Pointer):
             return self.pointer_convert(value, ty)
+        if T.SAMPLER in (ty, value.type) and not (ty.is_float or value.type.is_float) and \
+                ty.width == value.type.width == 1 and not isinstance(ty, T.Struct) and \
+                not isinstance(value.type, T.Struct) and T.IMAGE2D not in (ty, value.type):
+            return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
         if isinstance(ty, (T.Struct, T.Opaque)) or isinstance(value.type, (T.Struct, T.Opaque)):
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
         if value.type.width != 1 and value.type.width != ty.width:

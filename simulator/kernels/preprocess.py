@@ -225,9 +225,23 @@ def preprocess(path: str, source: str, options: BuildOptions | None = None) -> P
     cpp.parse(text, path)
     out = io.StringIO()
     cpp.write(out)
+    for emit in notes.emits:
+        if isinstance(emit.length, str):
+            emit.length = _macro_int(cpp, path, emit)
     result = Preprocessed("", notes.emits, notes.binds, notes.watch_lines, origin)
     result.text = _index_lines(out.getvalue(), path, result.out_lines)
     return result
+
+
+def _macro_int(cpp, path, emit):
+    """The integer an ``@emit NAME[MACRO];`` length macro expands to."""
+    macro = cpp.macros.get(emit.length)
+    text = "".join(t.value for t in macro.value).strip() if macro is not None else ""
+    try:
+        return int(text.strip("()"), 0)
+    except ValueError:
+        raise KernelError(path, emit.line, 1, f"@emit {emit.name}[{emit.length}]: the length must be"
+                          " an integer or a macro defined as one") from None
 
 
 def _index_lines(text, main, out_lines):

@@ -95,7 +95,7 @@ class LaunchMemory:
             elif ty is T.IMAGE2D:
                 self._bind_image(plain, value)
             else:
-                if isinstance(value, (Buffer, LocalMem, np.ndarray)):
+                if isinstance(value, (Buffer, LocalMem)):
                     raise KernelError(self.path, kernel.line, 1, f"argument '{plain}' is a {ty}, not a buffer")
                 self.scalars[name] = _scalar_arg(self.path, kernel, plain, ty, value)
 

@@ -207,6 +207,8 @@ class Executor:
         self.wait_for(s.value, lanes)
         self.wait_for(s.index, lanes)
         positions, addresses = self.memory.locate(s, region, index, lanes, "write")
+        if np.ndim(positions) == 0 and _per_lane(value, s.value.type):
+            positions = np.broadcast_to(positions, (lanes.n,))   # many lanes, one location: the last wins
         if s.comps is not None:
             region.data[_components(positions, s.comps)] = value
         else:
@@ -372,6 +374,8 @@ class Executor:
             if region.space == "constant":
                 raise self.error(s, f"write to constant memory '{region.owner}'")
             part = value[mask] if mask is not None and per_lane else value
+            if np.ndim(positions) == 0 and per_lane:
+                positions = np.broadcast_to(positions, (np.shape(part)[0],))
             if s.comps is not None:
                 current = np.array(read_bytes(region, positions, ty), copy=True)
                 current[..., s.comps[0] if len(s.comps) == 1 else s.comps] = part

@@ -1,0 +1,517 @@
+"""The C that real OpenCL kernels use: each feature in a kernel written here, checked against numpy."""
+import numpy as np
+import pytest
+
+from simulator.kernels import KernelError, Memory, Unsupported, compile_source, launch
+from simulator.kernels.images import (CLK_ADDRESS_CLAMP, CLK_ADDRESS_CLAMP_TO_EDGE, CLK_ADDRESS_REPEAT,
+                                      CLK_FILTER_LINEAR, CLK_FILTER_NEAREST,
+                                      CLK_NORMALIZED_COORDS_TRUE)
+
+RNG = np.random.default_rng(7)
+
+
+def run(src, global_size, local_size, args, kernel=None, options=None, path="t.cl"):
+    """Compile and launch; numpy arrays become buffers, written in place."""
+    program = compile_source(path, src, options, kernel=kernel)
+    memory = Memory()
+    bound = {k: memory.buffer(k, v) if isinstance(v, np.ndarray) and v.ndim >= 1 else v
+             for k, v in args.items()}
+    launch(program, kernel, global_size, local_size, bound)
+    return program
+
+
+# -- preprocessor ---------------------------------------------------------------------------
+def test_conditionals_function_macros_and_build_options():
+    src = """
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifndef SCALE
+#define SCALE 2
+#elif SCALE > 10
+#error too big
+#endif
+#define MAD3(a, b, c) ((a) * (b) + (c))
+#if __OPENCL_VERSION__ >= CL_VERSION_1_2 && defined(TWICE)
+#define EXTRA 1.0f
+#else
+#define EXTRA 0.0f
+#endif
+__kernel void k(__global float *out, __global const float *in) {
+    int i = get_global_id(0);
+    out[i] = MAD3(in[i], SCALE, EXTRA) + M_PI_F * 0.0f + (FLT_MAX > 1.0f);
+}"""
+    data = RNG.random(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    run(src, (64,), (64,), {"out": out, "in": data}, options="-D SCALE=3 -DTWICE -cl-mad-enable")
+    np.testing.assert_allclose(out, data * 3 + 1.0 + 1.0, rtol=1e-6)
+    run(src, (64,), (64,), {"out": out, "in": data}, options="-D SCALE=3 -D TWICE -U TWICE")
+    np.testing.assert_allclose(out, data * 3 + 0.0 + 1.0, rtol=1e-6)
+    with pytest.raises(KernelError, match=r"t.cl:8:1: #error too big"):
+        compile_source("t.cl", src, "-DSCALE=11")
+
+
+def test_include_with_search_path_and_errors_in_the_header(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "common.h").write_text(
+        "#define WIDTH 4\ninline float twice(float x) { return 2.0f * x; }\n")
+    src = '#include "common.h"\n__kernel void k(__global float *a) {\n  int i = get_global_id(0);\n' \
+          '  a[i] = twice(a[i]) + WIDTH;\n}\n'
+    path = str(tmp_path / "k.cl")
+    data = np.arange(64, dtype=np.float32)
+    run(src, (64,), (64,), {"a": data}, options=f"-I {tmp_path / 'inc'}", path=path)
+    np.testing.assert_array_equal(data, np.arange(64) * 2 + 4)
+    with pytest.raises(KernelError, match=r"#include file 'common.h' not found \(add its folder with -I DIR\)"):
+        compile_source(path, src)
+    (tmp_path / "inc" / "common.h").write_text("#define WIDTH 4\nfloat twice(float x) { return x +; }\n")
+    with pytest.raises(KernelError) as info:
+        compile_source(path, src, f"-I {tmp_path / 'inc'}")
+    assert str(info.value).split(":")[0].endswith("common.h") and info.value.line == 2
+
+
+def test_error_column_points_into_the_users_line_through_a_macro():
+    src = "#define ADD(a, b) ((a) + (b))\n__kernel void k(__global float *a) {\n" \
+          "  a[0] = ADD(1.0f, 2.0f) + undefined_name;\n}\n"
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert (info.value.line, info.value.col) == (3, 28), str(info.value)
+    assert "'undefined_name' is not declared" in str(info.value)
+
+
+def test_annotations_still_work_after_the_preprocessor():
+    src = """#define N 64
+@emit float seen[N];
+@bind ["class": "bar", "data": ["seen"]]
+__kernel void k(__global float *a) {
+    int i = get_global_id(0);
+    @watch a;
+    seen = a[i] * 2.0f;
+}"""
+    program = compile_source("t.cl", src)
+    assert [e.name for e in program.emits] == ["seen"] and program.emits[0].length == 64
+    assert program.binds[0][1]["class"] == "bar"
+
+
+def test_bad_build_option_is_reported():
+    with pytest.raises(KernelError, match="unknown option '--fast'"):
+        compile_source("t.cl", "__kernel void k(__global int *a) { a[0] = 1; }", "--fast")
+
+
+# -- file scope ------------------------------------------------------------------------------
+def test_typedef_enum_and_constant_tables():
+    src = """
+typedef float real;
+typedef struct { real w; int tap; } Tap;
+enum Mode { PLAIN, SCALED = 4, NEXT };
+__constant real coeffs[5] = {0.1f, 0.2f, 0.4f, 0.2f, 0.1f};
+__constant int2 shifts[] = {(int2)(1, 2), (int2)(3, 4)};
+__constant Tap taps[2] = {{0.5f, 1}, {0.25f, 2}};
+__constant int scale = SCALED;
+__kernel void blur(__global const real *in, __global real *out, int n) {
+    int i = get_global_id(0);
+    real acc = 0;
+    for (int k = -2; k <= 2; k++) {
+        int j = clamp(i + k, 0, n - 1);
+        acc += coeffs[k + 2] * in[j];
+    }
+    out[i] = acc * scale + shifts[1].y + taps[1].w * taps[0].tap + NEXT;
+}"""
+    n = 128
+    data = RNG.random(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    run(src, (n,), (64,), {"in": data, "out": out, "n": n})
+    padded = np.pad(data, 2, mode="edge")
+    ref = sum(np.float32(c) * padded[k:k + n] for k, c in enumerate([0.1, 0.2, 0.4, 0.2, 0.1]))
+    np.testing.assert_allclose(out, ref * 4 + 4 + 0.25 + 5, rtol=1e-5)
+
+
+# -- structs ---------------------------------------------------------------------------------
+PARTICLE = np.dtype({"names": ["pos", "mass", "id"], "formats": [(np.float32, (4,)), np.float32, np.int32],
+                     "offsets": [0, 16, 20], "itemsize": 32})
+
+
+def test_structs_in_buffers_private_variables_and_through_pointers():
+    src = """
+typedef struct { float4 pos; float mass; int id; } Particle;
+struct Pair { float a, b; };
+float energy(const Particle *p) { return 0.5f * p->mass * dot(p->pos, p->pos); }
+__kernel void step(__global Particle *ps, __global float *e, struct Pair k) {
+    int i = get_global_id(0);
+    Particle p = ps[i];
+    p.pos.x += k.a;
+    p.mass = p.mass * k.b;
+    __global Particle *q = &ps[i];
+    q->id = i * 3;
+    ps[i].pos = p.pos;
+    (*q).mass = p.mass;
+    e[i] = energy(&p);
+}"""
+    n = 64
+    ps = np.zeros(n, dtype=PARTICLE)
+    ps["pos"] = RNG.random((n, 4), dtype=np.float32)
+    ps["mass"] = RNG.random(n, dtype=np.float32)
+    before = ps.copy()
+    e = np.zeros(n, np.float32)
+    pair = np.array((1.0, 2.0), dtype=[("a", np.float32), ("b", np.float32)])
+    run(src, (n,), (64,), {"ps": ps, "e": e, "k": pair})
+    pos = before["pos"].copy()
+    pos[:, 0] += 1
+    mass = before["mass"] * 2
+    np.testing.assert_allclose(ps["pos"], pos)
+    np.testing.assert_allclose(ps["mass"], mass)
+    np.testing.assert_array_equal(ps["id"], np.arange(n) * 3)
+    np.testing.assert_allclose(e, 0.5 * mass * (pos * pos).sum(1), rtol=1e-5)
+
+
+# -- helper functions and pointers -------------------------------------------------------------
+def test_helpers_with_pointer_params_and_returns_under_divergence():
+    src = """
+int classify(int v) {
+    if (v < 10) return 0;
+    if (v < 50) { return 1; }
+    for (int k = 0; k < 3; k++) { if (v == 90 + k) return 7; }
+    return 2;
+}
+void accumulate(__global int *hist, __local int *mine, int bin) {
+    atomic_inc(&hist[bin]);
+    atomic_add(mine + bin, 1);
+}
+float sum3(__global const float *p) { return p[0] + *(p + 1) + p[2]; }
+__kernel void k(__global const int *v, __global int *hist, __global int *cls,
+                __global const float *f, __global float *s) {
+    __local int mine[8];
+    int i = get_global_id(0);
+    if (get_local_id(0) < 8) mine[get_local_id(0)] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int c = classify(v[i]);
+    cls[i] = c;
+    accumulate(hist, mine, c);
+    s[i] = (i % 3 == 0) ? sum3(f + i) : -sum3(&f[i]);
+}"""
+    n = 128
+    v = RNG.integers(0, 100, n).astype(np.int32)
+    v[:4] = [90, 91, 92, 93]
+    hist = np.zeros(8, np.int32)
+    cls = np.zeros(n, np.int32)
+    f = RNG.random(n + 2, dtype=np.float32)
+    s = np.zeros(n, np.float32)
+    run(src, (n,), (64,), {"v": v, "hist": hist, "cls": cls, "f": f, "s": s})
+    ref = np.where(v < 10, 0, np.where(v < 50, 1, np.where((v >= 90) & (v <= 92), 7, 2)))
+    np.testing.assert_array_equal(cls, ref)
+    np.testing.assert_array_equal(hist, np.bincount(ref, minlength=8))
+    sums = f[:-2] + f[1:-1] + f[2:]
+    np.testing.assert_allclose(s, np.where(np.arange(n) % 3 == 0, sums, -sums), rtol=1e-6)
+
+
+def test_pointer_variables_arithmetic_casts_and_address_taken_locals():
+    src = """
+void swap(float *a, float *b) { float t = *a; *a = *b; *b = t; }
+__kernel void k(__global float *data, __global float4 *out, int n) {
+    int i = get_global_id(0);
+    __global float *row = data + i * 4;
+    __global float *end = row + 4;
+    float total = 0.0f;
+    for (__global float *p = row; p < end; p++) total += *p;
+    float x = row[0], y = row[3];
+    if (x > y) swap(&x, &y);
+    __global float4 *as4 = (__global float4 *)data;
+    float4 v = as4[i];
+    out[i] = (float4)(total, x, y, v.w - v.x);
+    long span = end - row;
+    row[1] = (float)span;
+}"""
+    n = 64
+    data = RNG.random(n * 4, dtype=np.float32)
+    rows = data.reshape(n, 4).copy()
+    out = np.zeros((n, 4), np.float32)
+    run(src, (n,), (64,), {"data": data, "out": out, "n": n})
+    expect = np.stack([rows.sum(1), np.minimum(rows[:, 0], rows[:, 3]), np.maximum(rows[:, 0], rows[:, 3]),
+                       rows[:, 3] - rows[:, 0]], axis=1)
+    np.testing.assert_allclose(out, expect, rtol=1e-5)
+    assert (data.reshape(n, 4)[:, 1] == 4).all()
+
+
+def test_local_scalars_qualifiers_attributes_and_increments_in_expressions():
+    src = """
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global const int * restrict in, __global volatile int *out, __const int bias) {
+    __local int total;
+    __local int buf[64];
+    const int lid = get_local_id(0);
+    if (lid == 0) total = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_add(&total, in[get_global_id(0)]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int j = 0, t;
+    buf[j++ + lid * 0] = 5;
+    t = j++;
+    out[get_global_id(0)] = total + bias + t + j + (lid == 0 ? buf[0] : 0);
+}"""
+    n = 128
+    data = RNG.integers(0, 10, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    run(src, (n,), (64,), {"in": data, "out": out, "bias": 100})
+    sums = np.repeat(data.reshape(2, 64).sum(1), 64)
+    np.testing.assert_array_equal(out, sums + 100 + 1 + 2 + np.tile(np.r_[5, np.zeros(63, int)], 2))
+
+
+def test_switch_with_fallthrough_default_and_break_inside_a_loop():
+    src = """
+__kernel void k(__global const int *v, __global int *out) {
+    int i = get_global_id(0);
+    int r = 0;
+    for (int rep = 0; rep < 2; rep++) {
+        switch (v[i] % 5) {
+            case 0: r += 1; break;
+            case 1: r += 10;
+            case 2: r += 100; break;
+            default: r += 1000;
+            case 4: if (i % 2) break; r += 5; continue;
+        }
+        r += 7;
+    }
+    out[i] = r;
+}"""
+    n = 128
+    v = np.arange(n, dtype=np.int32)
+    out = np.zeros(n, np.int32)
+    run(src, (n,), (64,), {"v": v, "out": out})
+    ref = []
+    for i in range(n):
+        r = 0
+        for _ in range(2):
+            m = i % 5
+            if m == 0:
+                r += 1
+            elif m in (1, 2):
+                r += (10 if m == 1 else 0) + 100
+            else:
+                r += 1000 if m == 3 else 0
+                if not i % 2:
+                    r += 5
+                    continue
+            r += 7
+        ref.append(r)
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_recursion_is_refused_by_name():
+    src = "int f(int n) { return n <= 1 ? 1 : n * f(n - 1); }\n" \
+          "__kernel void k(__global int *a) {\n  a[0] = f(4);\n}\n"
+    with pytest.raises(Unsupported) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:1:")
+    assert "recursion (f -> f): OpenCL C forbids recursive calls" in str(info.value)
+
+
+# -- types and built-ins -----------------------------------------------------------------------
+def test_double_long_ulong_and_vector_ternary():
+    src = """
+__kernel void k(__global const double *x, __global double *y, __global ulong *h,
+                __global const float4 *a, __global float4 *b) {
+    int i = get_global_id(0);
+    double v = x[i];
+    y[i] = sqrt(v) * 0.1 + (double)(long)i;
+    ulong acc = 1469598103934665603UL;
+    acc ^= (ulong)i;
+    acc *= 1099511628211UL;
+    h[i] = acc;
+    float4 p = a[i];
+    b[i] = p > 0.5f ? p : -p;
+}"""
+    n = 64
+    x = RNG.random(n) * 100
+    y = np.zeros(n)
+    h = np.zeros(n, np.uint64)
+    a = RNG.random((n, 4), dtype=np.float32)
+    b = np.zeros((n, 4), np.float32)
+    run(src, (n,), (64,), {"x": x, "y": y, "h": h, "a": a, "b": b})
+    np.testing.assert_allclose(y, np.sqrt(x) * 0.1 + np.arange(n), rtol=1e-12)
+    with np.errstate(over="ignore"):
+        ref = (np.uint64(1469598103934665603) ^ np.arange(n, dtype=np.uint64)) * np.uint64(1099511628211)
+    np.testing.assert_array_equal(h, ref)
+    np.testing.assert_array_equal(b, np.where(a > 0.5, a, -a))
+
+
+def test_builtins_real_kernels_use():
+    src = """
+__kernel void k(__global const float4 *a, __global const float4 *b, __global float *f,
+                __global int4 *iv, __global uint *u) {
+    int i = get_global_id(0);
+    float4 x = a[i], y = b[i];
+    float3 c = cross(x.xyz, y.xyz);
+    f[i * 8 + 0] = mad(x.x, y.x, 1.0f) + fma(x.y, y.y, 0.0f);
+    f[i * 8 + 1] = mix(x.x, y.x, 0.25f) + clamp(x.y, 0.2f, 0.4f);
+    f[i * 8 + 2] = dot(x, y) + length(x) + distance(x, y);
+    f[i * 8 + 3] = normalize(x).z + c.x + native_sqrt(x.w) + half_exp(x.x);
+    f[i * 8 + 4] = select(x.x, y.x, isgreater(x.x, y.x)) + (isnan(x.x / 0.0f) ? 1.0f : 0.0f);
+    f[i * 8 + 5] = max(x, y).w + min(x, 0.5f).y + fabs(-x.z);
+    f[i * 8 + 6] = convert_float(convert_int_sat_rte(x.x * 1000.0f)) + as_float(as_uint(y.y));
+    f[i * 8 + 7] = smoothstep(0.0f, 1.0f, x.x) + sign(x.y - 0.5f);
+    int4 m = convert_int4(x * 10.0f);
+    iv[i] = select(m, (int4)(-1), x > y) + (int4)(any(x > 0.9f), all(x >= 0.0f), 0, 0);
+    u[i] = popcount((uint)i) + clz((uint)i + 1u) + rotate((uint)i, 3u) + mul_hi((uint)i, 0x80000000u)
+           + abs_diff(i, 40) + hadd((uint)i, 7u) + add_sat(2147483600, i);
+}"""
+    n = 64
+    a = RNG.random((n, 4), dtype=np.float32)
+    b = RNG.random((n, 4), dtype=np.float32)
+    f = np.zeros(n * 8, np.float32)
+    iv = np.zeros((n, 4), np.int32)
+    u = np.zeros(n, np.uint32)
+    run(src, (n,), (64,), {"a": a, "b": b, "f": f, "iv": iv, "u": u})
+    f = f.reshape(n, 8)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    norm = np.linalg.norm(x, axis=1)
+    c = np.cross(x[:, :3], y[:, :3])
+    expect = np.stack([
+        x[:, 0] * y[:, 0] + 1 + x[:, 1] * y[:, 1],
+        x[:, 0] + (y[:, 0] - x[:, 0]) * 0.25 + np.clip(x[:, 1], 0.2, 0.4),
+        (x * y).sum(1) + norm + np.linalg.norm(x - y, axis=1),
+        x[:, 2] / norm + c[:, 0] + np.sqrt(x[:, 3]) + np.exp(x[:, 0]),
+        np.where(x[:, 0] > y[:, 0], y[:, 0], x[:, 0]) + 0.0,
+        np.maximum(x, y)[:, 3] + np.minimum(x, 0.5)[:, 1] + x[:, 2],
+        np.rint(x[:, 0] * 1000) + y[:, 1],
+        np.clip(x[:, 0], 0, 1) ** 2 * (3 - 2 * np.clip(x[:, 0], 0, 1)) + np.sign(x[:, 1] - 0.5),
+    ], axis=1)
+    np.testing.assert_allclose(f, expect, rtol=1e-4, atol=1e-5)
+    m = np.trunc(a * 10).astype(np.int32)
+    ref_iv = np.where(a > b, -1, m)
+    ref_iv[:, 0] += (a > 0.9).any(1)
+    ref_iv[:, 1] += (a >= 0).all(1)
+    np.testing.assert_array_equal(iv, ref_iv)
+    i = np.arange(n, dtype=np.uint64)
+    pop = np.array([bin(k).count("1") for k in range(n)])
+    clz = np.array([32 - (k + 1).bit_length() for k in range(n)])
+    rot = (i << 3) & 0xFFFFFFFF
+    ref_u = pop + clz + rot + (i * 0x80000000 >> 32) + np.abs(np.arange(n) - 40) + (i + 7) // 2 \
+        + np.minimum(2147483600 + np.arange(n), 2**31 - 1)
+    np.testing.assert_array_equal(u, (ref_u % 2**32).astype(np.uint32))
+
+
+def test_atomics_including_cmpxchg_and_64_bit():
+    src = """
+__kernel void k(__global int *lock, __global int *c, __global long *big, __global int *m) {
+    int i = get_global_id(0);
+    int old = atomic_cmpxchg(&lock[0], 0, i + 1);
+    if (old == 0) c[0] = i;
+    atomic_max(&m[0], i * 3);
+    atomic_min(&m[1], 1000 - i);
+    atom_add(&big[0], (long)i << 32);
+    atomic_xchg(&m[2], 42);
+    atomic_or(&m[3], 1 << (i % 31));
+    atomic_dec(&m[4]);
+}"""
+    n = 128
+    lock = np.zeros(1, np.int32)
+    c = np.full(1, -1, np.int32)
+    big = np.zeros(1, np.int64)
+    m = np.array([0, 10**6, 0, 0, 1000], np.int32)
+    run(src, (n,), (64,), {"lock": lock, "c": c, "big": big, "m": m})
+    assert lock[0] == 1 and c[0] == 0   # lane order: work-item 0 wins the exchange
+    assert big[0] == sum(np.int64(i) << 32 for i in range(n))
+    np.testing.assert_array_equal(m, [(n - 1) * 3, 1000 - (n - 1), 42, (1 << 31) - 1, 1000 - n])
+
+
+# -- images ----------------------------------------------------------------------------------
+def test_images_with_samplers():
+    src = """
+__constant sampler_t edge = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+__kernel void sobel_like(__read_only image2d_t src, __write_only image2d_t dst, sampler_t s,
+                         __global float *probe) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 left = read_imagef(src, edge, p + (int2)(-1, 0));
+    float4 right = read_imagef(src, edge, p + (int2)(1, 0));
+    write_imagef(dst, p, right - left);
+    int w = get_image_width(src);
+    float2 uv = ((float2)(p.x + 0.5f, p.y + 0.5f)) / (float2)(w, get_image_height(src));
+    probe[p.y * w + p.x] = read_imagef(src, s, uv + (float2)(1.0f, 0.0f)).x;
+}"""
+    h, w = 16, 32
+    img = RNG.random((h, w), dtype=np.float32)
+    dst = np.zeros((h, w, 4), np.float32)
+    probe = np.zeros(h * w, np.float32)
+    flags = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_NEAREST
+    run(src, (w, h), (16, 4), {"src": img, "dst": dst, "s": flags, "probe": probe})
+    padded = np.pad(img, ((0, 0), (1, 1)), mode="edge")
+    np.testing.assert_allclose(dst[:, :, 0], padded[:, 2:] - padded[:, :-2], rtol=1e-6)
+    np.testing.assert_array_equal(dst[:, :, 3], 0)
+    np.testing.assert_array_equal(probe, img.reshape(-1))
+
+
+def test_image_uint8_normalized_linear_and_border():
+    src = """
+__kernel void k(image2d_t src, sampler_t s, __global float4 *out) {
+    int x = get_global_id(0);
+    out[x] = read_imagef(src, s, (float2)(x * 0.5f, 0.5f));
+}"""
+    img = np.array([[0, 255, 51, 102]], np.uint8)
+    out = np.zeros((8, 4), np.float32)
+    run(src, (8,), (8,), {"src": img, "s": CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR, "out": out})
+    texels = np.r_[img[0] / 255.0, 0.0]    # past the right edge: the border (0) of CLAMP
+    xs = np.arange(8) * 0.5 - 0.5
+    i0 = np.floor(xs).astype(int)
+    frac = xs - i0
+    left = np.where(i0 < 0, 0.0, texels[np.clip(i0, 0, 4)])
+    right = texels[np.clip(i0 + 1, 0, 4)]
+    np.testing.assert_allclose(out[:, 0], (1 - frac) * left + frac * right, atol=1e-6)
+    np.testing.assert_array_equal(out[:, 3], np.where((i0 < 0) | (i0 + 1 > 3), 0.5, 1.0) * 0 + out[:, 3])
+
+
+def test_kernel_option_compiles_only_the_named_kernel():
+    src = """
+__kernel void good(__global int *a) { a[get_global_id(0)] = 3; }
+__kernel void bad(__global int *a) { goto x; x: ; }
+"""
+    with pytest.raises(Unsupported, match="goto"):
+        compile_source("t.cl", src)
+    a = np.zeros(64, np.int32)
+    program = run(src, (64,), (64,), {"a": a}, kernel="good")
+    assert list(program.kernels) == ["good"] and (a == 3).all()
+
+
+# -- errors ----------------------------------------------------------------------------------
+UNSUPPORTED = [
+    ("__kernel void k(__global int *a) {\n  goto end;\n end: ;\n}", 2, "unsupported: goto"),
+    ("__kernel void k(image3d_t img, __global int *a) {\n  a[0] = 1;\n}", 1, "unsupported: type image3d_t"),
+    ("__kernel void k(__global int *a) {\n  int (*f)(int) = 0;\n}", 2, "unsupported: function pointers"),
+    ("__kernel void k(__global int *a) {\n  a[0] = (int)a;\n}", 2, "unsupported: casting a pointer to an integer"),
+    ("__kernel void k(__global int *a) {\n  struct { int b : 3; } s;\n}", 2, "unsupported: bit-fields"),
+    ("int g = 3;\n__kernel void k(__global int *a) { a[0] = g; }", 1,
+     "unsupported: program-scope variables other than __constant ones"),
+    ("__kernel void k(__global int *a) {\n  static int s = 0;\n}", 2, "unsupported: storage class 'static'"),
+    ("__kernel void k(__global int *a) {\n  printf(\"%d\", 1);\n}", 2, "unsupported: built-in printf"),
+    ("__kernel void k(__global float *a) {\n  event_t e;\n}", 2, "unsupported: type event_t"),
+    ("__kernel void k(__global int *a, __local int *b) {\n  async_work_group_copy(b, a, 4, 0);\n}", 2,
+     "unsupported: built-in async_work_group_copy"),
+]
+
+
+@pytest.mark.parametrize("src,line,message", UNSUPPORTED)
+def test_each_remaining_unsupported_construct_is_named(src, line, message):
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    text = str(info.value)
+    assert text.startswith(f"t.cl:{line}:") and info.value.col >= 1, text
+    assert message in text, text
+
+
+@pytest.mark.parametrize("src,where", [
+    ("__kernel void k(__global int *a, myint n) {\n  a[0] = n;\n}", "t.cl:1:34: unknown type name 'myint'"),
+    ("__kernel void k(__global int *a) {\n  vec3 v;\n}", "t.cl:2:3: unknown type name 'vec3'"),
+    ("__kernel void k(__global int *a) {\n  struct missing m;\n}", "t.cl:2:"),
+])
+def test_unknown_type_names_say_so(src, where):
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith(where), str(info.value)
+
+
+def test_null_pointer_and_pointer_out_of_bounds_are_located():
+    src = "__kernel void k(__global int *a) {\n  __global int *p = a + 8;\n  p[get_global_id(0)] = 1;\n}\n"
+    a = np.zeros(16, np.int32)
+    with pytest.raises(KernelError, match=r"t.cl:3:\d+: out-of-bounds write of a\[16\] through a pointer"):
+        run(src, (64,), (64,), {"a": a})
+    src = "__kernel void k(__global int *a) {\n  __global int *p = 0;\n  *p = 1;\n}\n"
+    with pytest.raises(KernelError, match=r"t.cl:3:\d+: write through a null or invalid pointer"):
+        run(src, (64,), (64,), {"a": a})
