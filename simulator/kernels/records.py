@@ -235,8 +235,18 @@ def _describe_args(args):
         elif hasattr(value, "elements"):
             out[name] = {"local": value.elements}
         else:
-            out[name] = value.item() if hasattr(value, "item") else value
+            # Numbers stay numbers; a vector or struct value becomes a (nested) list.
+            out[name] = _plain(value)
     return out
+
+
+def _plain(value):
+    """A JSON-ready number or (nested) list for a scalar, vector or struct value."""
+    if isinstance(value, np.ndarray) and value.dtype.names is not None:
+        return [_plain(value[field]) for field in value.dtype.names]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value.item() if hasattr(value, "item") else value
 
 
 class _Connection:

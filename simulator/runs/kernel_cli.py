@@ -128,7 +128,7 @@ def parse_value(name, spec, ty):
     cast = _CAST.match(text)
     if cast:
         text = text[cast.end():]
-    numbers = [part for part in re.split(r"[\s,(){}]+", text) if part]
+    numbers = [part for part in re.split(r"[\s,(){}\[\]]+", text) if part]
     want = _components(ty)
     if ty.width == 1 and not isinstance(ty, T.Struct) and len(numbers) == 1 and not cast:
         want = 1
