@@ -119,7 +119,7 @@ def test_run_kernel_build_options_kernel_choice_vector_struct_and_struct_buffers
     items["v"] = np.arange(128, dtype=np.float32).reshape(64, 2)
     np.save(tmp_path / "items.npy", items)
     rc = main(["run-kernel", str(source), "--kernel", "shift", "--global", "64", "--local", "64",
-               "--build-options", f"-I {tmp_path / 'inc'} -DTAG=9 -cl-fast-relaxed-math",
+               f"--build-options=-I {tmp_path / 'inc'} -DTAG=9 -cl-fast-relaxed-math",
                "--arg", f"items={tmp_path / 'items.npy'}", "--arg", "by=0.5", "--no-progress",
                "--no-instrument", "--save", f"items={tmp_path / 'items_out.npy'}"])
     assert rc == 0, capsys.readouterr().err
@@ -152,7 +152,7 @@ def test_run_kernel_image_and_sampler_arguments(tmp_path, capsys):
 
 @pytest.mark.parametrize("source_text,argv,expected", [
     (KERNEL, ["--arg", "in=zeros:64", "--arg", "out=zeros:64", "--arg", "factor=1", "--arg", "n=64",
-              "--build-options", "-O9 --bogus"], "build options: unknown option '--bogus'"),
+              "--build-options=-O9 --bogus"], "build options: unknown option '--bogus'"),
     ("kernel void k(global float *a, uint2 d) { a[0] = d.x; }",
      ["--arg", "a=zeros:1", "--arg", "d=(uint2)(1,2,3)"], "a uint2 takes 2 numbers like (uint2)(1, 1)"),
     ("kernel void k(global float *a, sampler_t s) { a[0] = 1; }",

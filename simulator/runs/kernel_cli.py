@@ -266,7 +266,8 @@ def register(subparsers):
     p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
                    help="search DIR for #include \"...\" files (repeatable)")
     p.add_argument("--build-options", default="", metavar="OPTIONS",
-                   help="clBuildProgram's options string, such as \"-D N=64 -cl-mad-enable\"")
+                   help="clBuildProgram's options string, written with '=' as in"
+                   " --build-options=\"-D N=64 -cl-mad-enable\"")
     p.add_argument("--global", dest="global_size", type=parse_size, required=True, metavar="N[xN[xN]]",
                    help="global work size")
     p.add_argument("--local", dest="local_size", type=parse_size, required=True, metavar="N[xN[xN]]",
