@@ -127,7 +127,7 @@ def test_run_kernel_build_options_kernel_choice_vector_struct_and_struct_buffers
     np.testing.assert_allclose(after["v"], items["v"] + 0.5)
     assert (after["tag"] == 9).all()
     # Without --kernel every kernel is compiled, and the broken one is named.
-    rc = main(["run-kernel", str(source), "-I", str(tmp_path / "inc"), "--global", "64", "--local",
+    rc = main(["run-kernel", str(source), "-I", str(tmp_path / "inc"), "-DTAG=1", "--global", "64", "--local",
                "64", "--arg", "out=zeros:64", "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 1 and f"{source}:13:" in err and "unsupported: type image3d_t" in err
