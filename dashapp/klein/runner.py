@@ -68,16 +68,19 @@ class RunError(Exception):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values."""
+    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values and
+    the build options (clBuildProgram's string: ``-D``/``-U``/``-I``)."""
     source: str
     kernel: str
     global_size: tuple
     local_size: tuple
     args: tuple
+    options: str = ""
 
     def run_id(self):
-        text = json.dumps([self.source, self.kernel, list(self.global_size),
-                           list(self.local_size), list(self.args), simulator_digest()])
+        parts = [self.source, self.kernel, list(self.global_size), list(self.local_size),
+                 list(self.args), simulator_digest()]
+        text = json.dumps(parts + [self.options] if self.options else parts)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -206,6 +209,8 @@ def _command(spec, source_path, out_path):
            "--trace-level", "kernel", "--no-progress", "-o", str(out_path)]
     for name, value in spec.args:
         cmd += ["--arg", f"{name}={value}"]
+    if spec.options.strip():
+        cmd.append(f"--build-options={spec.options}")
     return cmd
 
 

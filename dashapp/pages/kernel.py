@@ -191,6 +191,8 @@ def _editor(views, state):
         html.Div([
             dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
                          className="kv-size"),
+            dcc.Input(id="kv-options", type="text", debounce=False, className="kv-options ms-2",
+                      placeholder="build options: -D N=64 -I dir", value=""),
             html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
             back,
         ], className="d-flex align-items-center mt-1"),
@@ -252,9 +254,10 @@ def _error_context(source, err):
 
 @callback(Output(LOC, "search", allow_duplicate=True), Output("kv-run-status", "children"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
-          State(LOC, "search"), prevent_initial_call=True)
-def run_edited(_clicks, source, size, search):
-    """Re-run the edited kernel at the chosen size and show its views (a new URL)."""
+          State("kv-options", "value"), State(LOC, "search"), prevent_initial_call=True)
+def run_edited(_clicks, source, size, options, search):
+    """Re-run the edited kernel at the chosen size and build options and show its views
+    (a new URL)."""
     if not _clicks:
         # Dash fires this when the page (with the button) is inserted: not a click.
         return no_update, no_update
@@ -267,7 +270,7 @@ def run_edited(_clicks, source, size, search):
         return no_update, widgets.messages(["The edited run this page showed is gone."],
                                            colour="danger")
     try:
-        spec = edit_spec(recorded, state.launch, source or "", size)
+        spec = edit_spec(recorded, state.launch, source or "", size, options or "")
     except (LookupError, ValueError, TraceError, QueryTimeout) as err:
         return no_update, widgets.messages([str(err)], colour="danger")
     try:
