@@ -151,8 +151,11 @@ class ExpressionLowering:
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
         if value.type.width != 1 and value.type.width != ty.width:
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
-        if type(value) is ir.Const and getattr(value, "exact", None) is not None and ty.width == 1:
-            exact = ir.Const(ty.dtype.type(value.exact), type=ty, uniform=True, line=value.line, col=value.col)
+        if type(value) is ir.Const and getattr(value, "exact", None) is not None:
+            exact = ir.Const(ty.dtype.type(value.exact), type=ty.base, uniform=True, line=value.line,
+                             col=value.col)
+            if ty.width > 1:
+                return ir.Cast(exact, type=ty, line=value.line, col=value.col, uniform=True)
             exact.exact = value.exact
             return exact
         return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
@@ -318,6 +321,10 @@ class ExpressionLowering:
             raise self.error(node, f"unary '{op}' cannot take a {a.type}")
         if op == "+":
             return a
+        if op == "-" and type(a) is ir.Const and getattr(a, "exact", None) is not None:
+            negated = ir.Const(-a.value, type=a.type, uniform=True, **pos)
+            negated.exact = -a.exact   # -0.3 keeps its exact value, as 0.3 does
+            return negated
         if op == "!":
             return ir.Unary("!", a, type=T.INT if a.type.width == 1 else T.Vector(_signed_of(a.type.base), a.type.width), **pos)
         if op == "~" and a.type.is_float:
