@@ -515,3 +515,17 @@ def test_null_pointer_and_pointer_out_of_bounds_are_located():
     src = "__kernel void k(__global int *a) {\n  __global int *p = 0;\n  *p = 1;\n}\n"
     with pytest.raises(KernelError, match=r"t.cl:3:\d+: write through a null or invalid pointer"):
         run(src, (64,), (64,), {"a": a})
+
+
+def test_a_kernel_may_move_its_pointer_arguments():
+    src = """
+__kernel void k(__global const int *src, __global int *dst, int per_group) {
+    src += get_group_id(0) * per_group + get_local_id(0);
+    dst += get_global_id(0);
+    *dst = src[0] * 10 + 1;
+}"""
+    src_data = np.arange(256, dtype=np.int32)
+    dst = np.zeros(128, np.int32)
+    run(src, (128,), (64,), {"src": src_data, "dst": dst, "per_group": 100})
+    i = np.arange(128)
+    np.testing.assert_array_equal(dst, src_data[(i // 64) * 100 + i % 64] * 10 + 1)

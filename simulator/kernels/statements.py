@@ -39,6 +39,7 @@ class KernelLowering(CallLowering, ExpressionLowering):
         self.break_depth = 0      # loops and switches: where 'break' may appear
         self.names_used = {}
         self.addressed = set()    # names whose address the current function takes
+        self.reassigned = set()   # names the kernel assigns to (pointer parameters it moves)
         self.call_stack = []      # functions being inlined, innermost last
         self.frame = None         # (result variable, return type) of the function being inlined
 
@@ -50,16 +51,20 @@ class KernelLowering(CallLowering, ExpressionLowering):
             raise self.error(decl, "a kernel must return void")
         self.call_stack.append(decl.name)
         self.addressed = _addressed(funcdef.body)
+        self.reassigned = _assigned(funcdef.body)
         self.scopes.append({})
-        params = []
+        params, moved = [], []
         for param in _params(functype):
-            params.append(self.param(param))
+            params.append(self.param(param, moved))
         body = self.block(funcdef.body, new_scope=False)
+        body.stmts[:0] = moved
         self.scopes.pop()
         return ir.Kernel(decl.name, params, self.arrays, self.variables, body,
                          decl.coord.line if decl.coord else 0, self.branch_nodes)
 
-    def param(self, param):
+    def param(self, param, moved):
+        """One kernel parameter; a pointer the kernel moves (``p += n``) becomes a pointer
+        variable starting at its buffer (its initialisation is appended to ``moved``)."""
         space = _space(param.type)
         ty = self.type_of(param, param.type)
         if isinstance(ty, T.Pointer):
@@ -70,8 +75,16 @@ class KernelLowering(CallLowering, ExpressionLowering):
                 raise self.unsupported(param, "void pointer kernel arguments")
             info = ir.ArrayInfo(param.name, space, ty.elem, is_param=True)
             self.arrays[param.name] = info
-            self.declare(param, param.name, info)
-            return param.name, T.Pointer(space, ty.elem)
+            pointer = T.Pointer(space, ty.elem)
+            if param.name in self.reassigned:
+                name = self.unique(param.name)
+                self.variables[name] = pointer
+                self.declare(param, param.name, ("var", name, pointer))
+                moved.append(ir.Assign(name, ir.AddrOf(param.name, type=pointer, uniform=True,
+                                                       **self.pos(param)), None, **self.pos(param)))
+            else:
+                self.declare(param, param.name, info)
+            return param.name, pointer
         if ty is T.IMAGE2D:
             info = ir.ArrayInfo(param.name, "image", ty, is_param=True)
             self.arrays[param.name] = info
