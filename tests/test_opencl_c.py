@@ -529,3 +529,24 @@ __kernel void k(__global const int *src, __global int *dst, int per_group) {
     run(src, (128,), (64,), {"src": src_data, "dst": dst, "per_group": 100})
     i = np.arange(128)
     np.testing.assert_array_equal(dst, src_data[(i // 64) * 100 + i % 64] * 10 + 1)
+
+
+def test_recording_a_2d_launch_with_a_struct_buffer():
+    """The recorder keeps 2-D buffers as images; a buffer of structs is not a picture."""
+    from simulator.kernels.records import KernelRecorder
+
+    src = """typedef struct { int dx, dy; } Move;
+__kernel void k(__global Move *m, __global float *img) {
+    int i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+    m[i].dx = i; m[i].dy = -i; img[i] = i;
+}"""
+    program = compile_source("t.cl", src)
+    moves = np.zeros(16, dtype=[("dx", np.int32), ("dy", np.int32)])
+    memory = Memory()
+    args = {"m": memory.buffer("m", moves), "img": memory.buffer("img", np.zeros(16, np.float32))}
+    recorder = KernelRecorder()
+    recorder.launch(program, "k", (4, 4), (4, 4), args)
+    images = [sql for sql, _ in recorder.buffered if "kernel_image" in sql]
+    rows = [list(r) for sql, r in recorder.buffered if "kernel_image" in sql]
+    assert images and [r[1] for r in rows[0]] == ["img"]
+    np.testing.assert_array_equal(moves["dx"], np.arange(16))

@@ -150,7 +150,8 @@ class KernelRecorder:
             "INSERT INTO kernel_image (launch, name, width, height, pixels) VALUES (?, ?, ?, ?, ?)",
             [(launch_id, name, width, height, value.array.astype("<f4").tobytes())
              for name, value in args.items()
-             if isinstance(value, Buffer) and value.array.size == width * height])
+             if isinstance(value, Buffer) and value.array.size == width * height
+             and value.array.dtype.names is None])
 
     def _arrays(self, launch_id, executor):
         rows = []
