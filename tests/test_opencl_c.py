@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from simulator.kernels import KernelError, Memory, Unsupported, compile_source, launch
+from simulator.kernels import KernelError, LocalMem, Memory, Unsupported, compile_source, launch
 from simulator.kernels.images import (CLK_ADDRESS_CLAMP, CLK_ADDRESS_CLAMP_TO_EDGE, CLK_ADDRESS_REPEAT,
                                       CLK_FILTER_LINEAR, CLK_FILTER_NEAREST,
                                       CLK_NORMALIZED_COORDS_TRUE)
@@ -550,3 +550,21 @@ __kernel void k(__global Move *m, __global float *img) {
     rows = [list(r) for sql, r in recorder.buffered if "kernel_image" in sql]
     assert images and [r[1] for r in rows[0]] == ["img"]
     np.testing.assert_array_equal(moves["dx"], np.arange(16))
+
+
+def test_array_parameters_are_pointers_indexed_with_their_extents():
+    src = """
+float total(const float v[4]) { return v[0] + v[1] + v[2] + v[3]; }
+__kernel void k(__global const float *in, __global float *out, __local float rows[][8]) {
+    int g = get_group_id(0), l = get_local_id(0);
+    rows[l / 8][l % 8] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float mine[4] = {rows[l / 8][0], rows[l / 8][1], rows[l / 8][2], rows[l / 8][3]};
+    out[get_global_id(0)] = total(mine) + rows[(l / 8 + 1) % 8][l % 8];
+}"""
+    data = RNG.random(128, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    run(src, (128,), (64,), {"in": data, "out": out, "rows": LocalMem(64)})
+    tiles = data.reshape(2, 8, 8)
+    expect = tiles[:, :, :4].sum(-1)[:, :, None] + np.roll(tiles, -1, axis=1)
+    np.testing.assert_allclose(out.reshape(2, 8, 8), expect, rtol=1e-6)

@@ -66,6 +66,8 @@ class KernelLowering(CallLowering, ExpressionLowering):
         """One kernel parameter; a pointer the kernel moves (``p += n``) becomes a pointer
         variable starting at its buffer (its initialisation is appended to ``moved``)."""
         space = _space(param.type)
+        if isinstance(param.type, c_ast.ArrayDecl):
+            return self.array_param(param, moved)
         ty = self.type_of(param, param.type)
         if isinstance(ty, T.Pointer):
             space = _space(param.type.type) or "global"
@@ -96,6 +98,17 @@ class KernelLowering(CallLowering, ExpressionLowering):
         self.variables[name] = ty
         self.declare(param, param.name, ("var", name, ty))
         return name, ty
+
+    def array_param(self, param, moved):
+        """``__local float tile[16][17]`` as a parameter: a pointer to its rows (C adjusts
+        array parameters to pointers), indexed with all its subscripts."""
+        dims, inner = self.array_dims(param)
+        space = _space(param.type) or "global"
+        elem = self.type_of(param, inner)
+        info = ir.ArrayInfo(param.name, space, elem, is_param=True, dims=(dims[0] or 0, *dims[1:]))
+        self.arrays[param.name] = info
+        self.declare(param, param.name, info)
+        return param.name, T.Pointer(space, elem)
 
     # -- statements ----------------------------------------------------------------
     def block(self, compound, new_scope=True):
@@ -621,6 +634,8 @@ class KernelLowering(CallLowering, ExpressionLowering):
         stmts = []
         for param, value, arg in zip(params, values, args):
             ty = self.type_of(param, param.type)
+            if isinstance(ty, T.ArrayType):   # 'float a[16]' as a parameter is a pointer
+                ty = T.Pointer(_space(param.type) or "private", ty.elem)
             if isinstance(value, ir.ArrayInfo):
                 if param.name not in reassigned and param.name not in self.addressed and \
                         (isinstance(ty, T.Pointer) or ty is T.IMAGE2D):
