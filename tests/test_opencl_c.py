@@ -481,10 +481,12 @@ UNSUPPORTED = [
     ("int g = 3;\n__kernel void k(__global int *a) { a[0] = g; }", 1,
      "unsupported: program-scope variables other than __constant ones"),
     ("__kernel void k(__global int *a) {\n  static int s = 0;\n}", 2, "unsupported: storage class 'static'"),
-    ("__kernel void k(__global int *a) {\n  printf(\"%d\", 1);\n}", 2, "unsupported: built-in printf"),
-    ("__kernel void k(__global float *a) {\n  event_t e;\n}", 2, "unsupported: type event_t"),
-    ("__kernel void k(__global int *a, __local int *b) {\n  async_work_group_copy(b, a, 4, 0);\n}", 2,
-     "unsupported: built-in async_work_group_copy"),
+    ("__kernel void k(__global int *a) {\n  a[0] = sizeof(\"abc\");\n}", 2, "unsupported: string literals"),
+    ("__kernel void k(__global float *a) {\n  image1d_t e;\n}", 2, "unsupported: type image1d_t"),
+    ("__kernel void k(__global int *a) {\n  a[0] = vload_half4(0, a).x;\n}", 2,
+     "vload_half4 needs a pointer to half"),
+    ("__kernel void k(__global int *a) {\n  a[0] = get_image_array_size(a);\n}", 2,
+     "unsupported: built-in get_image_array_size"),
 ]
 
 
@@ -569,3 +571,28 @@ __kernel void k(__global const float *in, __global float *out, __local float row
     tiles = data.reshape(2, 8, 8)
     expect = tiles[:, :, :4].sum(-1)[:, :, None] + np.roll(tiles, -1, axis=1)
     np.testing.assert_allclose(out.reshape(2, 8, 8), expect, rtol=1e-6)
+
+
+def test_async_copies_half_storage_and_printf(capfd):
+    src = r"""
+__kernel void k(__global const float *src, __global float *dst, __global half *h, __global float *strided) {
+    __local float tile[16];
+    __local float every[4];
+    event_t e = async_work_group_copy(tile, src + get_group_id(0) * 16, 16, 0);
+    e = async_work_group_strided_copy(every, src + get_group_id(0) * 16, 4, 4, e);
+    wait_group_events(1, &e);
+    int l = get_local_id(0);
+    dst[get_global_id(0)] = tile[15 - l] + vload_half(get_global_id(0), h);
+    vstore_half(tile[l] * 2.0f, get_global_id(0), h);
+    if (l < 4) strided[get_group_id(0) * 4 + l] = every[l];
+    if (get_global_id(0) < 2) printf("item %d: %5.2f %v2d %x %%\n", (int)get_global_id(0), tile[l], (int2)(l, 7), 255);
+}"""
+    s = np.arange(64, dtype=np.float32)
+    d = np.zeros(64, np.float32)
+    h = np.arange(64).astype(np.float16)
+    strided = np.zeros(16, np.float32)
+    run(src, (64,), (16,), {"src": s, "dst": d, "h": h, "strided": strided})
+    np.testing.assert_array_equal(d, s.reshape(4, 16)[:, ::-1].reshape(-1) + np.arange(64))
+    np.testing.assert_array_equal(h, (s * 2).astype(np.float16))
+    np.testing.assert_array_equal(strided, s.reshape(4, 4, 4)[:, :, 0].reshape(-1))
+    assert capfd.readouterr().out == "item 0:  0.00 0,7 ff %\nitem 1:  1.00 1,7 ff %\n"

@@ -12,6 +12,7 @@ from . import ir
 from . import types as T
 from .annotations import WATCH_CALL
 from .builtins import MATH, WORK_ITEM, math_result_type
+from .expressions import fold_constant
 
 ATOMIC_OPS = ("add", "sub", "inc", "dec", "xchg", "min", "max", "and", "or", "xor", "cmpxchg")
 # Built-ins that return one value and store another through their pointer argument.
@@ -48,6 +49,10 @@ class CallLowering:
             return self.image_read(node, name, args)
         if name in _IMAGE_QUERIES:
             return self.image_query(node, name, args)
+        if name in ("async_work_group_copy", "async_work_group_strided_copy"):
+            return self.async_copy(node, name, args)
+        if name.startswith(("vload_half", "vloada_half")):
+            return self.load_half(node, name, args)
         width = vector_width(name, "vload")
         if width:
             if len(args) != 2:
@@ -57,8 +62,9 @@ class CallLowering:
                 return ir.Load(view.name, self.offset(args[0]), type=view.elem, **pos)
             pointer = self.vector_pointer(node, args[1], args[0], width, name)
             return ir.PtrLoad(pointer, type=pointer.type.elem, **pos)
-        if name.startswith(("vload", "vstore", "write_image", "async_work_group", "wait_group",
-                            "prefetch", "printf", "get_image")):
+        if name in ("printf", "wait_group_events", "prefetch") or name.startswith(("vstore", "write_image")):
+            raise self.error(node, f"{name} is a statement, not a value")
+        if name.startswith(("vload", "get_image")):
             raise self.unsupported(node, f"built-in {name}")
         raise self.error(node, f"call to undeclared function '{name}'")
 
@@ -164,6 +170,94 @@ class CallLowering:
         pointer = self.vector_pointer(node, args[2], args[1], width, name)
         return ir.PtrStore(pointer, self.convert(value, pointer.type.elem), None, **self.pos(node))
 
+    def local_linear_id(self, node):
+        """(linear local id, work-group size) of the work-item, as int expressions."""
+        pos = self.pos(node)
+
+        def item(fn, dim):
+            uniform = fn == "get_local_size"
+            return self.convert(ir.WorkItem(fn, dim, type=T.UINT, uniform=uniform, wave=uniform, **pos), T.INT)
+
+        lid = item("get_local_id", 2)
+        size = item("get_local_size", 2)
+        for dim in (1, 0):
+            lid = self.binary(node, "+", self.binary(node, "*", lid, item("get_local_size", dim)),
+                              item("get_local_id", dim))
+            size = self.binary(node, "*", size, item("get_local_size", dim))
+        return lid, size
+
+    def async_copy(self, node, name, args):
+        """``async_work_group_copy(dst, src, n, event)`` and its strided form: the work-items of
+        the group copy the elements between them (element ``i`` by work-item ``i mod size``),
+        so the copy is complete when the statement is; the event is 0."""
+        strided = "strided" in name
+        if len(args) != (5 if strided else 4):
+            raise self.error(node, f"{name} takes (dst, src, count{', stride' if strided else ''}, event)")
+        dst, src = self.expr(args[0]), self.expr(args[1])
+        for side in (dst, src):
+            if not isinstance(side.type, T.Pointer):
+                raise self.error(node, f"{name} copies between pointers, not {side.type}")
+        count = self.offset(args[2])
+        stride = self.offset(args[3]) if strided else None
+        self.expr(args[-1])
+        index = self.unique("copy")
+        self.variables[index] = T.INT
+        pos = self.pos(node)
+
+        def at():
+            return ir.Var(index, type=T.INT, **pos)
+
+        src_at = self.binary(node, "*", at(), stride) if strided and src.type.space != "local" else at()
+        dst_at = self.binary(node, "*", at(), stride) if strided and dst.type.space != "local" else at()
+        element = ir.PtrLoad(self.advance(node, src, src_at), type=src.type.elem, **pos)
+        copy = ir.PtrStore(self.advance(node, dst, dst_at), self.convert(element, dst.type.elem), None, **pos)
+        lid, size = self.local_linear_id(node)
+        branch = self.open_branch(node, "loop")
+        loop = ir.Loop(self.binary(node, "<", at(), count), ir.Block([copy], **pos),
+                       ir.Assign(index, self.binary(node, "+", at(), size), None, **pos), branch.id, False,
+                       **pos)
+        return ir.StmtExpr(ir.Block([ir.Assign(index, lid, None, **pos), loop], **pos),
+                           self.const(0, T.INT, node), False, type=T.INT, **pos)
+
+    def half_pointer(self, node, name, pointer_node, offset_node, width):
+        pointer = self.expr(pointer_node)
+        if not isinstance(pointer.type, T.Pointer) or pointer.type.elem is not T.HALF:
+            raise self.error(node, f"{name} needs a pointer to half")
+        moved = self.advance(node, pointer, self.offset(offset_node), scale=2 * (4 if width == 3 and "a" in name else width))
+        elem = T.HALF if width == 1 else T.Vector(T.HALF, width)
+        return ir.Cast(moved, type=T.Pointer(pointer.type.space, elem), **self.pos(node))
+
+    def load_half(self, node, name, args):
+        """``vload_half[N](offset, p)``: halves read and widened to float."""
+        width = int(name.rsplit("half", 1)[1] or 1)
+        if len(args) != 2 or width not in (1, 2, 3, 4, 8, 16):
+            raise self.error(node, f"{name} takes (offset, pointer)")
+        pointer = self.half_pointer(node, name, args[1], args[0], width)
+        value = ir.PtrLoad(pointer, type=pointer.type.elem, **self.pos(node))
+        return self.convert(value, T.FLOAT if width == 1 else T.Vector(T.FLOAT, width))
+
+    def store_half(self, node, name, args):
+        """``vstore_half[N][_rte...](value, offset, p)``: floats narrowed to halves."""
+        base = name.split("_r")[0] if "_rt" in name else name
+        width = int(base.rsplit("half", 1)[1] or 1)
+        if len(args) != 3:
+            raise self.error(node, f"{name} takes (value, offset, pointer)")
+        pointer = self.half_pointer(node, name, args[2], args[1], width)
+        value = self.expr(args[0])
+        if value.type.width != width:
+            raise self.error(node, f"{name} stores {width} value(s), not {value.type}")
+        return ir.PtrStore(pointer, self.convert(value, pointer.type.elem), None, **self.pos(node))
+
+    def printf(self, node, args):
+        if not args or not isinstance(args[0], c_ast.Constant) or args[0].type != "string":
+            raise self.error(node, "printf needs a string literal format")
+        text = args[0].value[1:-1].encode().decode("unicode_escape")
+        values = [self.expr(a) for a in args[1:]]
+        for value, arg in zip(values, args[1:]):
+            if isinstance(value.type, (T.Struct, T.Opaque)):
+                raise self.error(arg, f"printf cannot print a {value.type}")
+        return ir.Printf(text, values, **self.pos(node))
+
     # -- images ----------------------------------------------------------------------------
     def image(self, node, arg):
         info = self.resolve(arg, arg.name) if isinstance(arg, c_ast.ID) else None
@@ -216,8 +310,14 @@ class CallLowering:
             if flags is None:
                 raise self.error(node, "barrier flags must be constant")
             return ir.Barrier(flags, **pos)
-        if name in ("mem_fence", "read_mem_fence", "write_mem_fence"):
-            return ir.Block([], **pos)   # ordering is already sequential in the functional model
+        if name in ("mem_fence", "read_mem_fence", "write_mem_fence", "wait_group_events", "prefetch"):
+            # Ordering is already sequential in the functional model, and async copies are
+            # complete when issued: nothing to wait for.
+            return ir.Block([], **pos)
+        if name == "printf":
+            return self.printf(node, args)
+        if name.startswith("vstore_half") or name.startswith("vstorea_half"):
+            return self.store_half(node, name, args)
         width = vector_width(name, "vstore")
         if width:
             return self.vstore(node, name, width, args)
@@ -227,7 +327,6 @@ class CallLowering:
 
 
 def fold_constant_expr(lowering, node):
-    from .expressions import fold_constant
     return fold_constant(lowering.expr(node))
 
 

@@ -191,6 +191,12 @@ class Switch(Stmt):
     fields = ("value", "cases", "nodes")
 
 
+class Printf(Stmt):
+    """``printf(format, args...)``: each active work-item prints, in work-item order."""
+
+    fields = ("format", "args")
+
+
 class ImageWrite(Stmt):
     """``write_image{f,i,ui}(image, coord, color)``."""
 
@@ -251,7 +257,7 @@ for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, L
              Swizzle, VecLit, Atomic, AddrOf, PtrLoad, Member, StmtExpr, ImageRead):
     _expr(_cls)
 for _cls in (Block, Assign, Store, EmitStore, If, Loop, Break, Continue, Return, Barrier,
-             Watch, Eval, PtrStore, FuncReturn, Switch, ImageWrite):
+             Watch, Eval, PtrStore, FuncReturn, Switch, ImageWrite, Printf):
     _stmt(_cls)
 
 

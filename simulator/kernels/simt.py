@@ -30,6 +30,8 @@ an optional ``probes.Probes``.
 ``launch()`` is the entry point: it returns the ``stream.KernelLaunch`` the timing
 model consumes.
 """
+import sys
+
 import numpy as np
 
 from . import ir
@@ -39,12 +41,14 @@ from .builtins import MATH, apply_math, math_cost
 from .diagnostics import KernelError
 from .lanes import Geometry, Lanes, all_lanes
 from .probes import READ, WRITE
+from .formatting import c_format
 from .images import image_query, read_image, write_image
 from .regions import LaunchMemory, read_bytes, write_bytes
 from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000
+PRINTF_BUFFER = 1 << 20   # bytes of printf output per launch, as CL_DEVICE_PRINTF_BUFFER_SIZE
 INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
 
 
@@ -93,6 +97,7 @@ class Executor:
         self.broke = np.zeros(L, dtype=bool)
         self.continued = np.zeros(L, dtype=bool)
         self.retired = 0              # counts lanes retired by break/continue/return
+        self.printed = 0              # bytes of printf output of this launch
         self._live_per_group = None   # per-group count of lanes that have not returned
         self._live_retired = -1
         self.env = {}
@@ -114,7 +119,7 @@ class Executor:
                       ir.Return: self.s_return, ir.Barrier: self.s_barrier,
                       ir.Watch: self.s_watch, ir.Eval: self.s_eval, ir.PtrStore: self.s_ptrstore,
                       ir.FuncReturn: self.s_funcreturn, ir.Switch: self.s_switch,
-                      ir.ImageWrite: self.s_imagewrite}
+                      ir.ImageWrite: self.s_imagewrite, ir.Printf: self.s_printf}
         self._expr = {ir.Const: self.e_const, ir.Var: self.e_var, ir.WorkItem: self.e_workitem,
                       ir.Binary: self.e_binary, ir.Logical: self.e_logical, ir.Unary: self.e_unary,
                       ir.Cast: self.e_cast, ir.Select: self.e_select, ir.Call: self.e_call,
@@ -390,6 +395,18 @@ class Executor:
         region = self.regions[s.image]
         addresses = write_image(region, coord, value, lanes.n)
         self.log.vmem(lanes, s.line, 1, addresses, region.data.itemsize)
+
+    def s_printf(self, s, lanes):
+        values = [np.broadcast_to(np.asarray(self.eval(a, lanes)), (lanes.n,) + ((a.type.width,) if a.type.width > 1 else ()))
+                  for a in s.args]
+        self.log.alu(lanes, Unit.VALU, s.line)
+        for k in range(lanes.n):
+            if self.printed >= PRINTF_BUFFER:
+                return
+            text = c_format(s.format, [v[k] for v in values])
+            self.printed += len(text)
+            sys.stdout.write(text if self.printed <= PRINTF_BUFFER else
+                             text[:PRINTF_BUFFER - self.printed] + "\n[printf buffer full]\n")
 
     def s_watch(self, s, lanes):
         self.watched.add(s.array.split("#")[0])

@@ -70,7 +70,10 @@ class KernelLowering(CallLowering, ExpressionLowering):
             return self.array_param(param, moved)
         ty = self.type_of(param, param.type)
         if isinstance(ty, T.Pointer):
-            space = _space(param.type.type) or "global"
+            if isinstance(param.type, c_ast.PtrDecl):
+                space = _space(param.type.type) or "global"
+            else:   # a typedef'd pointer type carries its own address space
+                space = ty.space if ty.space != "private" else "global"
             if space == "private":
                 raise self.error(param, "kernel pointer arguments must be global, constant or local")
             if ty.elem is T.VOID:

@@ -210,15 +210,15 @@ _SCALARS = {t.name: t for t in (CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULO
                                 DOUBLE)}
 _ALIASES = {"size_t": UINT, "bool": INT, "_Bool": INT, "unsigned": UINT, "signed": INT,
             "ptrdiff_t": INT, "intptr_t": INT, "uintptr_t": UINT,
-            "image2d_t": IMAGE2D, "sampler_t": SAMPLER}
+            "image2d_t": IMAGE2D, "sampler_t": SAMPLER, "event_t": INT}
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 # OpenCL types that parse but that the subset does not run (refused by name).
 UNSUPPORTED_TYPES = ("image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_array_t",
-                     "image3d_t", "event_t", "image2d_depth_t", "image2d_array_depth_t")
+                     "image3d_t", "image2d_depth_t", "image2d_array_depth_t")
 
 # Names the parser must be told are types (C99 already knows char, short, int, long, float, double).
 TYPE_NAMES = (["uchar", "ushort", "uint", "ulong", "half", "size_t", "bool", "ptrdiff_t",
-               "intptr_t", "uintptr_t", "image2d_t", "sampler_t", *UNSUPPORTED_TYPES]
+               "intptr_t", "uintptr_t", "image2d_t", "sampler_t", "event_t", *UNSUPPORTED_TYPES]
               + [f"{b}{w}" for b in ("char", "uchar", "short", "ushort", "int", "uint",
                                      "long", "ulong", "float", "double", "half")
                  for w in VECTOR_WIDTHS])

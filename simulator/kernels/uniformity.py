@@ -136,6 +136,9 @@ class _Analysis:
         elif kind is ir.PtrStore:
             self.expr(s.ptr)
             self.expr(s.value)
+        elif kind is ir.Printf:
+            for arg in s.args:
+                self.expr(arg)
         elif kind is ir.ImageWrite:
             self.expr(s.coord)
             self.expr(s.value)
