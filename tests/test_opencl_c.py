@@ -596,3 +596,4 @@ __kernel void k(__global const float *src, __global float *dst, __global half *h
     np.testing.assert_array_equal(h, (s * 2).astype(np.float16))
     np.testing.assert_array_equal(strided, s.reshape(4, 4, 4)[:, :, 0].reshape(-1))
     assert capfd.readouterr().out == "item 0:  0.00 0,7 ff %\nitem 1:  1.00 1,7 ff %\n"
+

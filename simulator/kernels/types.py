@@ -274,10 +274,18 @@ def with_base(t, base):
 
 
 def storage_size(ty):
-    """Bytes ``ty`` takes in memory: a 3-component vector takes the room of 4 (OpenCL)."""
+    """Bytes between consecutive elements of an array of ``ty``. Arrays and buffers of
+    3-component vectors are packed here (12 bytes per float3, as ``vload3`` reads them);
+    inside a struct a 3-component vector takes the room of 4 (``field_size``), as OpenCL
+    lays structs out for the host."""
+    return ty.size
+
+
+def field_size(ty):
+    """Bytes a struct member takes: OpenCL gives a 3-component vector the room of 4."""
     if isinstance(ty, Vector) and ty.width == 3:
         return ty.base.size * 4
-    return ty.size
+    return storage_size(ty)
 
 
 def alignment(ty):
@@ -286,7 +294,7 @@ def alignment(ty):
         return ty.align
     if isinstance(ty, ArrayType):
         return alignment(ty.elem)
-    return storage_size(ty)
+    return field_size(ty)
 
 
 def storage_format(ty):
@@ -306,13 +314,13 @@ def layout(name, members):
         a = alignment(ty)
         offset = -(-offset // a) * a
         fields.append((field_name, ty, offset))
-        offset += storage_size(ty)
+        offset += field_size(ty)
         align = max(align, a)
     return Struct(name, tuple(fields), -(-offset // align) * align, align)
 
 
 def union_layout(name, members):
     """A union: every member at offset 0."""
-    size = max((storage_size(t) for _, t in members), default=0)
+    size = max((field_size(t) for _, t in members), default=0)
     align = max((alignment(t) for _, t in members), default=1)
     return Struct(name, tuple((n, t, 0) for n, t in members), -(-size // align) * align, align)
