@@ -246,36 +246,48 @@ class LaunchMemory:
         return mask, region, positions, offsets
 
 
+def _typed(region, positions, ty):
+    """(typed view, element index) for ``ty`` at byte ``positions`` when every position is
+    aligned to its scalar type (then numpy indexes the storage directly), else None."""
+    if isinstance(ty, T.Struct):
+        return None
+    base = ty.base.dtype
+    if np.any(positions % base.itemsize):
+        return None
+    index = positions // base.itemsize
+    return region.view(base), (index if ty.width == 1 else index[..., None] + np.arange(ty.width))
+
+
+def _dtype(ty):
+    """numpy dtype of one ``ty`` value in memory (a struct, a vector as a subarray, a scalar)."""
+    if isinstance(ty, T.Struct):
+        return ty.dtype
+    return np.dtype((ty.base.dtype, (ty.width,))) if ty.width > 1 else ty.base.dtype
+
+
 def read_bytes(region, positions, ty):
     """Values of type ``ty`` at byte ``positions`` of ``region`` (one per position)."""
-    base = ty.base.dtype if not isinstance(ty, T.Struct) else None
     positions = np.asarray(positions, dtype=np.int64)
-    if base is not None and not np.any(positions % base.itemsize):
-        index = positions // base.itemsize
-        view = region.view(base)
-        if ty.width == 1:
-            return view[index]
-        return view[index[..., None] + np.arange(ty.width)]
-    dtype = ty.dtype if isinstance(ty, T.Struct) else np.dtype((base, (ty.width,))) if ty.width > 1 else base
+    typed = _typed(region, positions, ty)
+    if typed is not None:
+        view, index = typed
+        return view[index]
+    dtype = _dtype(ty)
     raw = region.bytes[positions[..., None] + np.arange(dtype.itemsize)]
     return np.ascontiguousarray(raw).view(dtype).reshape(positions.shape + dtype.shape)
 
 
 def write_bytes(region, positions, ty, value):
     """Store ``value`` (one per position, or one for all) as ``ty`` at byte ``positions``."""
-    base = ty.base.dtype if not isinstance(ty, T.Struct) else None
     positions = np.asarray(positions, dtype=np.int64)
-    if base is not None and not np.any(positions % base.itemsize):
-        index = positions // base.itemsize
-        view = region.view(base)
-        if ty.width == 1:
-            view[index] = value
-        else:
-            view[index[..., None] + np.arange(ty.width)] = value
+    typed = _typed(region, positions, ty)
+    if typed is not None:
+        view, index = typed
+        view[index] = value
         return
-    dtype = ty.dtype if isinstance(ty, T.Struct) else np.dtype((base, (ty.width,))) if ty.width > 1 else base
+    dtype = _dtype(ty)
     shape = positions.shape
-    items = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=ty.dtype if base is None else base),
+    items = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=dtype.base if dtype.shape else dtype),
                                                  shape + dtype.shape))
     raw = items.view(np.uint8).reshape(shape + (dtype.itemsize,))
     region.bytes[positions[..., None] + np.arange(dtype.itemsize)] = raw

@@ -75,21 +75,28 @@ class Vector:
 HANDLE_DTYPE = np.dtype(np.int64)
 
 
-@dataclass(frozen=True)
-class Pointer:
-    space: str         # global, local, constant, private
-    elem: object       # Scalar, Vector, Struct, Pointer or VOID
+class _Whole:
+    """A type that is one value, not a vector: pointers, structs, images and samplers."""
 
     width = 1
     is_float = False
-    is_signed = True
-    size = 8
-    rank = 5
-    dtype = HANDLE_DTYPE
+    is_signed = False
+    rank = 0
 
     @property
     def base(self):
         return self
+
+
+@dataclass(frozen=True)
+class Pointer(_Whole):
+    space: str         # global, local, constant, private
+    elem: object       # Scalar, Vector, Struct, Pointer or VOID
+
+    is_signed = True
+    size = 8
+    rank = 5
+    dtype = HANDLE_DTYPE
 
     @property
     def name(self):
@@ -100,22 +107,13 @@ class Pointer:
 
 
 @dataclass(frozen=True)
-class Struct:
+class Struct(_Whole):
     """A struct (or union) type; ``fields`` are (name, type, byte offset)."""
 
     name: str
     fields: tuple
     size: int
     align: int
-
-    width = 1
-    is_float = False
-    is_signed = False
-    rank = 0
-
-    @property
-    def base(self):
-        return self
 
     @property
     def dtype(self):
@@ -134,21 +132,13 @@ class Struct:
 
 
 @dataclass(frozen=True)
-class Opaque:
+class Opaque(_Whole):
     """An object only built-ins use: ``image2d_t`` (a handle to an image argument) or
     ``sampler_t`` (the sampler's bit flags)."""
 
     name: str
 
-    width = 1
-    is_float = False
-    is_signed = False
     size = 8
-    rank = 0
-
-    @property
-    def base(self):
-        return self
 
     @property
     def dtype(self):
@@ -159,19 +149,11 @@ class Opaque:
 
 
 @dataclass(frozen=True)
-class ArrayType:
+class ArrayType(_Whole):
     """A fixed-size array inside a struct (``float w[4];``)."""
 
     elem: object
     length: int
-
-    width = 1
-    is_float = False
-    rank = 0
-
-    @property
-    def base(self):
-        return self
 
     @property
     def size(self):

@@ -109,6 +109,18 @@ class _Analysis:
         else:
             e.uniform = e.wave = True
 
+    def exiting(self, s, test, ctx_u, ctx_w, bodies):
+        """Analyse the ``bodies`` of a loop or switch ``s`` that ``test`` steers; lanes that
+        leave early (break/continue) demote what follows. Returns the exit sites."""
+        exit_u, exit_w = self.loop_exits.get(id(s), (True, True))
+        u = ctx_u and test.uniform and exit_u
+        w = ctx_w and test.wave and exit_w
+        inner = []
+        for body in bodies:
+            self.stmt(body, u, w, inner)
+        self.loop_exits[id(s)] = (all(e[0] for e in inner), all(e[1] for e in inner))
+        return inner
+
     # -- statements ----------------------------------------------------------------
     def assign(self, name, value, ctx_u, ctx_w):
         if not (ctx_u and value.uniform):
@@ -150,13 +162,7 @@ class _Analysis:
                 self.frame_exits[-1].append((ctx_u, ctx_w))
         elif kind is ir.Switch:
             self.expr(s.value)
-            exit_u, exit_w = self.loop_exits.get(id(s), (True, True))
-            u = ctx_u and s.value.uniform and exit_u
-            w = ctx_w and s.value.wave and exit_w
-            inner = []
-            for _, body in s.cases:
-                self.stmt(body, u, w, inner)
-            self.loop_exits[id(s)] = (all(e[0] for e in inner), all(e[1] for e in inner))
+            inner = self.exiting(s, s.value, ctx_u, ctx_w, [body for _, body in s.cases])
             exits.extend(inner)   # a continue in a case leaves the enclosing loop's iteration
         elif kind is ir.EmitStore:
             if s.index is not None:
@@ -172,14 +178,7 @@ class _Analysis:
                 self.stmt(s.orelse, u, w, exits)
         elif kind is ir.Loop:
             self.expr(s.cond)
-            exit_u, exit_w = self.loop_exits.get(id(s), (True, True))
-            u = ctx_u and s.cond.uniform and exit_u
-            w = ctx_w and s.cond.wave and exit_w
-            inner = []
-            self.stmt(s.body, u, w, inner)
-            if s.step is not None:
-                self.stmt(s.step, u, w, inner)
-            self.loop_exits[id(s)] = (all(e[0] for e in inner), all(e[1] for e in inner))
+            self.exiting(s, s.cond, ctx_u, ctx_w, [s.body] + ([s.step] if s.step is not None else []))
         elif kind in (ir.Break, ir.Continue):
             exits.append((ctx_u, ctx_w))
 
