@@ -473,6 +473,14 @@ __kernel void bad(__global int *a) { goto x; x: ; }
 
 # -- errors ----------------------------------------------------------------------------------
 UNSUPPORTED = [
+    ("__kernel void k(__global int *a) {\n  a[0] = ((struct {int x;}){1}).x;\n}", 2, "unsupported: compound literals"),
+    ("__kernel void k(__global int *a) {\n  a[0] = 'ab';\n}", 2, "unsupported: multi-character constant 'ab'"),
+    ("__constant int t[2] = {1, 2, 3};\n__kernel void k(__global int *a) { a[0] = t[0]; }", 1,
+     "too many initializers for 't' (3 for 2)"),
+    ("__kernel void k(__global int *a) {\n  a[0] = a;\n}", 2, "cannot convert a pointer to int"),
+    ("void f(int x) { }\n__kernel void k(__global int *a) {\n  a[0] = f(1);\n}", 3,
+     "a void function's result used as a value"),
+    ("#if\n__kernel void k(__global int *a) { }", 1, "malformed preprocessor directive"),
     ("__kernel void k(__global int *a) {\n  goto end;\n end: ;\n}", 2, "unsupported: goto"),
     ("__kernel void k(image3d_t img, __global int *a) {\n  a[0] = 1;\n}", 1, "unsupported: type image3d_t"),
     ("__kernel void k(__global int *a) {\n  int (*f)(int) = 0;\n}", 2, "unsupported: function pointers"),

@@ -141,6 +141,8 @@ class ExpressionLowering:
     def convert(self, value, ty):
         if value.type == ty:
             return value
+        if value.type is T.VOID:
+            raise KernelError(self.file.path, value.line, value.col, "a void function's result used as a value")
         if isinstance(ty, T.Pointer) or isinstance(value.type, T.Pointer):
             return self.pointer_convert(value, ty)
         if T.SAMPLER in (ty, value.type) and not (ty.is_float or value.type.is_float) and \
@@ -168,15 +170,19 @@ class ExpressionLowering:
             return ir.Const(T.HANDLE_DTYPE.type(0), type=ty, uniform=True, line=value.line, col=value.col)
         if isinstance(ty, T.Pointer):
             raise KernelError(*where, f"cannot convert {value.type} to a pointer")
-        if ty.width == 1 and not ty.is_float and not isinstance(ty, (T.Struct, T.Opaque)):
-            return ir.Binary("!=", value, self.const(0, value.type, None), type=T.INT,
-                             line=value.line, col=value.col)  # a pointer as a truth value
-        raise KernelError(*where, f"cannot convert a pointer to {ty}")
+        raise KernelError(*where, f"cannot convert a pointer to {ty} (cast it, or compare it with 0)")
+
+    def truth(self, value):
+        """A pointer as a truth value (``if (p)``, ``p && q``): whether it is not null."""
+        if not isinstance(value.type, T.Pointer):
+            return value
+        return ir.Binary("!=", value, self.const(0, value.type, None), type=T.INT,
+                         line=value.line, col=value.col)
 
     def condition(self, node):
         cond = self.expr(node)
         if isinstance(cond.type, T.Pointer):
-            return self.pointer_convert(cond, T.INT)
+            return self.truth(cond)
         if cond.type.width != 1 or isinstance(cond.type, (T.Struct, T.Opaque)):
             raise self.error(node, f"a condition must be a scalar, not {cond.type}")
         return cond
@@ -195,6 +201,8 @@ class ExpressionLowering:
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, node):
+        if getattr(node, "coord", None) is not None:
+            self.file.last_coord = node.coord   # for the few nodes pycparser leaves unlocated
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
             names = {"CompoundLiteral": "compound literals", "InitList": "initializer lists here"}
@@ -268,8 +276,7 @@ class ExpressionLowering:
         pa, pb = isinstance(a.type, T.Pointer), isinstance(b.type, T.Pointer)
         if op in COMPARE or op in ("&&", "||"):
             if op in ("&&", "||"):
-                return ir.Logical(op, self.convert(a, T.INT) if pa else a,
-                                  self.convert(b, T.INT) if pb else b, type=T.INT, **pos)
+                return ir.Logical(op, self.truth(a), self.truth(b), type=T.INT, **pos)
             a = a if pa else self.convert(a, b.type)
             b = b if pb else self.convert(b, a.type)
             return ir.Binary(op, a, b, type=T.INT, **pos)
@@ -638,9 +645,11 @@ def _literal_promote(a, b):
 def _constant(lowering, node):
     text = node.value
     pos = lowering.pos(node)
-    if node.type == "char":
-        body = text[1:-1]
-        value = ord(body.encode().decode("unicode_escape")) if body else 0
+    if node.type == "char" or text.startswith(("'", "L'", "u'", "U'")):
+        body = text[text.index("'") + 1:-1].encode().decode("unicode_escape")
+        if len(body) > 1:
+            raise lowering.unsupported(node, f"multi-character constant {text}")
+        value = ord(body) if body else 0
         return ir.Const(T.CHAR.dtype.type(value), type=T.CHAR, uniform=True, **pos)
     if node.type in ("string",):
         raise lowering.unsupported(node, "string literals")

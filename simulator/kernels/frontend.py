@@ -36,11 +36,12 @@ class FileScope:
         self.tables = {}        # name -> ir.ArrayInfo of a __constant array
         self.functions = {}     # name -> c_ast.FuncDef
         self.kernel_names = []
+        self.last_coord = None  # the last located node lowered (for unlocated ones)
 
     # -- locations ---------------------------------------------------------------------
     def error(self, node, reason, cls=KernelError):
         """A ``cls`` error at ``node``, its column mapped back through macro expansions."""
-        coord = getattr(node, "coord", None)
+        coord = getattr(node, "coord", None) or self.last_coord
         if coord is None:
             return cls(self.path, 0, 0, reason)
         file = coord.file or self.path

@@ -222,9 +222,16 @@ def preprocess(path: str, source: str, options: BuildOptions | None = None) -> P
             cpp.define(f"{name} {value}")
         else:
             cpp.undef(name)
-    cpp.parse(text, path)
     out = io.StringIO()
-    cpp.write(out)
+    try:
+        cpp.parse(text, path)
+        cpp.write(out)
+    except KernelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pcpp fails on some malformed directives by crashing
+        where = getattr(cpp, "lastdirective", None)
+        raise KernelError(cpp._user_name(getattr(where, "source", None)), getattr(where, "lineno", 0) or 0,
+                          1, f"malformed preprocessor directive ({type(exc).__name__})") from None
     for emit in notes.emits:
         if isinstance(emit.length, str):
             emit.length = _macro_int(cpp, path, emit)

@@ -136,6 +136,8 @@ class KernelLowering(CallLowering, ExpressionLowering):
         return ir.Block([stmt] if stmt is not None else [], **self.pos(node))
 
     def stmt(self, node):
+        if getattr(node, "coord", None) is not None:
+            self.file.last_coord = node.coord
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             if isinstance(node, (c_ast.Case, c_ast.Default)):
@@ -308,6 +310,8 @@ class KernelLowering(CallLowering, ExpressionLowering):
                 else:
                     flat.append(self.convert(self.expr(item), elem))
                 count += 1
+            if extent is not None and count > extent:
+                raise self.error(init, f"too many initializers for '{node.name}' ({count} for {extent})")
             inner = int(np.prod(dims[depth + 1:])) if depth + 1 < len(dims) else 1
             if extent is not None and count * (inner if depth + 1 < len(dims) else 1) < extent * inner:
                 missing = extent * inner - (count * inner if depth + 1 < len(dims) else count)
