@@ -779,10 +779,12 @@ def _convert(value, ty, saturate=False, rounding=""):
 def vgpr_estimate(kernel):
     """VGPRs per lane a GCN compiler would allocate, roughly.
 
-    One register per component of each per-lane variable, plus a few for
-    temporaries and the work-item ids; only the CU's occupancy limit depends on it.
+    One 32-bit register per dword of each per-lane variable (a float4 takes four, a
+    double or a pointer two, a struct its size), plus a few for temporaries and the
+    work-item ids; only the CU's occupancy limit depends on it.
     """
-    per_lane = sum(ty.width for name, ty in kernel.variables.items() if name in kernel.varying)
+    per_lane = sum(max(ty.width, -(-ty.size // 4)) for name, ty in kernel.variables.items()
+                   if name in kernel.varying)
     return min(256, max(8, per_lane + 6))
 
 
