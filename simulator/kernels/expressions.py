@@ -300,11 +300,6 @@ class ExpressionLowering:
             step = ir.Binary("*", step, self.const(size, T.LONG, node), type=T.LONG, **self.pos(node))
         return ir.Binary("+" if sign > 0 else "-", pointer, step, type=pointer.type, **self.pos(node))
 
-    def member_pointer(self, node, pointer, field_type, offset, space):
-        moved = self.advance(node, pointer, self.const(offset, T.LONG, node), scale=1) if offset else pointer
-        return ir.Cast(moved, type=T.Pointer(space, field_type), **self.pos(node)) if offset == 0 else \
-            _retyped(moved, T.Pointer(space, field_type))
-
     def expr_UnaryOp(self, node):
         op = node.op
         if op in ("p++", "++", "p--", "--"):
