@@ -2,10 +2,21 @@
 import numpy as np
 import pytest
 
-from simulator.kernels import KernelError, LocalMem, Memory, Unsupported, compile_source, launch
-from simulator.kernels.images import (CLK_ADDRESS_CLAMP, CLK_ADDRESS_REPEAT,
-                                      CLK_FILTER_LINEAR, CLK_FILTER_NEAREST,
-                                      CLK_NORMALIZED_COORDS_TRUE)
+from simulator.kernels import (
+    KernelError,
+    LocalMem,
+    Memory,
+    Unsupported,
+    compile_source,
+    launch,
+)
+from simulator.kernels.images import (
+    CLK_ADDRESS_CLAMP,
+    CLK_ADDRESS_REPEAT,
+    CLK_FILTER_LINEAR,
+    CLK_FILTER_NEAREST,
+    CLK_NORMALIZED_COORDS_TRUE,
+)
 
 RNG = np.random.default_rng(7)
 
@@ -381,7 +392,7 @@ __kernel void k(__global const float4 *a, __global const float4 *b, __global flo
     ref_iv[:, 1] += (a >= 0).all(1)
     np.testing.assert_array_equal(iv, ref_iv)
     i = np.arange(n, dtype=np.uint64)
-    pop = np.array([bin(k).count("1") for k in range(n)])
+    pop = np.array([k.bit_count() for k in range(n)])
     clz = np.array([32 - (k + 1).bit_length() for k in range(n)])
     rot = (i << 3) & 0xFFFFFFFF
     ref_u = pop + clz + rot + (i * 0x80000000 >> 32) + np.abs(np.arange(n) - 40) + (i + 7) // 2 \

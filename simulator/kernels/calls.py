@@ -316,7 +316,7 @@ class CallLowering:
             return ir.Block([], **pos)
         if name == "printf":
             return self.printf(node, args)
-        if name.startswith("vstore_half") or name.startswith("vstorea_half"):
+        if name.startswith(("vstore_half", "vstorea_half")):
             return self.store_half(node, name, args)
         width = vector_width(name, "vstore")
         if width:

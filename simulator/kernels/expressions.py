@@ -343,9 +343,7 @@ class ExpressionLowering:
                 ty = T.Vector(ty.base, cond.type.width)
             return self.call_math(node, "select", [self.convert(b, ty), self.convert(a, ty), cond])
         cond = self.condition(node.cond)
-        if a.type == b.type:
-            ty = a.type
-        elif isinstance(a.type, T.Pointer):
+        if a.type == b.type or isinstance(a.type, T.Pointer):
             ty = a.type
         elif isinstance(b.type, T.Pointer):
             ty = b.type

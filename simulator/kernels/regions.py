@@ -38,8 +38,20 @@ CONSTANT_BASE = 0x40000000   # program-scope __constant tables live here in the 
 class Region:
     """A memory object during a launch: its storage, element type and addresses."""
 
-    __slots__ = ("name", "space", "elem", "data", "length", "base", "owner", "scale", "id",
-                 "bytes", "segment", "_views")
+    __slots__ = (
+        "_views",
+        "base",
+        "bytes",
+        "data",
+        "elem",
+        "id",
+        "length",
+        "name",
+        "owner",
+        "scale",
+        "segment",
+        "space",
+    )
 
     def __init__(self, name, space, elem, data, length, base, owner=None, scale=1):
         self.name, self.space, self.elem, self.data = name, space, elem, data

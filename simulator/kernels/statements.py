@@ -167,7 +167,6 @@ class KernelLowering(CallLowering, ExpressionLowering):
 
     def stmt_Typedef(self, node):
         self.file.typedefs[node.name] = self.declared_type(node, node.type)
-        return None
 
     def stmt_DeclList(self, node):
         return ir.Block([s for s in (self.stmt(d) for d in node.decls) if s is not None],

@@ -24,8 +24,8 @@ import numpy as np
 
 from ..gpu.config import ConfigError
 from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
-from ..kernels.diagnostics import KernelError
 from ..kernels import types as T
+from ..kernels.diagnostics import KernelError
 from ..kernels.frontend import compile_source
 from ..kernels.images import SAMPLER_FLAGS
 from ..kernels.lanes import Geometry
