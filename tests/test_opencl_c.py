@@ -616,3 +616,13 @@ __kernel void k(__global const float *src, __global float *dst, __global half *h
     np.testing.assert_array_equal(strided, s.reshape(4, 4, 4)[:, :, 0].reshape(-1))
     assert capfd.readouterr().out == "item 0:  0.00 0,7 ff %\nitem 1:  1.00 1,7 ff %\n"
 
+
+
+def test_build_options_round_trip_through_their_text():
+    from simulator.kernels import parse_build_options
+
+    options = parse_build_options("-D N=4 -DSCALE='2 * 3' -U N -I 'my dir' -cl-fast-relaxed-math")
+    again = parse_build_options(options.text())
+    assert again == options and again.include_dirs == ["my dir"]
+    program = compile_source("t.cl", "__kernel void k(__global int *a) { a[0] = SCALE; }", options)
+    assert parse_build_options(program.options) == options

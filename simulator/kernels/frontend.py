@@ -112,7 +112,7 @@ def compile_source(path: str, source: str, options: BuildOptions | str | None = 
     ``options`` are clBuildProgram's build options (a string or ``BuildOptions``);
     with ``kernel`` only that kernel is lowered.
     """
-    option_text = options if isinstance(options, str) else ""
+    option_text = options if isinstance(options, str) else options.text() if options else ""
     if isinstance(options, str):
         try:
             options = parse_build_options(options)

@@ -79,6 +79,12 @@ class BuildOptions:
     def undefine(self, name: str) -> None:
         self.macros.append(("U", name.strip(), None))
 
+    def text(self) -> str:
+        """The options as clBuildProgram's string (what ``parse_build_options`` reads)."""
+        words = [f"-D{name}={value}" if kind == "D" else f"-U{name}" for kind, name, value in self.macros]
+        words += [f"-I{directory}" for directory in self.include_dirs]
+        return shlex.join(words)
+
 
 def parse_build_options(text: str) -> BuildOptions:
     """Parse an OpenCL build-options string (``-D N=4 -DX -I dir -U Y -cl-mad-enable``)."""
