@@ -11,8 +11,9 @@ the AST next to the declaration it qualifies:
 * ``__const``, ``__restrict``, ``__inline`` become their C99 keyword;
 * ``__attribute__((...))`` hints (``reqd_work_group_size``, ``aligned``...) are skipped.
 
-OpenCL's type names (``uint``, ``float4``, ``image2d_t``...) are declared to the parser
-by a prelude of typedefs placed before the user's text.
+OpenCL's type names (``uint``, ``float4``, ``image2d_t``...) are type names to the parser
+from the start, as if declared by typedefs in an enclosing scope (a user's declaration
+of the same name shadows them, as C's scoping says).
 """
 from pycparser import c_lexer, c_parser
 
@@ -36,7 +37,7 @@ _RENAMED.update({
     "__inline__": ("INLINE", "inline"), "__volatile__": ("VOLATILE", "volatile"),
 })
 _ATTRIBUTE = {"__attribute__", "__attribute"}
-PRELUDE_DECLS = len(TYPE_NAMES)
+_BUILTIN_TYPES = frozenset(TYPE_NAMES)
 
 
 class _OpenCLLexer(c_lexer.CLexer):
@@ -83,6 +84,13 @@ class _Parser(c_parser.CParser):
     def __init__(self):
         super().__init__(lexer=_OpenCLLexer)
 
+    def _is_type_in_scope(self, name):
+        for scope in reversed(self._scope_stack):
+            in_scope = scope.get(name)
+            if in_scope is not None:
+                return in_scope
+        return name in _BUILTIN_TYPES
+
     def _lex_error_func(self, msg, line, column):
         raise ParseFailure(self.clex.filename, line, column, msg)
 
@@ -126,12 +134,10 @@ class _Parser(c_parser.CParser):
 
 
 def parse(text, path, origin=None, out_lines=None):
-    """The pycparser AST of preprocessed ``text`` (without the prelude's declarations
-    dropped: they are the first ``PRELUDE_DECLS`` of ``ext``). Errors are
-    ``KernelError``s at the user's file, line and column."""
-    prelude = " ".join(f"typedef int {name};" for name in TYPE_NAMES)
+    """The pycparser AST of preprocessed ``text``. Errors are ``KernelError``s at the
+    user's file, line and column."""
     try:
-        return _Parser().parse(f'{prelude}\n#line 1 "{path}"\n{text}', path)
+        return _Parser().parse(text, path)
     except ParseFailure as exc:
         col = exc.col
         if origin is not None and out_lines is not None and (exc.file, exc.line) in out_lines:

@@ -17,7 +17,7 @@
 from pycparser import c_ast
 
 from . import ir
-from .cparser import PRELUDE_DECLS, parse
+from .cparser import parse
 from .diagnostics import KernelError, Unsupported
 from .preprocess import BuildOptions, parse_build_options, preprocess
 from .statements import KernelLowering
@@ -122,7 +122,7 @@ def compile_source(path: str, source: str, options: BuildOptions | str | None = 
     ast = parse(pre.text, path, pre.origin, pre.out_lines)
     scope = FileScope(path, pre)
     file_lowering = KernelLowering(scope)
-    for ext in ast.ext[PRELUDE_DECLS:]:
+    for ext in ast.ext:
         scope.add(ext, file_lowering)
     if not scope.kernel_names:
         raise KernelError(path, 1, 1, "no kernel function found")

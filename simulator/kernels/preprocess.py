@@ -17,6 +17,7 @@ file or header and its line. ``Origin.column`` maps a column on a line changed b
 a macro expansion back to the user's text (the start of the expansion when the
 column falls inside it).
 """
+import functools
 import io
 import os
 import shlex
@@ -202,6 +203,16 @@ class _Pcpp(Preprocessor):
         return _display_name(file or self.user_path, self.user_path)
 
 
+@functools.cache
+def _predefined_macros():
+    """pcpp's macro objects for ``PREDEFINED``, tokenized once per process (a preprocessor
+    only reads them, so every run can share them)."""
+    cpp = Preprocessor()
+    for name, value in PREDEFINED.items():
+        cpp.define(f"{name} {value}")
+    return dict(cpp.macros)
+
+
 def _display_name(name, main):
     """The name messages use for a file pcpp names ``name`` (relative to the working
     directory): the user's own spelling for the main file."""
@@ -221,8 +232,7 @@ def preprocess(path: str, source: str, options: BuildOptions | None = None) -> P
     cpp.add_path(folder)
     for directory in options.include_dirs:
         cpp.add_path(directory)
-    for name, value in PREDEFINED.items():
-        cpp.define(f"{name} {value}")
+    cpp.macros.update(_predefined_macros())
     for kind, name, value in options.macros:
         if kind == "D":
             cpp.define(f"{name} {value}")
