@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
 
-from .daisen.metrics import METRICS
+from .daisen.metrics import METRICS, is_counter
 
 PAGE_SIZE = 16
 SORTS = ("name", "load")
@@ -110,7 +110,8 @@ def parse_overview(params):
     metrics = {}
     for name, default in (("primary", state.primary), ("secondary", state.secondary)):
         value = _text(params, name)
-        if value is not None and value not in METRICS and value != NO_METRIC:
+        if value is not None and value not in METRICS and value != NO_METRIC and not (
+                is_counter(value) and len(value) <= MAX_FILTER):
             errors.append(f"Unknown metric {name}={value!r}; showing {default}.")
             value = None
         metrics[name] = value or default
@@ -179,7 +180,8 @@ def window_from_relayout(relayout):
             break
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
         return None
-    t0, t1 = sorted(min(MAX_INT, max(0, round(v * 1e12))) for v in (lo, hi))
+    # Clamped while still a float: 1e300 s is no time at all in picoseconds.
+    t0, t1 = sorted(round(min(float(MAX_INT), max(0.0, v * 1e12))) for v in (lo, hi))
     return (t0, t1) if t1 > t0 else None
 
 
@@ -199,14 +201,26 @@ def component_after_click(state, click, shown_window=None):
         if key < 0:
             start, end = int(custom[10]), int(custom[11])
             margin = max(1, (end - start) // 10)
-            return replace(state, t0=max(0, start - margin), t1=end + margin)
-    except (TypeError, KeyError, IndexError, ValueError):
+            return _windowed(state, max(0, start - margin), end + margin)
+    except (TypeError, KeyError, IndexError, ValueError, OverflowError):
+        return None  # not a bar (or not a click Plotly would send)
+    if not isinstance(location, str) or not 0 <= key <= MAX_INT:
         return None
     new = replace(state, task=key, loc=location)
-    if state.t0 is None and shown_window:
-        t0, t1 = (int(v) for v in shown_window.split(","))
-        new = replace(new, t0=t0, t1=t1)
+    if state.t0 is None and isinstance(shown_window, str):
+        try:
+            t0, t1 = (int(v) for v in shown_window.split(","))
+        except ValueError:
+            return new
+        return _windowed(new, t0, t1) or new
     return new
+
+
+def _windowed(state, t0, t1):
+    """``state`` with the window [t0, t1), or None when that is no window."""
+    if not 0 <= t0 < t1 <= MAX_INT:
+        return None
+    return replace(state, t0=t0, t1=t1)
 
 
 def component_after_zoom(state, relayout):

@@ -6,9 +6,11 @@ import re
 import dash_bootstrap_components as dbc
 import flask
 from dash import html
+from dash.exceptions import PreventUpdate
 
 from . import queries
 from .catalog import UnknownTrace, trace_meta
+
 
 def graph_config(filename):
     """dcc.Graph config: the modebar camera exports SVG named after the view."""
@@ -60,6 +62,24 @@ def resolve_trace(name):
     except (queries.TraceError, queries.QueryTimeout, OSError) as err:
         problems.append(str(err))
     return name, None, None, problems
+
+
+def guarded(*fallback):
+    """Wrap a callback so that an unexpected error (a bug: inputs are validated by the
+    callbacks themselves) is logged for the operator and the page keeps what it shows
+    (``fallback``, the callback's outputs), instead of an HTTP 500."""
+    def wrap(callback):
+        @functools.wraps(callback)
+        def wrapper(*args, **kwargs):
+            try:
+                return callback(*args, **kwargs)
+            except PreventUpdate:
+                raise
+            except Exception:  # noqa: BLE001 - the last line of defence of a callback
+                logging.getLogger(__name__).exception("callback %s failed", callback.__name__)
+                return fallback if len(fallback) != 1 else fallback[0]
+        return wrapper
+    return wrap
 
 
 def friendly(layout):

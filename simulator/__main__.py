@@ -7,11 +7,14 @@ edit-and-run starts one ahead of time, so a run does not wait for Python to star
 import the simulator.
 """
 import argparse
+import difflib
 import importlib
 import json
 import os
 import select
+import signal
 import sys
+import threading
 
 from . import __version__
 
@@ -22,8 +25,35 @@ COMMAND_MODULES = [
 ]
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A parser whose innermost command reports the options it does not know.
+
+    argparse hands a subcommand's unknown options up to the top-level parser, which then
+    prints its own usage: `run transpose --sise 1024` would answer with the list of
+    commands. Here the command that was given answers, with its own usage and the option
+    it most likely meant. Subparsers inherit the class (add_subparsers' default).
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:
+            self.error(_unknown_options_message(self, extras))
+        return namespace, extras
+
+
+def _unknown_options_message(parser, extras):
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    known = [s for s in parser._option_string_actions if s.startswith("--")]
+    for word in extras:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
+            if close:
+                return f"{message} (did you mean {close[0]}?)"
+    return message
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="python -m simulator",
         description="Simulate GPU kernels into SQLite task traces; import, export and inspect traces.",
     )
@@ -36,7 +66,10 @@ def build_parser():
         description="Print 'ready' once every command is imported, then read one JSON line\n"
                     '{"argv": [COMMAND, ARG, ...], "cwd": DIR} from stdin, run that command\n'
                     "in DIR as `python -m simulator COMMAND ARG ...` would, and exit with its\n"
-                    "status. End of input before a line exits at once with status 0.",
+                    "status. End of input before a line exits at once with status 0.\n"
+                    'With "tied": true in the line, end of input while the command runs\n'
+                    "(the process that started it has died) kills it at once, with its\n"
+                    "process group when it leads one.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     standby.set_defaults(func=_standby)
     return parser
@@ -62,10 +95,24 @@ def _standby(_args):
     if not line:
         return 0
     job = json.loads(line)
+    if job.get("tied"):
+        threading.Thread(target=_die_with_stdin, daemon=True).start()
     os.chdir(job["cwd"])
     # A trace records the command line that made it: the job's, not "standby".
     sys.argv = [sys.argv[0], *job["argv"]]
     return main(job["argv"])
+
+
+def _die_with_stdin():
+    # The starter keeps our stdin open for the whole run; its end means the starter is
+    # gone (killed, even with SIGKILL, whose holder's pipes the kernel closes).
+    # (The file descriptor, not sys.stdin: a daemon thread blocked inside a buffered
+    # file's lock makes the interpreter abort at exit.)
+    while os.read(sys.stdin.fileno(), 1 << 16):
+        pass
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)  # whatever the command started, too
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main(argv=None):

@@ -1,6 +1,7 @@
 """Whole runs: the trace file, determinism, Ctrl-C, the tracing window, the CLI helpers."""
 import argparse
 import json
+import re
 import sqlite3
 
 import pytest
@@ -177,6 +178,32 @@ def test_run_command_rejects_bad_options(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_a_mistyped_option_is_answered_by_its_own_command(capsys):
+    from simulator.__main__ import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "transpose", "--sise", "64"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m simulator run transpose" in err  # not the list of commands
+    assert "unrecognized arguments: --sise 64 (did you mean --size?)" in err
+
+
+def test_the_summary_headline_counts_finalize(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "t.sqlite"
+    proc = subprocess.run([sys.executable, "-m", "simulator", "run", "vectoradd", "--size", "256",
+                           "-o", str(out)], capture_output=True, text=True, check=True)
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("wall time"))
+    total, kernels, timing, finalize = (float(v) for v in
+                                        re.findall(r"(\d+\.\d+) s", line))
+    assert finalize > 0 and abs(total - (kernels + timing + finalize)) <= 0.015
+    # stderr is a pipe here: no progress bar's carriage returns in it
+    assert "\r" not in proc.stderr
+
+
 def test_a_real_sigint_stops_between_events(tmp_path):
     import os
     import signal
@@ -188,6 +215,9 @@ def test_a_real_sigint_stops_between_events(tmp_path):
                     os.kill(os.getpid(), signal.SIGINT)  # handled: only a flag is set
                 yield item
 
+    # Compared with what was there before, not with Python's default: a test command started
+    # in the background inherits SIGINT ignored, and the run must hand that back unchanged.
+    before = signal.getsignal(signal.SIGINT)
     out = tmp_path / "sigint.sqlite"
     with pytest.raises(SimulationInterrupted) as stop:
         simulate(SelfInterrupting(kernels=3), tiny_config(), out, progress=False,
@@ -196,7 +226,7 @@ def test_a_real_sigint_stops_between_events(tmp_path):
     tables, (_, completed, open_tasks, _) = dump(out)
     assert completed == 0 and open_tasks == 1
     assert len(tables["task"]) == stop.value.result.tasks  # nothing lost mid-call
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_purepython_environment_selects_the_reference(monkeypatch):

@@ -1,11 +1,12 @@
 """The Traces page: every trace of the catalogue with its run and a short summary."""
 import json
+import time
 
 import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from .. import urls, widgets
+from .. import damage, urls, widgets
 from ..daisen import views
 from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
@@ -30,6 +31,8 @@ def _trace_card(name, path):
         ("Simulated time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),
         ("Components", f"{sum(1 for x in meta.locations if x.task_count):,}"),
+        *((("Time 0", meta.absolute(0)),) if meta.absolute(0) else ()),
+        *(("GPU", line) for line in meta.devices()),
         ("Completed", "yes" if run["completed"] else "no (interrupted or still running)"),
         ("Command", run["command"]),
         ("Configuration", config if len(config) < 400 else config[:400] + "…"),
@@ -62,9 +65,14 @@ def layout(**_query):
         return widgets.messages(["No trace files found. Start the app with --trace-dir DIR "
                                  "or --trace FILE."])
     cards = []
+    # Every trace's damage check starts now; the page waits for them at most as long
+    # as a page waits for one.
+    deadline = time.monotonic() + damage.WAIT_SECONDS
     for name in names:
         try:
-            cards.append(_trace_card(name, cat.path(name)))
+            found = damage.verdict(cat.path(name), max(0.0, deadline - time.monotonic()))
+            cards.append(dbc.Alert(found.message, color="danger") if found.damaged
+                         else _trace_card(name, cat.path(name)))
         except (TraceError, QueryTimeout, OSError) as err:
             cards.append(dbc.Alert(f"{name}: {err}", color="warning"))
     return html.Div([html.H4("Traces"), *cards])

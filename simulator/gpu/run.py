@@ -7,7 +7,6 @@ Ctrl-C is different: the open tasks are closed and flagged, the file is finalize
 ``run.completed = 0`` and kept, and the ``KeyboardInterrupt`` is raised again.
 """
 import contextlib
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -58,13 +57,6 @@ class SimulationResult:
         return self.tasks / self.timing_seconds
 
 
-def _progress_bar(enabled):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-    return tqdm(unit=" wg", desc="simulating", file=sys.stderr, dynamic_ncols=True)
-
-
 def simulate(workload, config, out_path=None, trace_level="all", window=None, progress=True,
              implementation=None, command=None, seed=None, writer_process=True):
     """Simulate every launch of ``workload`` on a GPU built from ``config``.
@@ -88,7 +80,10 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             temporary=True)
         tracer = tracer_class(implementation)(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))
-    bar = _progress_bar(progress)
+    bar = None
+    if progress:
+        from ..tracing.progress import progress_bar  # tqdm's import is deferred to runs that draw
+        bar = progress_bar(unit=" wg", desc="simulating")
     wall_start = time.perf_counter()
     gpu = None
     interrupted = False
