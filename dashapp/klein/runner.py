@@ -52,9 +52,9 @@ MEMORY_BYTES = 3 << 30
 MAX_WORK_ITEMS = 1 << 16
 """Largest NDRange the page offers: edit-and-run is for small, fast sizes."""
 MAX_SOURCE_BYTES = 256 << 10
+"""Largest kernel source accepted for a run (UTF-8 bytes): kernels are a page or two."""
 MAX_OPTIONS_CHARS = 4096
 """Longest build-options string a run takes (clBuildProgram's are a line or two)."""
-"""Largest kernel source accepted for a run (UTF-8 bytes): kernels are a page or two."""
 RUNS_AT_ONCE = 2
 """Edited runs at once across every worker of a server (each may use a core and GBs)."""
 QUEUE_SECONDS = 2 * TIMEOUT_SECONDS
