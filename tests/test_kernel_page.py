@@ -181,15 +181,17 @@ def test_an_edited_v3_runs_into_a_trace_without_conflicts():
 
 
 def test_an_edited_run_takes_build_options():
-    """-D reaches the preprocessor of the run: the group size comes from a macro."""
+    """-D reaches the preprocessor of the run; an over-long options string is refused."""
     source = (BUILTIN / "reduction_v3.cl").read_text().replace("kernel void", "#ifndef BODY\n"
                                                                 "#error needs -D BODY\n#endif\nkernel void", 1)
     spec = replace(_spec(source), options="-D BODY=1 -cl-mad-enable")
     assert spec.run_id() != _spec(source).run_id()
-    run_id, path, _seconds = runner.run(spec)
+    run_id, path, _seconds = runner.default_pool().run(spec)
     assert klein_views.build(path, 0).memory[0].found.instructions > 0
     with pytest.raises(runner.RunError, match="#error needs -D BODY"):
-        runner.run(_spec(source))
+        runner.default_pool().run(_spec(source))
+    with pytest.raises(runner.RunError, match="build options are longer than"):
+        runner.default_pool().run(replace(_spec(source), options="-DX " * 2000))
 
 
 def test_a_syntax_error_comes_back_with_line_and_column():
