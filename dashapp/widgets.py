@@ -8,7 +8,7 @@ import flask
 from dash import html
 from dash.exceptions import PreventUpdate
 
-from . import queries
+from . import damage, queries
 from .catalog import UnknownTrace, trace_meta
 
 
@@ -56,11 +56,18 @@ def resolve_trace(name):
                                       "--trace-dir DIR or --trace FILE."]
     try:
         path = cat.path(name)
-        return name, path, trace_meta(path), problems
     except UnknownTrace:
-        problems.append(f"There is no trace named {name!r} here; pick one on the Traces page.")
+        return name, None, None, [f"There is no trace named {name!r} here; pick one on the "
+                                  "Traces page."]
+    except OSError as err:
+        return name, None, None, [str(err)]
+    try:
+        return name, path, trace_meta(path), problems
     except (queries.TraceError, queries.QueryTimeout, OSError) as err:
-        problems.append(str(err))
+        # Damage can make the metadata itself unreadable (a name that is no longer UTF-8):
+        # then the file's damage is the message, not what broke on the way.
+        found = damage.verdict(path)
+        problems.append(found.message if found.damaged else str(err))
     return name, None, None, problems
 
 
