@@ -22,6 +22,7 @@ from . import colors, queries
 from .units import absolute_time
 
 TRACE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+SWEEP_SUMMARY = "summary.csv"
 
 
 class UnknownTrace(LookupError):
@@ -47,10 +48,35 @@ class Catalog:
                       if p.is_file() and p.suffix in TRACE_SUFFIXES)
 
     def path(self, name):
-        """The path of trace ``name``; raises ``UnknownTrace`` for anything unlisted."""
-        if name not in self.names():
+        """The path of trace ``name``; raises ``UnknownTrace`` for anything unlisted.
+
+        A trace of a sweep is named ``SWEEP/FILE`` (see ``sweep_traces``)."""
+        if name in self.names():
+            return self.directory / name
+        folder, sep, file = name.partition("/")
+        if sep and folder in self.sweeps() and file in self.sweep_traces(folder):
+            return self.directory / folder / file
+        raise UnknownTrace(name)
+
+    def sweeps(self):
+        """Names of the sweep directories (``python -m simulator sweep -o DIR``) in the
+        trace directory: the folders holding a ``summary.csv``."""
+        if self.single is not None or not self.directory.is_dir():
+            return []
+        return sorted(p.name for p in self.directory.iterdir()
+                      if p.is_dir() and (p / SWEEP_SUMMARY).is_file())
+
+    def sweep_path(self, name):
+        """The folder of sweep ``name``; raises ``UnknownTrace`` for anything unlisted."""
+        if name not in self.sweeps():
             raise UnknownTrace(name)
         return self.directory / name
+
+    def sweep_traces(self, name):
+        """File names of the traces in sweep ``name``, sorted."""
+        folder = self.sweep_path(name)
+        return sorted(p.name for p in folder.iterdir()
+                      if p.is_file() and p.suffix in TRACE_SUFFIXES)
 
     def default(self):
         """The first trace, or None when there is none."""

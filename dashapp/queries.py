@@ -497,3 +497,24 @@ def emitted(db, launch, name):
     """(idx, value) of one @emit series of a launch, by index."""
     return db.fetch("SELECT idx, value FROM kernel_emit WHERE launch = ? AND name = ?"
                     " ORDER BY idx", (launch, name))
+
+
+# -- comparing runs (dashapp/comparison) ---------------------------------------------------
+def tasks_of_kinds(db, kinds):
+    """(kind, start_ps, end_ps) of every task of the given kinds (such as the 'kernel'
+    kinds: one row per kernel launch), in start order."""
+    if not kinds:
+        return []
+    return db.fetch("SELECT kind, start_ps, end_ps FROM task WHERE kind IN (" + _marks(kinds) +
+                    ") ORDER BY start_ps, id", tuple(kinds))
+
+
+def tag_counts(db, names):
+    """(location, tag name, count) of the task tags (steps) named ``names``, such as a
+    cache's read-hit and read-miss, by the location of the tagged task."""
+    if not names:
+        return []
+    return db.fetch(
+        "SELECT t.location, n.name, count(*) FROM tag_name n JOIN task_tag g ON g.tag = n.id"
+        " JOIN task t ON t.id = g.task WHERE n.name IN (" + _marks(names) + ")"
+        " GROUP BY t.location, n.name", tuple(names))

@@ -231,3 +231,80 @@ def component_after_zoom(state, relayout):
         return None
     t0, t1 = window if window != "reset" else (None, None)
     return replace(state, t0=t0, t1=t1)
+
+
+# -- comparing runs: /compare and /sweep ---------------------------------------------------------
+COMPARE_VIEWS = ("summary", "overview", "component")
+COMPARE_MODES = ("overlay", "diff")
+"""A and B drawn together, or B − A."""
+COMPARE_ALIGNS = ("absolute", "kernel")
+"""Both on simulated time, or each run's time from its first kernel's start."""
+
+
+@dataclass(frozen=True)
+class CompareState:
+    a: str = None
+    b: str = None
+    view: str = "summary"
+    mode: str = "overlay"
+    align: str = "absolute"
+    metric: str = "busy"
+    page: int = 1
+    filter: str = ""
+    sort: str = "name"
+    loc: str = None
+    t0: int = None
+    t1: int = None
+
+
+def _choice(params, name, choices, default, errors):
+    value = _text(params, name)
+    if value is not None and value not in choices:
+        errors.append(f"Unknown {name}={value!r}; showing {default}.")
+        return default
+    return value or default
+
+
+def parse_compare(params):
+    """(CompareState, messages) from the query parameters of /compare."""
+    errors = []
+    default = CompareState()
+    text = _text(params, "filter") or ""
+    if len(text) > MAX_FILTER:
+        errors.append(f"The filter was cut to its first {MAX_FILTER} characters.")
+        text = text[:MAX_FILTER]
+    t0, t1 = _window(params, errors)
+    state = CompareState(
+        a=_text(params, "a"), b=_text(params, "b"),
+        view=_choice(params, "view", COMPARE_VIEWS, default.view, errors),
+        mode=_choice(params, "mode", COMPARE_MODES, default.mode, errors),
+        align=_choice(params, "align", COMPARE_ALIGNS, default.align, errors),
+        metric=_choice(params, "metric", tuple(METRICS), default.metric, errors),
+        page=int_param(params, "page", errors, minimum=1) or 1, filter=text,
+        sort=_choice(params, "sort", SORTS, default.sort, errors), loc=_text(params, "loc"),
+        t0=t0, t1=t1)
+    return state, errors
+
+
+SWEEP_CHARTS = ("lines", "heatmap")
+
+
+@dataclass(frozen=True)
+class SweepState:
+    dir: str = None
+    x: str = None          # the varied key on the chart's x axis (default: the first)
+    y: str = "simulated_time_ps"   # the summary column drawn
+    chart: str = "lines"   # a line per value of the other keys, or a heatmap over x and by
+    by: str = None         # the heatmap's second key (default: the first other than x)
+    sort: str = None       # the table's sort column; "-" in front sorts descending
+
+
+def parse_sweep(params):
+    """(SweepState, messages) from the query parameters of /sweep; column names are
+    checked against the sweep's own summary by the page."""
+    errors = []
+    state = SweepState(dir=_text(params, "dir"), x=_text(params, "x"),
+                       y=_text(params, "y") or SweepState.y,
+                       chart=_choice(params, "chart", SWEEP_CHARTS, SweepState.chart, errors),
+                       by=_text(params, "by"), sort=_text(params, "sort"))
+    return state, errors

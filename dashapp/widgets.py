@@ -2,13 +2,14 @@
 import functools
 import logging
 import re
+from urllib.parse import parse_qs
 
 import dash_bootstrap_components as dbc
 import flask
-from dash import html
+from dash import html, no_update
 from dash.exceptions import PreventUpdate
 
-from . import damage, queries
+from . import damage, queries, urls
 from .catalog import UnknownTrace, trace_meta
 
 
@@ -104,3 +105,15 @@ def friendly(layout):
             return messages([f"This view could not be built ({type(err).__name__}: {err})."],
                             colour="danger")
     return wrapper
+
+
+def state_of(search, parse):
+    """The page state that ``parse`` (a ``urls.parse_*``) reads from a query string."""
+    return parse(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+
+
+def search_for(search, state):
+    """The query string of ``state`` for a callback to write, or ``no_update`` when the
+    URL already holds it (so an unchanged state adds no history entry)."""
+    new = urls.search(state)
+    return no_update if new == (search or "") else new

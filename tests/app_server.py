@@ -57,7 +57,7 @@ def _running(command, directory, port, env):
                 proc.wait()
                 log.close()
                 raise RuntimeError("the app did not start:\n" +
-                                   (directory / "server.log").read_text())
+                                   (directory / "server.log").read_text()) from None
             time.sleep(0.2)
     try:
         yield url, proc

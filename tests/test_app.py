@@ -7,10 +7,10 @@ from urllib.parse import parse_qs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_app_traces import write_exact_trace, write_synthetic_trace
 
 from dashapp import urls
 from dashapp.daisen.namefilter import FilterError, filter_names
-from test_app_traces import write_exact_trace, write_synthetic_trace
 
 
 # -- URL state ---------------------------------------------------------------------------
@@ -251,10 +251,9 @@ def test_csv_downloads_name_the_view_and_hold_its_data(app):
 def test_awkward_traces_render_without_errors(tmp_path):
     """Zero-length tasks, a task still open at the stop, an unrecorded parent and
     details that are not JSON all reach the views intact."""
+    from dashapp.daisen import views
     from simulator.tracing.api import Tracer
     from simulator.tracing.writer import TraceWriter
-
-    from dashapp.daisen import views
 
     path = tmp_path / "awkward.sqlite"
     writer = TraceWriter(path, command="awkward")

@@ -5,13 +5,12 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simulator import build
 from simulator.tracing.importers import columns as decimals
 
-try:
-    from simulator.tracing.importers import _columns
-    IMPLEMENTATIONS = [decimals, _columns]
-except ImportError:  # not built: the reference alone
-    IMPLEMENTATIONS = [decimals]
+# the reference and, where built, the C loops (hypothesis tests take no fixtures)
+IMPLEMENTATIONS = [build.module("simulator.tracing.importers._columns", name)
+                   for name in build.available_builds()]
 
 
 def _exact(text, exponent):

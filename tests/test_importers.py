@@ -3,9 +3,9 @@ import json
 import sqlite3
 
 import pytest
+from trace_compare import canonical_tasks
 
 from simulator.tracing.importers import TraceFormatError, detect_format, import_trace
-from trace_compare import canonical_tasks
 
 V3_ROWS = [  # task_id, parent_id, kind, what, location, start_time (s), end_time (s)
     ("sim", "", "Simulation", "Simulation", "Driver", 0.0, 2e-6),

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_app import _render, _texts
+from test_app_traces import write_synthetic_trace
 
 from dashapp.klein import runner
 from dashapp.klein import views as klein_views
-from test_app import _render, _texts
-from test_app_traces import write_synthetic_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = ROOT / "simulator" / "kernels" / "builtin"
@@ -218,7 +218,7 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_timeout():
 def test_the_child_limits_bound_memory():
     # As a spare is bounded: started unbounded, limited when the run is handed over.
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline(); "
-                              "bytearray(%d)" % (runner.MEMORY_BYTES + (1 << 30))],
+                              f"bytearray({runner.MEMORY_BYTES + (1 << 30)})"],
                              stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     runner.bound(child.pid)
     _out, err = child.communicate("go\n")

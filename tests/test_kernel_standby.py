@@ -13,8 +13,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from app_server import serve
+
 from dashapp.klein import runner
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -290,9 +290,9 @@ def test_views_on_a_kernel_with_helper_functions_and_pointers(tmp_path):
                     "--save", f"out={tmp_path / 'out.npy'}", "--no-progress", "-o", str(trace)],
                    cwd=ROOT, check=True, capture_output=True)
     tile = data.reshape(2, 64)
-    l = np.arange(64)
-    a = tile[:, (l * 2) % 64]
-    b = tile[:, 63 - l]
+    lane = np.arange(64)
+    a = tile[:, (lane * 2) % 64]
+    b = tile[:, 63 - lane]
     expect = np.stack([np.where(a > 0.5, a, -a), np.where(b > 0.25, b, -b)], axis=-1).reshape(-1)
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), expect)
 
@@ -308,7 +308,7 @@ def test_views_on_a_kernel_with_helper_functions_and_pointers(tmp_path):
     assert set(map(int, lines["out"].split(","))) == {8, 9}
     reads = db.execute("SELECT element FROM kernel_access WHERE array = 'tile' AND line = 3"
                        " AND work_group = 0 ORDER BY seq, local_id").fetchall()
-    assert [r[0] for r in reads[:64]] == list((l * 2) % 64)
+    assert [r[0] for r in reads[:64]] == list((lane * 2) % 64)
     # Each call of pick reads row[k] twice (the test, then the returned value).
     assert memory["out"].accesses == 2 * 128 and memory["tile"].accesses == 128 + 2 * 2 * 128
     # The helper's 'if' is a branch node (once per call site) and its outcomes differ

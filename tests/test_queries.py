@@ -4,11 +4,11 @@ import sqlite3
 
 import numpy as np
 import pytest
+from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 from dashapp import queries
-from dashapp.daisen import metrics
 from dashapp.catalog import Catalog, UnknownTrace, natural_key, trace_meta
-from test_app_traces import NS, write_exact_trace, write_synthetic_trace
+from dashapp.daisen import metrics
 
 
 @pytest.fixture(scope="module")

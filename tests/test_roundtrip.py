@@ -5,12 +5,12 @@ from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from trace_compare import canonical_tasks
 
 from simulator.tracing import PyTracer, TraceWriter
 from simulator.tracing.exporters import export_trace
 from simulator.tracing.importers import import_trace
 from simulator.tracing.synthetic import generate
-from trace_compare import canonical_tasks
 
 LOCATIONS = ["GPU.CU[0]", "GPU.CU[10]", "GPU.L2[1]", "Driver, \"quoted\""]
 KINDS = [("req_out", "ReadReq"), ("req_in", "ReadReq"), ("inst", "VALU"), ("wave,front", "wf")]
@@ -63,7 +63,8 @@ def test_chrome_and_csv_round_trips_keep_every_task(tmp_path_factory, tasks):
 
     export_trace(tmp / "a.sqlite", tmp / "a.csv", "csv", show_progress=False)
     import_trace(tmp / "a.csv", tmp / "c.sqlite", show_progress=False)
-    assert canonical_tasks(tmp / "c.sqlite", details=False) == canonical_tasks(tmp / "a.sqlite", details=False)
+    assert (canonical_tasks(tmp / "c.sqlite", details=False)
+            == canonical_tasks(tmp / "a.sqlite", details=False))
 
 
 def test_chrome_export_puts_overlapping_tasks_in_separate_lanes(tmp_path):
@@ -77,7 +78,8 @@ def test_chrome_export_puts_overlapping_tasks_in_separate_lanes(tmp_path):
     cu0 = [e for e in slices if e["args"]["location"] == "GPU.CU[0]"]
     assert sorted((e["ts"], e["tid"]) for e in cu0) == [(0.0, 0), (5e-05, 1), (0.0001, 0)]
     assert len(lanes) == 4
-    names = {(e["pid"], e["name"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    names = {(e["pid"], e["name"]): e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"}
     assert sorted(names.values()) == ["GPU.CU[0]", "GPU.CU[10]"]
 
 

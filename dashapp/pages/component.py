@@ -130,6 +130,9 @@ def layout(request):
             html.Span(f"{page.total_in_window:,}{'+' if page.mode == 'density' else ''} tasks",
                       className="small me-3", id="cv-count"),
             dcc.Link("Overview at this window", href=overview, className="small me-3"),
+            dcc.Link("compare with…", id="cv-compare", className="small me-3",
+                     href=urls.href("/compare", urls.CompareState(
+                         a=name, view="component", loc=page.location.name, t0=t0, t1=t1))),
             html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png",
                         **{"data-graph": "cv-graph",
                            "data-filename": widgets.safe_filename(filename)}),

@@ -38,7 +38,9 @@ def _trace_card(name, path):
         ("Configuration", config if len(config) < 400 else config[:400] + "…"),
     ]
     return dbc.Card(dbc.CardBody([
-        html.H5(dcc.Link(name, href=overview, className="gs-trace-link")),
+        html.H5([dcc.Link(name, href=overview, className="gs-trace-link"),
+                 dcc.Link("compare with…", href=urls.href("/compare", urls.CompareState(a=name)),
+                          className="gs-compare-link small ms-3")]),
         dbc.Row([
             dbc.Col(_table(("Run", ""), facts), md=5),
             dbc.Col([html.H6("Busiest components"),
@@ -61,7 +63,8 @@ def _trace_card(name, path):
 def layout(**_query):
     cat = widgets.catalog()
     names = cat.names()
-    if not names:
+    sweeps = _sweeps(cat)
+    if not names and not sweeps:
         return widgets.messages(["No trace files found. Start the app with --trace-dir DIR "
                                  "or --trace FILE."])
     cards = []
@@ -75,7 +78,18 @@ def layout(**_query):
                          else _trace_card(name, cat.path(name)))
         except (TraceError, QueryTimeout, OSError) as err:
             cards.append(dbc.Alert(f"{name}: {err}", color="warning"))
-    return html.Div([html.H4("Traces"), *cards])
+    return html.Div([*sweeps, html.H4("Traces"), *cards])
+
+
+def _sweeps(cat):
+    """The sweep directories (``simulator sweep -o DIR``) in the trace directory."""
+    names = cat.sweeps()
+    if not names:
+        return []
+    return [html.H4("Sweeps"), html.Ul([
+        html.Li([dcc.Link(n, href=urls.href("/sweep", urls.SweepState(dir=n))),
+                 html.Span(f" · {len(cat.sweep_traces(n))} traces", className="small")])
+        for n in names], id="home-sweeps")]
 
 
 # Registered after ``layout`` exists: this module is imported, not scanned by Dash.

@@ -83,7 +83,10 @@ def _facts(views, state, name):
     others = [dcc.Link(f"launch {x.id}", className="me-2 small",
                        href=urls.href("/kernel", replace(state, launch=x.id, group=0)))
               for x in views.launches if x.id != launch.id]
-    return html.Div([table, link, html.Div(others)])
+    compare = "" if state.run is not None else dcc.Link(
+        "compare with…", id="kv-compare", className="small ms-2",
+        href=urls.href("/compare", urls.CompareState(a=name)))
+    return html.Div([table, link, compare, html.Div(others)])
 
 
 def _window_links(mv, state):

@@ -80,7 +80,9 @@ def layout(request):
         html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)} ({fmt_ps(t1 - t0)})", id="ov-window",
                   className="me-3", title=_absolute_window(meta, t0, t1)),
         html.Span(f"page {state.page} of {page.pages} · {page.matched} of "
-                  f"{page.names_total} components", id="ov-count"),
+                  f"{page.names_total} components", id="ov-count", className="me-3"),
+        dcc.Link("compare with…", id="ov-compare", href=urls.href("/compare", urls.CompareState(
+            a=name, view="overview", filter=state.filter, sort=state.sort, t0=t0, t1=t1))),
     ], className="mb-1 small")
     return html.Div([
         widgets.messages(problems + page.messages),

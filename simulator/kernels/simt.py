@@ -34,17 +34,17 @@ import sys
 
 import numpy as np
 
+from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from . import ir
 from . import types as T
 from .atomics import atomic_update
 from .builtins import MATH, apply_math, math_cost
 from .diagnostics import KernelError
-from .lanes import Geometry, Lanes, all_lanes
-from .probes import READ, WRITE
 from .formatting import c_format
 from .images import image_query, read_image, write_image
+from .lanes import Geometry, Lanes, all_lanes
+from .probes import READ, WRITE
 from .regions import LaunchMemory, read_bytes, write_bytes
-from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000

@@ -240,8 +240,10 @@ def _image_data(name, spec, rng):
         return data
     kind, _, size = spec.partition(":")
     dims = size.lower().split("x")
-    if kind not in ("zeros", "random") or len(dims) not in (2, 3) or not all(d.isdigit() and int(d) > 0 for d in dims):
-        raise ValueError(f"--arg {name}: an image takes FILE.npy, zeros:WxH[xC] or random:WxH[xC], got {spec!r}")
+    sizes_ok = len(dims) in (2, 3) and all(d.isdigit() and int(d) > 0 for d in dims)
+    if kind not in ("zeros", "random") or not sizes_ok:
+        raise ValueError(f"--arg {name}: an image takes FILE.npy, zeros:WxH[xC] or random:WxH[xC],"
+                         f" got {spec!r}")
     width, height = int(dims[0]), int(dims[1])
     shape = (height, width) + ((int(dims[2]),) if len(dims) == 3 else ())
     return _fill(kind, shape, np.dtype(np.float32), rng)

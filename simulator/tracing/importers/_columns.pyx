@@ -47,7 +47,7 @@ cdef inline void _parse(str text, int exponent, int64_t *out, unsigned char *goo
     cdef unsigned int c  # a code point
     cdef bint negative = False, any_digit = False, exp_negative = False
     cdef uint64_t digits = 0
-    cdef int frac_digits = 0, exp_value = 0, shift, k
+    cdef int frac_digits = 0, exp_value = 0, shift, _k
     while p < length and PyUnicode_READ(kind, data, p) == 32:
         p += 1
     if p < length:
@@ -103,14 +103,14 @@ cdef inline void _parse(str text, int exponent, int64_t *out, unsigned char *goo
         return
     shift = exponent + (-exp_value if exp_negative else exp_value) - frac_digits
     if shift >= 0:
-        for k in range(shift):
+        for _k in range(shift):
             if digits == 0:
                 break
             if digits > LIMIT // 10:
                 return
             digits *= 10
     else:
-        for k in range(-shift):
+        for _k in range(-shift):
             if digits % 10:
                 return
             digits //= 10

@@ -15,12 +15,11 @@ import re
 import numpy as np
 import pandas as pd
 
+from ... import build
 from .loader import TraceFormatError, seconds_to_ps
 
-try:
-    from ._columns import padded, to_ps
-except ImportError:  # not built: the reference, same results
-    from .columns import padded, to_ps
+_columns = build.module("simulator.tracing.importers._columns")  # or its reference
+padded, to_ps = _columns.padded, _columns.to_ps
 
 HEADER = ("ID", "ParentID", "Kind", "What", "Where", "Start", "End")
 BLOCK = 100_000
