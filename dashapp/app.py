@@ -19,6 +19,7 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import html
 
+from . import navigation
 from .catalog import Catalog
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -46,11 +47,7 @@ def create_app(trace_dir=None, trace=None):
     for page in page_modules():
         importlib.import_module(f"{__package__}.pages.{page}")
     app.layout = dbc.Container([
-        dbc.NavbarSimple(
-            brand="GPUscope", brand_href="/", color="dark", dark=True, fluid=True,
-            children=[dbc.NavItem(dbc.NavLink("Traces", href="/")),
-                      dbc.NavItem(dbc.NavLink("Overview", href="/overview"))],
-            className="mb-2"),
+        navigation.navbar(),
         html.Div(dash.page_container, id="gs-page"),
     ], fluid=True)
     _created.append(app)

@@ -209,6 +209,19 @@ def component_after_click(state, click, shown_window=None):
     return new
 
 
+def density_click(click):
+    """The bin centre (ps) of a click on the Component view's density cells, else None.
+
+    Density cells are heatmap points: they carry ``z`` and their centre as custom data."""
+    try:
+        point = click["points"][0]
+        if "z" not in point:
+            return None
+        return int(point["customdata"])
+    except (TypeError, KeyError, IndexError, ValueError):
+        return None
+
+
 def component_after_zoom(state, relayout):
     """The Component-view state a zoom, drag or double-click (``relayoutData``) leads
     to, or None when the relayout was something else."""

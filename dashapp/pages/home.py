@@ -7,6 +7,7 @@ from dash import dcc, html
 
 from .. import urls, widgets
 from ..daisen import views
+from ..klein.views import kernel_href, trace_launches
 from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
@@ -36,6 +37,7 @@ def _trace_card(name, path):
     ]
     return dbc.Card(dbc.CardBody([
         html.H5(dcc.Link(name, href=overview, className="gs-trace-link")),
+        _launch_links(name, path),
         dbc.Row([
             dbc.Col(_table(("Run", ""), facts), md=5),
             dbc.Col([html.H6("Busiest components"),
@@ -52,6 +54,18 @@ def _trace_card(name, path):
                      if summary.instruction_mix else html.P("No instructions traced.")], md=4),
         ]),
     ]), className="mb-2")
+
+
+def _launch_links(name, path):
+    """Links to the kernel page (Klein's views) of each kernel launch of the trace."""
+    launches = trace_launches(path)
+    if not launches:
+        return ""
+    return html.Div(
+        [html.Span("Kernel views: ", className="small fw-bold me-1")] +
+        [dcc.Link(f"{x.kernel} #{x.id} ({' × '.join(map(str, json.loads(x.global_size)))})",
+                  href=kernel_href(name, x.id), className="small me-3 gs-launch-link")
+         for x in launches], className="mb-1 gs-launches")
 
 
 @widgets.friendly

@@ -168,7 +168,8 @@ def _debug_section(views):
         return html.P("No @bind chart: declare `@emit TYPE NAME[N];` in the kernel and"
                       ' `@bind ["class":"lineChart", "data":["NAME"]]` after it.',
                       className="small")
-    return dbc.Row([dbc.Col(dcc.Graph(figure=fig, id=f"kv-debug-{i}", className="kv-debug"),
+    return dbc.Row([dbc.Col(dcc.Graph(figure=fig, id=f"kv-debug-{i}", className="kv-debug",
+                                      config=graph_config(f"debug-{i}")),
                             md=6) for i, (_bind, fig) in enumerate(views.debug)])
 
 
@@ -230,7 +231,10 @@ def layout(**query):
             dbc.Col([_facts(views, state, name), html.H6("Source", className="mt-2"),
                      _source_view(views.source.text), _editor(views, state)],
                     md=4, className="kv-side"),
-            dbc.Col([_memory_section(views, name, state), _branch_section(views, name),
+            # Memory and branching views side by side, so hovering a donut visibly
+            # highlights the accesses of its work-items.
+            dbc.Col([dbc.Row([dbc.Col(_memory_section(views, name, state), xl=7),
+                              dbc.Col(_branch_section(views, name), xl=5)]),
                      html.H6("Debug view", className="mt-3"), _debug_section(views)], md=8),
         ]),
     ])

@@ -3,6 +3,7 @@
 Every control writes the URL and nothing else; the page is then rebuilt from the URL.
 Zooming any chart sets the shared window (t0, t1) for all of them.
 """
+import json
 from dataclasses import replace
 from urllib.parse import parse_qs
 
@@ -12,6 +13,7 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
 from ..daisen import exporting, views
+from ..daisen.tree import component_tree, tree_data
 from ..daisen.metrics import METRICS
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
@@ -59,10 +61,28 @@ def _chart(page, i, chart):
     ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
 
 
+def _finder(meta, state):
+    """Search-as-you-type for a component, and the component tree to browse and filter."""
+    names = [loc.name for loc in views.ordered_locations(meta, "name")]
+    return dbc.Row([
+        dbc.Col(dcc.Dropdown(id="ov-finder", options=names, value=None, searchable=True,
+                             placeholder=f"find a component ({len(names)}): type part of"
+                                         " its name", className="gs-finder"), md=4),
+        # Hundreds of nodes as Dash components would take the renderer seconds on each
+        # page change: the tree goes to the browser as data, drawn by assets/tree.js.
+        dbc.Col(html.Details([html.Summary("Component tree", className="small"),
+                              html.Div(id="ov-tree", className="gs-tree", **{
+                                  "data-tree": json.dumps(tree_data(component_tree(names))),
+                                  "data-trace": state.trace or "",
+                                  "data-window": "" if state.t0 is None
+                                  else f"{state.t0},{state.t1}"})]), md=8),
+    ], className="g-2 mb-2")
+
+
 @widgets.friendly
 def layout(**query):
     state, problems = urls.parse_overview(query)
-    name, path, _meta, trouble = widgets.resolve_trace(state.trace)
+    name, path, meta, trouble = widgets.resolve_trace(state.trace)
     problems += trouble
     if path is None:
         return widgets.messages(problems)
@@ -82,6 +102,7 @@ def layout(**query):
     ], className="mb-1 small")
     return html.Div([
         widgets.messages(problems + page.messages),
+        _finder(meta, state),
         _controls(state),
         header,
         dbc.Pagination(id="ov-pages", max_value=page.pages, active_page=state.page,
@@ -141,6 +162,18 @@ def zoom_to_url(_relayouts, search):
     state = _state(search)
     t0, t1 = window if window != "reset" else (None, None)
     return _go(search, replace(state, t0=t0, t1=t1))
+
+
+@callback(Output(LOC, "pathname", allow_duplicate=True),
+          Output(LOC, "search", allow_duplicate=True),
+          Input("ov-finder", "value"), State(LOC, "search"), prevent_initial_call=True)
+def open_found(loc, search):
+    """Open the Component view of the component picked in the finder, at the window."""
+    if not loc:
+        return no_update, no_update
+    state = _state(search)
+    return "/component", urls.search(urls.ComponentState(trace=state.trace, loc=loc,
+                                                         t0=state.t0, t1=state.t1))
 
 
 @callback(Output("ov-csv", "data"), Input("ov-csv-button", "n_clicks"),
