@@ -13,8 +13,8 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
 from ..daisen import exporting, views
-from ..daisen.tree import component_tree, tree_data
 from ..daisen.metrics import METRICS
+from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 
