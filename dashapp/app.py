@@ -17,7 +17,7 @@ from pathlib import Path
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import html
+from dash import dcc, html
 
 from . import navigation
 from .catalog import Catalog
@@ -48,7 +48,11 @@ def create_app(trace_dir=None, trace=None):
         importlib.import_module(f"{__package__}.pages.{page}")
     app.layout = dbc.Container([
         navigation.navbar(),
-        html.Div(dash.page_container, id="gs-page"),
+        # A page being rebuilt (navigation, zoom, filter) is dimmed under a spinner
+        # instead of sitting unchanged or blank until it arrives.
+        html.Div(dcc.Loading(dash.page_container, delay_show=150, type="circle",
+                             overlay_style={"visibility": "visible", "opacity": 0.5},
+                             parent_className="gs-loading"), id="gs-page"),
     ], fluid=True)
     _created.append(app)
     return app

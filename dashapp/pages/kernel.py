@@ -185,17 +185,21 @@ def _editor(views, state):
     back = dcc.Link("back to the recorded launch", href=urls.href(
         "/kernel", replace(state, run=None, launch=0, group=0)), className="small ms-2") \
         if state.run else ""
+    # The Run bar sticks to the bottom of the side column (kv-run-bar), so the button is
+    # on screen whatever the column's scroll.
     return html.Div([
         html.H6("Edit and run"),
         dcc.Textarea(id="kv-editor", value=views.source.text, className="kv-editor",
                      spellCheck=False),
         html.Div([
-            dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
-                         className="kv-size"),
-            html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
-            back,
-        ], className="d-flex align-items-center mt-1"),
-        dcc.Loading(html.Div(id="kv-run-status", className="small mt-1")),
+            html.Div([
+                dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
+                             className="kv-size"),
+                html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
+                back,
+            ], className="d-flex align-items-center"),
+            dcc.Loading(html.Div(id="kv-run-status", className="small")),
+        ], className="kv-run-bar py-1"),
     ], className="mt-2")
 
 
@@ -256,7 +260,8 @@ def _error_context(source, err):
 
 @callback(Output(LOC, "search", allow_duplicate=True), Output("kv-run-status", "children"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
-          State(LOC, "search"), prevent_initial_call=True)
+          State(LOC, "search"), prevent_initial_call=True,
+          running=[(Output("kv-run", "disabled"), True, False)])
 def run_edited(_clicks, source, size, search):
     """Re-run the edited kernel at the chosen size and show its views (a new URL)."""
     if not _clicks:

@@ -307,3 +307,43 @@ def test_donuts_and_memory_view_are_on_screen_together(browser, app):
         assert 0 <= donuts < height and donuts_seen > 100
     finally:
         browser.set_window_size(1400, 1000)
+
+
+# -- 4. never a blank wait: a loading indicator, a Run button that shows it is busy ------
+RECORD = (
+    "window.gsSeen = []; new MutationObserver(ms => ms.forEach(m => {"
+    " var el = m.target; if (m.type === 'attributes' && el.id === 'kv-run' && el.disabled)"
+    "  { window.gsSeen.push('disabled'); }"
+    " if (m.type === 'attributes' && el.classList.contains('gs-loading') &&"
+    "  el.style.opacity === '0.5') { window.gsSeen.push('dimmed'); } }))"
+    ".observe(document.body, {subtree: true, attributes: true,"
+    " attributeFilter: ['disabled', 'style']});")
+
+
+def test_a_page_change_shows_a_loading_indicator(browser, app):
+    browser.get(f"{app}/overview?trace=transpose.sqlite")
+    _wait(browser, _overview_ready, "the overview did not render")
+    browser.execute_script(RECORD)
+    _js_click(browser, ".pagination a[href], .pagination .page-link:not(.active)")
+    _wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
+          "no loading indicator while the page was rebuilt")
+
+
+def test_the_run_button_is_on_screen_and_disabled_while_running(browser, app):
+    browser.set_window_size(1600, 1000)
+    try:
+        browser.get(f"{app}/kernel?trace=v2.sqlite")
+        _wait(browser, lambda d: d.find_element(By.ID, "kv-run").is_displayed(),
+              "no Run button")
+        bottom, height = browser.execute_script(
+            "return [document.getElementById('kv-run').getBoundingClientRect().bottom,"
+            " innerHeight];")
+        assert bottom < height
+        browser.execute_script(RECORD)
+        browser.execute_script("document.getElementById('kv-run').click();")
+        _wait(browser, lambda d: "run=" in d.current_url, "the run did not finish")
+        assert "disabled" in browser.execute_script("return window.gsSeen;")
+        _wait(browser, lambda d: not d.find_element(By.ID, "kv-run").get_attribute("disabled"),
+              "the Run button stayed disabled")
+    finally:
+        browser.set_window_size(1400, 1000)
