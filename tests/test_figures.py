@@ -35,9 +35,23 @@ def test_overview_chart_plots_bin_centres_with_gaps():
     assert primary["x"] == pytest.approx([5.5e-9, 6.5e-9, 7.5e-9])
     assert primary["y"] == [0.002, None, 0.004]  # task_ps / width
     assert secondary["yaxis"] == "y2" and secondary["y"][1] is None
-    assert secondary["y"][0] == pytest.approx(1e-12)  # 2 ps of latency over 2 requests
+    # 2 ps of latency over 2 requests: 1 ps, drawn in ns (issue 13: what an architect reads)
+    assert secondary["y"][0] == pytest.approx(1e-3)
+    assert fig["layout"]["yaxis2"]["title"]["text"] == "Average request latency (ns)"
     assert fig["layout"]["xaxis"]["range"] == pytest.approx([5e-9, 8e-9])
     assert fig["layout"]["yaxis"]["fixedrange"]  # drags zoom time only
+
+
+def test_rates_are_drawn_per_ns_and_an_all_zero_series_has_a_single_zero_tick():
+    series = _series()
+    series.sums["req_out_ps"] = np.zeros(3, dtype=np.int64)  # never waits on a request
+    fig = figures.overview_chart(series, "arrival", "pending_out", (5000, 8000))
+    rate, zero = fig["data"]
+    assert rate["y"][0] == pytest.approx(2.0)  # 2 arrivals in 1000 ps: 2 per ns
+    assert fig["layout"]["yaxis"]["title"]["text"] == "Request arrival rate (per ns)"
+    assert zero["y"] == [0.0, None, 0.0]
+    assert fig["layout"]["yaxis2"]["tickvals"] == [0]
+    assert "tickvals" not in fig["layout"]["yaxis"]
 
 
 def test_a_hidden_metric_draws_no_trace():
