@@ -136,6 +136,35 @@ def test_too_many_tasks_switch_to_an_exact_density(tmp_path, monkeypatch):
     assert sum(float(v.sum()) for v in density.values()) * width == pytest.approx(total)
 
 
+def test_the_density_is_shaded_in_legend_colours_and_a_click_finds_a_window_of_bars(
+        tmp_path, monkeypatch):
+    path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=4000)
+    monkeypatch.setattr(views, "MAX_BARS", 5)
+    state = urls.ComponentState(trace="syn.sqlite", loc="GPU.L2[0]")
+    page = views.component(path, state)
+    meta = trace_meta(path)
+    heatmaps = [t for t in page.figure["data"] if t["type"] == "heatmap"]
+    go.Figure(page.figure)
+    assert [t["meta"][0] for t in heatmaps] == sorted(meta.kind_label(k) for k in page.drawn[2])
+    by_label = {meta.kind_label(k): k for k in meta.kinds}
+    assert all(t["colorscale"][-1][1] == meta.colours[by_label[t["meta"][0]]]
+               for t in heatmaps)
+    assert sum(bool(t["showscale"]) for t in heatmaps) == 1
+    assert len({t["zmax"] for t in heatmaps}) == 1  # one scale for every kind
+    # The default window stays inside the run.
+    assert page.window[1] <= meta.end_ps
+    # A click anywhere on the density leads to a window that draws bars.
+    centre = heatmaps[0]["customdata"][0][len(heatmaps[0]["customdata"][0]) // 2]
+    t0, t1 = views.bars_window(path, "GPU.L2[0]", centre, page.window)
+    assert t0 <= centre < t1 and t1 - t0 < page.window[1] - page.window[0]
+    zoomed = views.component(path, urls.ComponentState(trace="syn.sqlite", loc="GPU.L2[0]",
+                                                       t0=t0, t1=t1))
+    assert zoomed.mode == "bars"
+    click = {"points": [{"x": centre * 1e-12, "z": 1.0, "customdata": centre}]}
+    assert urls.density_click(click) == centre
+    assert urls.density_click({"points": [{"customdata": [3, "x"]}]}) is None
+
+
 def test_overview_pages_sort_and_report_counts(tmp_path):
     path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=3000)
     meta = trace_meta(path)
