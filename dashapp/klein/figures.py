@@ -170,7 +170,8 @@ def donut_figure(proxies, rank_of):
             customdata=[[pid, proxy.id] for pid in ids],
             marker=dict(colors=[pattern_colour(rank_of[pid]) for pid in ids],
                         line=dict(color="#fff", width=1)),
-            textinfo="value", meta=["proxy", proxy.id], showlegend=False,
+            textinfo="value", textposition="inside", meta=["proxy", proxy.id],
+            showlegend=False,
             hovertemplate="%{label}: %{value} lanes<br>proxy warp of " + str(proxy.wavefronts)
                           + " warps<extra></extra>"))
         notes.append(dict(text=f"<b>{proxy.wavefronts}</b>", showarrow=False,
