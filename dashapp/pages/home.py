@@ -30,10 +30,14 @@ def _trace_card(name, path):
         ("Source", run["source"]),
         ("Simulated time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),
-        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,}"),
+        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,} with tasks, of"
+                       f" {len(meta.locations):,} locations (info counts them all)"),
         ("Completed", "yes" if run["completed"] else "no (interrupted or still running)"),
         ("Command", run["command"]),
-        ("Configuration", config if len(config) < 400 else config[:400] + "…"),
+        ("Configuration", html.Details([
+            html.Summary(config if len(config) < 120 else config[:120] + "…"),
+            html.Pre(json.dumps(meta.config, indent=2, sort_keys=True),
+                     className="gs-details")], className="gs-config")),
     ]
     return dbc.Card(dbc.CardBody([
         html.H5(dcc.Link(name, href=overview, className="gs-trace-link")),

@@ -123,6 +123,15 @@ def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(brows
     v2 = [text for text, href in links.items() if "trace=v2.sqlite" in href]
     assert v2 and all(text.startswith("reduce #") for text in v2)
     assert any("trace=sobel.sqlite" in href for href in links.values())
+    # Issue 13, item 13: what "components" counts, the command as typed, the whole config.
+    facts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.gs-summary-table tr')).map(r =>"
+        " Array.from(r.children).map(c => c.textContent));")
+    components = [row[1] for row in facts if row and row[0] == "Components"]
+    commands = [row[1] for row in facts if row and row[0] == "Command"]
+    assert components and all("locations" in c for c in components)
+    assert commands and all(c.startswith("python -m simulator run ") for c in commands)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "details.gs-config pre")) == 3
     second = next(e for e in browser.find_elements(By.CSS_SELECTOR, ".gs-launch-link")
                   if "trace=v2.sqlite" in e.get_attribute("href") and "launch=1" in
                   e.get_attribute("href"))
