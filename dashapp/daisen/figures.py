@@ -17,6 +17,11 @@ PRIMARY_COLOUR = "#d7191c"
 SECONDARY_COLOUR = "#2c7bb6"
 DETAIL_CHARS = 240
 BAR_LINE = 0.5  # a hairline outline keeps sub-pixel bars visible rather than dropped
+SEPARATOR = "rgba(255, 255, 255, 0.85)"
+"""Outline of a bar at least a pixel wide: back-to-back tasks stay separate bars (runs
+of sub-pixel bars are merged before drawing and keep their own colour's outline)."""
+CURRENT_LINE = ("#000000", 2.5)
+"""Outline marking the current task where the Component view draws it."""
 
 
 def _axis_title(key):
@@ -92,13 +97,14 @@ HOVER = ("<b>%{customdata[2]}-%{customdata[3]}</b><br>ID: %{customdata[1]}"
          "<br>Details: %{customdata[9]}<extra></extra>")
 
 
-def bar_traces(tasks, extents, meta, role, location_names, yaxis):
+def bar_traces(tasks, extents, meta, role, location_names, yaxis, current=None):
     """Horizontal bar traces on ``yaxis``; ``extents`` maps key → (y0, y1[, depth]).
 
     One trace per (depth, kind), shallow first: Plotly draws later traces on top, so a
     subtask nested in its parent's band is never hidden under the parent's bar.
     ``meta`` (a ``catalog.TraceMeta``) gives kinds and colours; ``role`` names the view
-    so client-side highlighting can tell the Task view from the Component view.
+    so client-side highlighting can tell the Task view from the Component view. The bar
+    of task ``current`` (a key) is outlined in black.
     """
     groups = {}
     for t in tasks:
@@ -116,7 +122,9 @@ def bar_traces(tasks, extents, meta, role, location_names, yaxis):
             width=[extents[t.id][1] - extents[t.id][0] for t in group],
             customdata=[task_hover_fields(t, meta.kinds, location_names) for t in group],
             hovertemplate=HOVER, name=meta.kind_label(kind), meta=[meta.kind_label(kind), role],
-            marker=dict(color=colour, line=dict(color=colour, width=BAR_LINE)),
+            marker=dict(color=colour, line=dict(
+                color=[CURRENT_LINE[0] if t.id == current else SEPARATOR for t in group],
+                width=[CURRENT_LINE[1] if t.id == current else BAR_LINE for t in group])),
             showlegend=False, xaxis="x", yaxis=yaxis))
     return traces
 
@@ -201,7 +209,8 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
         _, tasks, placements, rows, pixel_ps = component
         singles, aggregates = merge_thin(tasks, placements, pixel_ps)
         extents = {k: (p.y0, p.y1, p.depth) for k, p in placements.items()}
-        data += bar_traces(singles, extents, meta, "component", location_names, "y2")
+        current = task_view[1].id if task_view is not None else None
+        data += bar_traces(singles, extents, meta, "component", location_names, "y2", current)
         if aggregates:
             loc_name = location_names.get(tasks[0].location, "")
             data += aggregate_traces(aggregates, meta, loc_name)

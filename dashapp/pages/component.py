@@ -106,7 +106,9 @@ def layout(**query):
             dcc.Link("Overview at this window", href=overview, className="small me-3"),
             html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png",
                         **{"data-graph": "cv-graph",
-                           "data-filename": widgets.safe_filename(filename)}),
+                           "data-filename": widgets.safe_filename(filename),
+                           "data-title": f"{name} · {page.location.name} · {fmt_ps(t0)} – "
+                                         f"{fmt_ps(t1)}"}),
             dbc.Button("CSV", id="cv-csv-button", size="sm", color="light"),
             dcc.Download(id="cv-csv"),
         ], className="mb-1"),

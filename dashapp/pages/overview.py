@@ -53,7 +53,9 @@ def _chart(page, i, chart):
                      title="Open the Component view at this window"),
             html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
                         **{"data-graph": f"ov-chart-{i}", "data-filename":
-                           widgets.safe_filename(name)}),
+                           widgets.safe_filename(name), "data-title":
+                           f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
+                           f"{fmt_ps(page.window[1])}"}),
         ], className="d-flex justify-content-between"),
         html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
                            config=widgets.graph_config(name), className="gs-ov-graph"),
@@ -187,5 +189,8 @@ def download_csv(_clicks, search):
         page = views.overview(path, replace(state, trace=name))
     except (TraceError, QueryTimeout):  # the page itself shows what went wrong
         return no_update
-    filename = widgets.safe_filename(f"{name}-overview-page{page.state.page}") + ".csv"
+    # Filter and window in the name: two exports of different views never collide.
+    t0, t1 = page.window
+    filename = widgets.safe_filename(
+        f"{name}-overview-{page.state.filter or 'all'}-{t0}-{t1}-page{page.state.page}") + ".csv"
     return dict(content=exporting.overview_csv(page), filename=filename)

@@ -356,3 +356,33 @@ def test_the_run_button_is_on_screen_and_disabled_while_running(browser, app):
               "the Run button stayed disabled")
     finally:
         browser.set_window_size(1400, 1000)
+
+
+# -- 7, 12: separate bars, the current task marked; a PNG that says what it shows -------
+def test_bars_are_separated_the_current_task_is_outlined_and_the_png_has_a_title(
+        browser, app, traces):
+    with sqlite3.connect(traces / "transpose.sqlite") as db:
+        key = db.execute("SELECT t.id FROM task t JOIN location l ON l.id = t.location"
+                         " WHERE l.name = 'GPU.DRAM[0]' ORDER BY t.start_ps LIMIT 1 OFFSET 5"
+                         ).fetchone()[0]
+    browser.get(f"{app}/component?trace=transpose.sqlite&loc=GPU.DRAM%5B0%5D&task={key}")
+    outlines = _wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
+        "if (!gd || !gd.data) { return null; } var out = [];"
+        "gd.data.filter(t => t.type === 'bar' && t.meta[1] === 'component').forEach(t =>"
+        " t.customdata.forEach((c, i) => out.push([c[0], t.marker.line.width[i],"
+        " t.marker.line.color[i]]))); return out.length ? out : null;"),
+        "no component bars drawn")
+    current = [o for o in outlines if o[0] == key]
+    assert current and current[0][1] > 2
+    others = [o for o in outlines if o[0] != key]
+    assert others and all(o[2].startswith("rgba(255, 255, 255") for o in others)
+    browser.execute_script(
+        "window.gsPng = null; window.Plotly.downloadImage = function (fig, opts) {"
+        " window.gsPng = {title: fig.layout.title.text, legend: fig.layout.showlegend,"
+        " entries: fig.data.filter(t => t.showlegend).map(t => t.name),"
+        " file: opts.filename}; return Promise.resolve(); };")
+    _js_click(browser, ".gs-png")
+    png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
+    assert png["title"].startswith("transpose.sqlite · GPU.DRAM[0] · ")
+    assert png["legend"] and png["entries"] and len(set(png["entries"])) == len(png["entries"])
