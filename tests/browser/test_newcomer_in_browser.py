@@ -25,14 +25,16 @@ def _simulate(directory, name, *args):
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    """reduction v2 and Sobel (kernel records) and transpose 512 (an L2 bank with 3,072
-    tasks: more than the Component view draws as bars)."""
+    """reduction v2, Sobel and vector add (kernel records) and transpose 512 (an L2 bank
+    with 3,072 tasks: more than the Component view draws as bars)."""
     directory = tmp_path_factory.mktemp("newcomer-traces")
     _simulate(directory, "v2.sqlite", "reduction-v2", "--size", "1024", "--local", "128",
               "--trace-level", "kernel")
     _simulate(directory, "sobel.sqlite", "sobel", "--width", "32", "--height", "16",
               "--local-x", "16", "--local-y", "8", "--trace-level", "kernel")
     _simulate(directory, "transpose.sqlite", "transpose", "--size", "512")
+    _simulate(directory, "vectoradd.sqlite", "vectoradd", "--size", "256", "--local", "64",
+              "--trace-level", "kernel")
     return directory
 
 
@@ -131,7 +133,7 @@ def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(brows
     commands = [row[1] for row in facts if row and row[0] == "Command"]
     assert components and all("locations" in c for c in components)
     assert commands and all(c.startswith("python -m simulator run ") for c in commands)
-    assert len(browser.find_elements(By.CSS_SELECTOR, "details.gs-config pre")) == 3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "details.gs-config pre")) == 4
     second = next(e for e in browser.find_elements(By.CSS_SELECTOR, ".gs-launch-link")
                   if "trace=v2.sqlite" in e.get_attribute("href") and "launch=1" in
                   e.get_attribute("href"))
@@ -171,9 +173,9 @@ def test_the_component_tree_browses_the_hierarchy_and_filters_the_overview(brows
     assert shader_arrays == sorted(shader_arrays, key=lambda p: int(p[len("GPU.SA["):-1]))
     _js_click(browser, '.gs-tree-node[data-path="GPU.SA[1]"] > summary > .gs-tree-filter')
     _wait(browser, lambda d: "filter" in _query(d), "the tree did not filter the Overview")
-    _wait(browser, _overview_ready, "the filtered overview did not render")
-    titles = _titles(browser)
-    assert titles and all(t.startswith("GPU.SA[1].") for t in titles)
+    _wait(browser, lambda d: _overview_ready(d) and _titles(d) and all(
+        t.startswith("GPU.SA[1].") for t in _titles(d)),
+        "the Overview does not show exactly the components under GPU.SA[1]")
 
 
 # -- 5. a busy component: colours, a colour scale, a click that leads to bars ------------
@@ -386,3 +388,12 @@ def test_bars_are_separated_the_current_task_is_outlined_and_the_png_has_a_title
     png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
     assert png["title"].startswith("transpose.sqlite · GPU.DRAM[0] · ")
     assert png["legend"] and png["entries"] and len(set(png["entries"])) == len(png["entries"])
+
+
+# -- 11. a bundled workload shows the Debug view ------------------------------------------
+def test_vectoradd_shows_its_emitted_sums_in_the_debug_view(browser, app):
+    browser.get(f"{app}/kernel?trace=vectoradd.sqlite")
+    points = _wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector('#kv-debug-0 .js-plotly-plot');"
+        "return gd && gd._fullData ? gd._fullData[0]._length : null;"), "no Debug view drawn")
+    assert points == 64
