@@ -84,6 +84,11 @@ def _overview_ready(browser):
         "return t.length > 0 && t.length === g.length && Array.from(g).every(x => x.layout);")
 
 
+def _open_overview(browser, app, trace):
+    browser.get(f"{app}/overview?trace={trace}")
+    _wait(browser, _overview_ready, "the overview did not render")
+
+
 def _titles(browser):
     return browser.execute_script(
         "return Array.from(document.querySelectorAll('.gs-chart-title')).map(e => e.textContent);")
@@ -104,8 +109,7 @@ def test_the_navbar_overview_keeps_the_trace_and_the_picker_changes_it(browser, 
     _wait(browser, lambda d: d.find_element(By.ID, "gs-nav-overview").get_attribute("href")
           .endswith("/overview?trace=v2.sqlite"), "the Overview link forgot the trace")
     # The picker shows the trace and opens another one on the same kind of page.
-    browser.get(f"{app}/overview?trace=v2.sqlite")
-    _wait(browser, _overview_ready, "the overview did not render")
+    _open_overview(browser, app, "v2.sqlite")
     assert browser.find_element(By.ID, "gs-trace-picker").text == "v2.sqlite"
     _choose(browser, "gs-trace-picker", "trans", "transpose.sqlite")
     _wait(browser, lambda d: _query(d).get("trace") == "transpose.sqlite",
@@ -146,8 +150,7 @@ def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(brows
 
 # -- 3. finding one component among hundreds ---------------------------------------------
 def test_the_finder_opens_a_typed_component(browser, app):
-    browser.get(f"{app}/overview?trace=transpose.sqlite")
-    _wait(browser, _overview_ready, "the overview did not render")
+    _open_overview(browser, app, "transpose.sqlite")
     _choose(browser, "ov-finder", "L2[13", "GPU.L2[13]")
     _wait(browser, lambda d: _path(d) == "/component", "the finder did not open the component")
     assert _query(browser)["loc"] == "GPU.L2[13]"
@@ -156,8 +159,7 @@ def test_the_finder_opens_a_typed_component(browser, app):
 
 
 def test_the_component_tree_browses_the_hierarchy_and_filters_the_overview(browser, app):
-    browser.get(f"{app}/overview?trace=transpose.sqlite")
-    _wait(browser, _overview_ready, "the overview did not render")
+    _open_overview(browser, app, "transpose.sqlite")
     roots = browser.execute_script(
         "return Array.from(document.querySelectorAll('#ov-tree > .gs-tree-node'))"
         ".map(e => e.getAttribute('data-path'));")
@@ -253,8 +255,7 @@ def test_kernel_charts_name_their_axes_and_toolbars_show_on_hover(browser, app):
 
 def test_an_all_zero_series_has_one_zero_tick_and_rates_are_per_ns(browser, app):
     # Sobel at kernel level records no requests: every arrival rate is zero.
-    browser.get(f"{app}/overview?trace=sobel.sqlite")
-    _wait(browser, _overview_ready, "the overview did not render")
+    _open_overview(browser, app, "sobel.sqlite")
     ticks = browser.execute_script(
         "var g = document.querySelector('.gs-ov-graph .js-plotly-plot');"
         "return Array.from(g.querySelectorAll('.y2tick text')).map(t => t.textContent);")
@@ -332,8 +333,7 @@ RECORD = (
 
 
 def test_a_page_change_shows_a_loading_indicator(browser, app):
-    browser.get(f"{app}/overview?trace=transpose.sqlite")
-    _wait(browser, _overview_ready, "the overview did not render")
+    _open_overview(browser, app, "transpose.sqlite")
     browser.execute_script(RECORD)
     _js_click(browser, ".pagination a[href], .pagination .page-link:not(.active)")
     _wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
