@@ -24,8 +24,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 stamp=build/.install-stamp
-digest=$( { python --version; cat pyproject.toml setup.py; \
-            find simulator -name '*.pyx' -o -name '*.pxd' | LC_ALL=C sort | xargs cat; } \
+# what the extensions compile from: the .pyx and .pxd files, the pure-mode .py beside
+# each .pxd, and simulator/build.py (which lists them)
+digest=$( { python --version; cat pyproject.toml setup.py simulator/build.py; \
+            find simulator -name '*.pyx' -o -name '*.pxd' | LC_ALL=C sort | while read -r f; do
+                echo "$f"; case "$f" in *.pxd) [ ! -f "${f%.pxd}.py" ] || echo "${f%.pxd}.py";; esac
+            done | xargs cat; } \
           | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] \
         && python -c "import importlib.metadata as m; m.version('gpuscope')" 2>/dev/null; then

@@ -12,7 +12,9 @@ import importlib
 import json
 import os
 import select
+import signal
 import sys
+import threading
 
 from . import __version__
 
@@ -20,6 +22,7 @@ COMMAND_MODULES = [
     "simulator.tracing.cli",   # import, export, info, synth, finalize
     "simulator.runs.workload_cli",  # run WORKLOAD
     "simulator.runs.kernel_cli",    # run-kernel FILE.cl
+    "simulator.runs.sweep_cli",     # sweep WORKLOAD --vary KEY=V1,V2 -o DIR
 ]
 
 
@@ -64,7 +67,10 @@ def build_parser():
         description="Print 'ready' once every command is imported, then read one JSON line\n"
                     '{"argv": [COMMAND, ARG, ...], "cwd": DIR} from stdin, run that command\n'
                     "in DIR as `python -m simulator COMMAND ARG ...` would, and exit with its\n"
-                    "status. End of input before a line exits at once with status 0.",
+                    "status. End of input before a line exits at once with status 0.\n"
+                    'With "tied": true in the line, end of input while the command runs\n'
+                    "(the process that started it has died) kills it at once, with its\n"
+                    "process group when it leads one.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     standby.set_defaults(func=_standby)
     return parser
@@ -90,10 +96,24 @@ def _standby(_args):
     if not line:
         return 0
     job = json.loads(line)
+    if job.get("tied"):
+        threading.Thread(target=_die_with_stdin, daemon=True).start()
     os.chdir(job["cwd"])
     # A trace records the command line that made it: the job's, not "standby".
     sys.argv = [sys.argv[0], *job["argv"]]
     return main(job["argv"])
+
+
+def _die_with_stdin():
+    # The starter keeps our stdin open for the whole run; its end means the starter is
+    # gone (killed, even with SIGKILL, whose holder's pipes the kernel closes).
+    # (The file descriptor, not sys.stdin: a daemon thread blocked inside a buffered
+    # file's lock makes the interpreter abort at exit.)
+    while os.read(sys.stdin.fileno(), 1 << 16):
+        pass
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)  # whatever the command started, too
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main(argv=None):

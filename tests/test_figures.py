@@ -7,12 +7,12 @@ import sqlite3
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 from dashapp import colors, urls, widgets
-from dashapp.daisen import exporting, figures, views
 from dashapp.catalog import trace_meta
+from dashapp.daisen import exporting, figures, views
 from dashapp.daisen.metrics import Series
-from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,12 @@ import re
 import sqlite3
 
 import pytest
-from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, wavefront
+from test_gpu_units import TINY, inst, launch, wavefront
 
 from simulator.gpu import apply_overrides, default_config
 from simulator.gpu.platform import cython_available
-from simulator.runs.workload_cli import build_config, parse_window
 from simulator.gpu.run import SimulationInterrupted, simulate
+from simulator.runs.workload_cli import build_config, parse_window
 from simulator.stream import Unit
 
 
@@ -55,14 +55,9 @@ def dump(path):
     return tables, run
 
 
-@pytest.fixture(params=IMPLEMENTATIONS)
-def impl(request):
-    return request.param
-
-
-def test_simulate_writes_a_complete_trace(tmp_path, impl):
+def test_simulate_writes_a_complete_trace(tmp_path, build):
     out = tmp_path / "t.sqlite"
-    result = simulate(HandMade(), tiny_config(), out, progress=False, implementation=impl)
+    result = simulate(HandMade(), tiny_config(), out, progress=False, implementation=build)
     assert result.completed and result.cycles > 0 and result.events > 0
     assert [name for name, _ in result.kernels] == ["kernel0", "kernel1"]
     tables, (config, completed, open_tasks, end_ps) = dump(out)
@@ -92,11 +87,11 @@ def test_same_seed_same_trace_and_builds_agree(tmp_path):
     assert dump(cy) == dump(first)
 
 
-def test_ctrl_c_leaves_a_valid_trace_marked_incomplete(tmp_path, impl):
+def test_ctrl_c_leaves_a_valid_trace_marked_incomplete(tmp_path, build):
     out = tmp_path / "stopped.sqlite"
     with pytest.raises(SimulationInterrupted) as stop:
         simulate(HandMade(interrupt_after=1), tiny_config(), out, progress=False,
-                 implementation=impl)
+                 implementation=build)
     assert not stop.value.result.completed
     tables, (_, completed, open_tasks, _) = dump(out)
     assert completed == 0
@@ -105,18 +100,18 @@ def test_ctrl_c_leaves_a_valid_trace_marked_incomplete(tmp_path, impl):
     assert len(flagged) == 1
 
 
-def test_untraced_run_and_window(tmp_path, impl):
-    full = simulate(HandMade(), tiny_config(), None, progress=False, implementation=impl)
+def test_untraced_run_and_window(tmp_path, build):
+    full = simulate(HandMade(), tiny_config(), None, progress=False, implementation=build)
     assert full.tasks == 0 and full.cycles > 0
     out = tmp_path / "w.sqlite"
-    traced = simulate(HandMade(), tiny_config(), out, progress=False, implementation=impl,
+    traced = simulate(HandMade(), tiny_config(), out, progress=False, implementation=build,
                       window=(0, 200))
     assert traced.cycles == full.cycles  # tracing never changes timing
     tasks = dump(out)[0]["task"]
     assert tasks and all(row[4] < 200_000 for row in tasks)
     assert traced.tasks == len(tasks)
     late = simulate(HandMade(), tiny_config(), tmp_path / "late.sqlite", progress=False,
-                    implementation=impl, window=(200, None))
+                    implementation=build, window=(200, None))
     late_tasks = dump(tmp_path / "late.sqlite")[0]["task"]
     assert late.tasks == len(late_tasks) and all(row[5] >= 200_000 for row in late_tasks)
 
@@ -196,7 +191,7 @@ def test_the_summary_headline_counts_finalize(tmp_path):
     out = tmp_path / "t.sqlite"
     proc = subprocess.run([sys.executable, "-m", "simulator", "run", "vectoradd", "--size", "256",
                            "-o", str(out)], capture_output=True, text=True, check=True)
-    line = next(l for l in proc.stdout.splitlines() if l.startswith("wall time"))
+    line = next(text for text in proc.stdout.splitlines() if text.startswith("wall time"))
     total, kernels, timing, finalize = (float(v) for v in
                                         re.findall(r"(\d+\.\d+) s", line))
     assert finalize > 0 and abs(total - (kernels + timing + finalize)) <= 0.015

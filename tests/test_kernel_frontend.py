@@ -1,8 +1,7 @@
 """The kernel language: what the frontend accepts, and how it reports what it refuses."""
 import pytest
 
-from simulator.kernels import KernelError, Unsupported, compile_source
-from simulator.kernels import ir
+from simulator.kernels import KernelError, Unsupported, compile_source, ir
 from simulator.kernels import types as T
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_app import _render, _texts
+from test_app_traces import write_synthetic_trace
 
 from dashapp.klein import runner
 from dashapp.klein import views as klein_views
-from test_app import _render, _texts
-from test_app_traces import write_synthetic_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = ROOT / "simulator" / "kernels" / "builtin"
@@ -171,19 +171,19 @@ def _spec(source, args=(("g_idata", "random:256"), ("g_odata", "random:2"), ("n"
 
 
 def test_an_edited_v3_runs_into_a_trace_without_conflicts():
-    run_id, path, _seconds = runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))
-    assert runner.run_path(run_id) == path
+    run_id, path, _seconds = runner.default_pool().run(_spec((BUILTIN / "reduction_v3.cl").read_text()))
+    assert runner.default_pool().run_path(run_id) == path
     views = klein_views.build(path, 0)
     assert views.memory[0].found.conflicted == 0 and views.memory[0].found.instructions > 0
     # The same run again is the same trace, not a second run.
-    assert runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
+    assert runner.default_pool().run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
 
 
 def test_a_syntax_error_comes_back_with_line_and_column():
     source = (BUILTIN / "reduction_v3.cl").read_text().replace("int i = get_global_id(0);",
                                                                 "int i = get_global_id(0)")
     with pytest.raises(runner.RunError) as err:
-        runner.run(_spec(source))
+        runner.default_pool().run(_spec(source))
     line = source.split("\n").index("    int i = get_global_id(0)") + 1
     assert err.value.line in (line, line + 1) and err.value.col >= 1
     assert str(err.value).startswith(f"kernel.cl:{err.value.line}:")
@@ -194,16 +194,16 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_timeout():
     endless = ("kernel void reduce(global float *g_idata, global float *g_odata, int n,"
                " local float *sdata)\n{\n    int k = 0;\n    while (k >= 0) { k = k + 1; }\n}\n")
     with pytest.raises(runner.RunError, match="longer than 3 s"):
-        runner.run(_spec(endless), timeout=3)
+        runner.default_pool().run(_spec(endless), timeout=3)
     # Nothing of the stopped run is left behind: no work directory, no partial trace.
     run_id = _spec(endless).run_id()
-    assert not [p for p in runner.scratch_dir().iterdir() if p.name.startswith(run_id)]
+    assert not [p for p in runner.default_pool().scratch_dir().iterdir() if p.name.startswith(run_id)]
 
 
 def test_the_child_limits_bound_memory():
     # As a spare is bounded: started unbounded, limited when the run is handed over.
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline(); "
-                              "bytearray(%d)" % (runner.MEMORY_BYTES + (1 << 30))],
+                              f"bytearray({runner.MEMORY_BYTES + (1 << 30)})"],
                              stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     runner.bound(child.pid)
     _out, err = child.communicate("go\n")

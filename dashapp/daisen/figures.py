@@ -9,8 +9,8 @@ import json
 import numpy as np
 
 from ..colors import MUTED
-from ..units import fmt_ps
-from .metrics import METRICS, PS
+from ..units import fmt_at, fmt_ps
+from .metrics import PS, describe
 from .placement import merge_thin, up_float
 
 PRIMARY_COLOUR = "#d7191c"
@@ -25,7 +25,7 @@ CURRENT_LINE = ("#000000", 2.5)
 
 
 def _axis_title(key):
-    metric = METRICS[key]
+    metric = describe(key)
     unit = metric.axis_unit or metric.unit
     return f"{metric.title} ({unit})" if unit else metric.title
 
@@ -52,7 +52,7 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
     for key, axis, colour in ((primary, "y", PRIMARY_COLOUR), (secondary, "y2", SECONDARY_COLOUR)):
         if key is None:
             continue
-        metric = METRICS[key]
+        metric = describe(key)
         unit = metric.axis_unit or metric.unit
         data.append(dict(
             type="scatter", x=x, y=_gaps(series.values(key) * metric.axis_scale), yaxis=axis,
@@ -79,16 +79,22 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
         plot_bgcolor="white"))
 
 
-def task_hover_fields(task, kinds, location_names):
-    """The customdata of one bar: key first (clicks read it), then every field shown."""
+def task_hover_fields(task, kinds, location_names, absolute=None):
+    """The customdata of one bar: key first (clicks read it), then every field shown.
+    ``absolute(ps)`` gives a time on the run's own clock, shown after the start."""
     k = kinds[task.kind]
     details = task.details or ""
     if len(details) > DETAIL_CHARS:
         details = details[:DETAIL_CHARS] + "…"
     return [task.id, task.ext_id or str(task.id), k.category, k.action,
-            location_names.get(task.location, str(task.location)), fmt_ps(task.start_ps),
-            fmt_ps(task.end_ps), fmt_ps(task.end_ps - task.start_ps),
+            location_names.get(task.location, str(task.location)),
+            _with_absolute(fmt_at(task.start_ps), absolute and absolute(task.start_ps)),
+            fmt_at(task.end_ps), fmt_ps(task.end_ps - task.start_ps),
             "–" if task.parent is None else str(task.parent), details or "–"]
+
+
+def _with_absolute(relative, absolute):
+    return relative if absolute is None else f"{relative} ({absolute})"
 
 
 HOVER = ("<b>%{customdata[2]}-%{customdata[3]}</b><br>ID: %{customdata[1]}"
@@ -120,7 +126,8 @@ def bar_traces(tasks, extents, meta, role, location_names, yaxis, current=None):
             x=[(t.end_ps - t.start_ps) * PS for t in group],
             y=[(extents[t.id][0] + extents[t.id][1]) / 2 for t in group],
             width=[extents[t.id][1] - extents[t.id][0] for t in group],
-            customdata=[task_hover_fields(t, meta.kinds, location_names) for t in group],
+            customdata=[task_hover_fields(t, meta.kinds, location_names, meta.absolute)
+                        for t in group],
             hovertemplate=HOVER, name=meta.kind_label(kind), meta=[meta.kind_label(kind), role],
             marker=dict(color=colour, line=dict(
                 color=[CURRENT_LINE[0] if t.id == current else SEPARATOR for t in group],
@@ -177,14 +184,33 @@ COMPONENT_BAND = (0.19, 0.74)
 TASK_BAND = (0.77, 1.0)
 
 
-def component_figure(meta, window_ps, task_view, component, concurrency, location_names):
+def instant_trace(instants, location_names, yaxis="y2"):
+    """Markers (``queries.instants`` rows) along the top of the Component view: at the
+    location in dark red, trace-wide ones in grey; hover shows name, time and details."""
+    def text(name, category, details, location):
+        where = "whole trace" if location is None else location_names.get(location, "")
+        body = (details or "")[:DETAIL_CHARS]
+        return f"<b>{name}</b> ({category or 'marker'}, {where})" + (f"<br>{body}" if body else "")
+    return dict(
+        type="scatter", mode="markers", xaxis="x", yaxis=yaxis, name="markers",
+        x=[t * PS for t, *_ in instants], y=[0.15] * len(instants),
+        marker=dict(symbol="triangle-down", size=9,
+                    color=["#888" if loc is None else "#8b0000" for *_, loc in instants]),
+        customdata=[[fmt_ps(t), text(n, c, d, loc)] for t, n, c, d, loc in instants],
+        hovertemplate="%{customdata[1]}<br>at %{customdata[0]}<extra></extra>",
+        meta=["instant", "component"])
+
+
+def component_figure(meta, window_ps, task_view, component, concurrency, location_names,
+                     instants=()):
     """The Task view (top), Component view (middle) and concurrent-task line (bottom)
     of one component, over one shared time axis (so a zoom in either moves both).
 
     ``task_view`` is None or (parent, current, children); ``component`` is either
     ("bars", tasks, placements, rows, pixel_ps) or ("density", centres_ps, {kind: values});
     runs of bars thinner than ``pixel_ps`` are drawn merged (``layout.merge_thin``);
-    ``concurrency`` is a ``metrics.Series``. Returns a plain figure dict.
+    ``concurrency`` is a ``metrics.Series``; ``instants`` are markers drawn along the top
+    of the Component view. Returns a plain figure dict.
     """
     data, annotations = [], []
     plain = dict(fixedrange=True, showgrid=False, zeroline=False)
@@ -223,6 +249,8 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
         layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, range=[len(labels) - 0.5, -0.5],
                                 tickvals=list(range(len(labels))), ticktext=labels,
                                 tickfont=dict(size=9), automargin=True)
+    if instants:
+        data.append(instant_trace(instants, location_names))
     data.append(dict(
         type="scatter", x=(concurrency.centres_ps() * PS).tolist(),
         y=_gaps(concurrency.values("concurrency")), mode="lines", xaxis="x", yaxis="y3",

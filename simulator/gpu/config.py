@@ -17,7 +17,8 @@ R9_NANO = {
         "cus_per_shader_array": 4,      # compute units per SA: 64 CUs in all
     },
     "cp": {
-        "wg_dispatch_per_cycle": 1,     # work-groups the dispatcher maps per cycle (Daisen case study: 1 vs 2)
+        # work-groups the dispatcher maps per cycle (the Daisen case study: 1 vs 2)
+        "wg_dispatch_per_cycle": 1,
         "launch_overhead": 1600,        # cycles from a kernel launch to its first dispatch
         "map_buffer": 2,                # MapWGReq slots in each CU's input buffer
     },
@@ -129,6 +130,16 @@ def _flatten(tree, prefix=""):
             yield from _flatten(value, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}", value
+
+
+def parameter_names(cfg=None):
+    """Every settable key (``l2.banks``, ...) of ``cfg``, by default the R9 Nano's."""
+    return list(flat_config(R9_NANO if cfg is None else cfg))
+
+
+def flat_config(cfg):
+    """``cfg`` as {dotted key: value}, such as {"l2.banks": 16, ...}."""
+    return dict(_flatten(cfg))
 
 
 def load_config_file(path, base=None):

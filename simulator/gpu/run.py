@@ -11,11 +11,11 @@ import time
 from dataclasses import dataclass, field
 
 from ..interrupts import DeferredInterrupt
-from ..tracing import TraceWriter
-from ..tracing.writer import remove_trace_files, replace_atomically, temporary_path
+from ..tracing import TraceWriter, tracer_class
 from ..tracing.background import BackgroundWriter
+from ..tracing.writer import remove_trace_files, replace_atomically, temporary_path
 from .config import ps_per_cycle, validate
-from .platform import GPU, default_implementation, tracer_class
+from .platform import GPU, default_implementation
 from .trace_vocabulary import parse_trace_level
 
 

@@ -17,11 +17,11 @@ import sqlite3
 
 import numpy as np
 
+from ..stream import Unit
+from ..tracing.writer import schema_parts
 from .memory import Buffer
 from .probes import Probes
 from .simt import run_launch
-from ..tracing.writer import schema_parts
-from ..stream import Unit
 
 _VECTOR_UNITS = (Unit.VALU, Unit.LDS, Unit.VMEM)
 MAX_IMAGE_PIXELS = 1 << 20  # larger 2-D buffers are not copied into the trace

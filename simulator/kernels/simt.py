@@ -25,6 +25,7 @@ model consumes.
 """
 import numpy as np
 
+from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from . import ir
 from . import types as T
 from .atomics import atomic_update
@@ -33,7 +34,6 @@ from .diagnostics import KernelError
 from .lanes import Geometry, Lanes, all_lanes
 from .probes import READ, WRITE
 from .regions import LaunchMemory
-from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000

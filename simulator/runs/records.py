@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 
 from ..gpu.run import SimulationInterrupted, simulate
-from ..tracing.writer import (TraceWriter, remove_trace_files, replace_atomically,
-                              temporary_path)
+from ..tracing.writer import TraceWriter, remove_trace_files, replace_atomically, temporary_path
 
 
 class _RecordedWorkload:

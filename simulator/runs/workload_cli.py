@@ -42,8 +42,10 @@ def register(subparsers):
         w.set_defaults(func=_run, workload_class=cls)
 
 
-def add_common_arguments(p):
-    p.add_argument("-o", "--output", help="trace file to write (.sqlite); omit to run untraced")
+def add_common_arguments(p, output=None):
+    """The options every run shares; ``output`` replaces the keywords of ``-o``."""
+    p.add_argument("-o", "--output", **(output or {
+        "help": "trace file to write (.sqlite); omit to run untraced"}))
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a configuration parameter, such as l2.banks=8 (repeatable)")
     p.add_argument("--config", help="JSON file of configuration overrides, applied before --set")

@@ -14,13 +14,16 @@ def command_line():
 
 def register(subparsers):
     p = subparsers.add_parser(
-        "import", help="convert an akita SQLite, Daisen CSV or Chrome JSON trace into ours",
+        "import", help="convert an akita or Nsight Systems SQLite, Daisen CSV or Chrome JSON"
+                       " trace into ours",
         description="Convert another tool's trace into a GPUscope trace. The format is detected "
                     "from the content: akita v3 SQLite (times in s), akita v4/v5 DataRecorder "
-                    "SQLite (v5: integer locations, times in ps), Daisen CSV, Chrome Trace JSON.")
+                    "SQLite (v5: integer locations, times in ps), Nsight Systems SQLite exports "
+                    "(nsys export --type sqlite), Daisen CSV, Chrome Trace JSON.")
     p.add_argument("file", help="the trace to import")
     p.add_argument("-o", "--output", required=True, help="the GPUscope trace to write (.sqlite)")
-    p.add_argument("--format", choices=("akita-v3", "akita-v4", "akita-v5", "daisen-csv", "chrome"),
+    p.add_argument("--format", choices=("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv",
+                                        "chrome"),
                    help="skip detection and read this format")
     p.set_defaults(func=_import)
 
@@ -69,16 +72,21 @@ def _import(args):
 
     started = time.perf_counter()
     try:
-        fmt, tasks, orphans, skipped = import_trace(args.file, args.output, fmt=args.format,
-                                                    command=command_line())
+        report = import_trace(args.file, args.output, fmt=args.format, command=command_line())
     except TraceError as exc:
         return _fail(exc)
-    print(f"imported {tasks:,} tasks ({fmt}) into {args.output} in "
+    print(f"imported {report.tasks:,} tasks ({report.format}) into {args.output} in "
           f"{time.perf_counter() - started:.1f} s")
-    if orphans:
-        print(f"  {orphans:,} tasks named a parent that is not in the file (stored without parent)")
-    if skipped:
-        print(f"  {skipped:,} events without a duration were skipped")
+    for count, what in (
+            (report.links, "links between tasks (flows)"),
+            (report.instants, "instant markers"),
+            (report.counters, "counter samples"),
+            (report.duplicates, "exact duplicate rows dropped"),
+            (report.orphans, "tasks named a parent that is not in the file (stored without parent)"),
+            (report.unresolved_links, "flow ends or links without a task at the other end (dropped)"),
+            (report.skipped, "events that carry no task, marker, counter or flow (skipped)")):
+        if count:
+            print(f"  {count:,} {what}")
     return 0
 
 

@@ -17,27 +17,25 @@ while kernel records are appended.
 (counting them), builds the indexes, fills the per-location statistics and the metric
 pyramid (``pyramid.py``), and records the end of the run.
 """
+from __future__ import annotations
+
 import contextlib
 import datetime as _dt
 import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, build
 from .bulk import INSERT_TAGS, INSERT_TASKS
 
-if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
-    from .bulk import BulkInserter
-else:
-    try:
-        from ._bulk import BulkInserter
-    except ImportError:  # built without SQLite's header: the reference has the same API
-        from .bulk import BulkInserter
+BulkInserter = build.module("simulator.tracing._bulk").BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
 # Task batches up to this many tasks are kept in memory (56 B each) so that finalize
@@ -49,7 +47,7 @@ class TraceError(Exception):
     """A trace file cannot be read or written; the message says where and why."""
 
 
-def schema_text():
+def schema_text() -> str:
     """The full text of ``sqlite_schema.sql``, the contract shared with the app."""
     packaged = resources.files("simulator.tracing").joinpath("sqlite_schema.sql")
     if packaged.is_file():
@@ -57,7 +55,7 @@ def schema_text():
     return (Path(__file__).resolve().parents[2] / "sqlite_schema.sql").read_text()
 
 
-def schema_parts():
+def schema_parts() -> tuple[str, str]:
     """(tables, indexes): the schema split at the marker, so indexes come after the load."""
     tables, _, rest = schema_text().partition(INDEX_MARKER)
     return tables, rest.partition("\n")[2]
@@ -83,8 +81,10 @@ class TraceWriter:
     ``temporary`` says no viewer opens ``path`` before it is finalized (see above).
     """
 
-    def __init__(self, path, *, command, config=None, workload=None, seed=None,
-                 source="simulator", temporary=False):
+    def __init__(self, path: str | os.PathLike, *, command: str | None,
+                 config: dict[str, Any] | None = None, workload: str | None = None,
+                 seed: int | None = None, source: str = "simulator",
+                 temporary: bool = False) -> None:
         self.path = Path(path)
         self._wall_start = time.perf_counter()
         for suffix in ("", "-wal", "-shm"):
@@ -116,7 +116,7 @@ class TraceWriter:
         self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
 
     @classmethod
-    def reopen(cls, path):
+    def reopen(cls, path: str | os.PathLike) -> TraceWriter:
         """Open an existing trace to finalize it again (after a crash, say)."""
         path = Path(path)
         if not path.is_file():
@@ -134,7 +134,9 @@ class TraceWriter:
         return self
 
     # -- loading -------------------------------------------------------------------
-    def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
+    def write_batch(self, tasks: np.ndarray, details: list[tuple[int, str]], tags: np.ndarray,
+                    locations: list[tuple[int, str]], kinds: list[tuple[int, str, str]],
+                    tag_names: list[tuple[int, str]]) -> None:
         """Insert one batch (the ``Tracer`` sink interface).
 
         Names are committed before the tasks that use them, and details and tags after.
@@ -165,14 +167,14 @@ class TraceWriter:
         if len(tags):
             self._bulk_tags.insert(np.ascontiguousarray(tags, dtype=np.int64))
 
-    def sync(self):
+    def sync(self) -> None:
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
 
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement of the writer's own (kernel-record inserts and such)."""
         return self.db.execute(sql, params)
 
-    def executemany(self, sql, rows):
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Insert many rows in one transaction."""
         self.db.execute("BEGIN")
         self.db.executemany(sql, rows)
@@ -232,13 +234,14 @@ class TraceWriter:
                 bulk.close()
         self._bulk = self._bulk_tags = None
 
-    def close(self):
+    def close(self) -> None:
         """Close the connections; a finalized file stays in WAL mode for concurrent readers."""
         self._close_bulk()
         self.db.close()
 
 
-def open_readonly(path, probe="SELECT count(*) FROM sqlite_master", what="a readable SQLite file"):
+def open_readonly(path: str | os.PathLike, probe: str = "SELECT count(*) FROM sqlite_master",
+                  what: str = "a readable SQLite file") -> sqlite3.Connection:
     """A read-only connection to ``path``, or a ``TraceError`` saying why not.
 
     ``probe`` is run once to make sure the file really is ``what``.
@@ -255,7 +258,7 @@ def open_readonly(path, probe="SELECT count(*) FROM sqlite_master", what="a read
 
 
 @contextlib.contextmanager
-def atomic_output(final_path):
+def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path; move it to ``final_path`` only if the block succeeds."""
     tmp = temporary_path(final_path)
     try:
@@ -266,19 +269,19 @@ def atomic_output(final_path):
             tmp.unlink()
 
 
-def remove_trace_files(path, main=True):
+def remove_trace_files(path: str | os.PathLike, main: bool = True) -> None:
     """Delete a trace's ``-wal``, ``-shm`` and ``-journal`` companions, and the file itself
     if ``main``."""
     for suffix in ("", "-wal", "-shm", "-journal") if main else ("-wal", "-shm", "-journal"):
         Path(str(path) + suffix).unlink(missing_ok=True)
 
 
-def replace_atomically(tmp_path, final_path):
+def replace_atomically(tmp_path: str | os.PathLike, final_path: str | os.PathLike) -> None:
     """Move a fully written temporary file into place (never a half-written output)."""
     os.replace(tmp_path, final_path)
 
 
-def temporary_path(final_path):
+def temporary_path(final_path: str | os.PathLike) -> Path:
     """A sibling path to write into before ``replace_atomically``."""
     final_path = Path(final_path)
     return final_path.with_name(f".{final_path.name}.partial-{os.getpid()}")

@@ -11,7 +11,7 @@ import functools
 from ..kernels import Memory, builtin_source, compile_source, launch
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def builtin_program(name):
     """The compiled IR of ``simulator/kernels/builtin/<name>.cl`` (compiled once)."""
     return compile_source(f"{name}.cl", builtin_source(name))

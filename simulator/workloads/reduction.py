@@ -26,7 +26,8 @@ class Reduction(Workload):
 
     @classmethod
     def add_arguments(cls, parser):
-        parser.add_argument("--size", type=positive_int, default=65536, help="elements to sum (default 65536)")
+        parser.add_argument("--size", type=positive_int, default=65536,
+                            help="elements to sum (default 65536)")
         parser.add_argument("--local", type=positive_int, default=256,
                             help="work-group size, a power of two (default 256)")
 

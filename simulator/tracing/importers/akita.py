@@ -46,8 +46,8 @@ def row_count(db):
     return db.execute("SELECT count(*) FROM trace").fetchone()[0]
 
 
-def read(db, path, version):
-    """Yield ``ForeignTask`` for every row of an akita trace."""
+def read(db, path, version, loader, progress=None):
+    """Stage every row of an akita trace into ``loader``, then its milestones and tags."""
     if version == "akita-v3":
         sql = ("SELECT rowid, task_id, parent_id, kind, what, location, start_time, end_time"
                " FROM trace ORDER BY rowid")
@@ -64,12 +64,43 @@ def read(db, path, version):
             raise TraceFormatError(f"{where}: ID, Kind, What and Location must not be NULL")
         if version == "akita-v5":
             parent = None if parent in (0, "0", "") else parent  # v5 roots have ParentID 0
-            start_ps = scaled_to_ps(start, 1, where, "StartTime")
-            end_ps = scaled_to_ps(end, 1, where, "EndTime")
-        else:
-            start_ps = seconds_to_ps(start, where, "start time")
-            end_ps = seconds_to_ps(end, where, "end time")
-        yield ForeignTask(
+        loader.add(ForeignTask(
             ext_id=str(tid), parent_ext=None if parent is None else str(parent),
             category=str(kind), action=str(what), location=str(location),
-            start_ps=start_ps, end_ps=end_ps, where=where)
+            start_ps=_time(start, version, where, "start time"),
+            end_ps=_time(end, version, where, "end time"), where=where))
+        if progress:
+            progress(1)
+    _steps(db, path, version, loader)
+
+
+def _time(value, version, where, column):
+    if version == "akita-v5":
+        return scaled_to_ps(value, 1, where, column)
+    return seconds_to_ps(value, where, column)
+
+
+def _table(db, *names):
+    """The first of ``names`` that is a table in ``db``, or None."""
+    for name in names:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                      (name,)).fetchone():
+            return name
+    return None
+
+
+def _steps(db, path, version, loader):
+    """akita v4/v5 milestones (the release of what held a task up: ``Kind: What``) and v5
+    tags become task steps (``task_tag``), at the task they name."""
+    if version == "akita-v3":
+        return
+    milestones = _table(db, "milestone", "trace_milestones")  # renamed in akita #331
+    if milestones:
+        for rowid, task, time, kind, what in db.execute(
+                f"SELECT rowid, TaskID, Time, Kind, What FROM {milestones} ORDER BY rowid"):
+            where = f"{path}: {milestones} row {rowid}"
+            loader.add_tag(task, _time(time, version, where, "Time"), f"{kind}: {what}", where=where)
+    if version == "akita-v5" and _table(db, "tag"):
+        for rowid, task, time, what in db.execute("SELECT rowid, TaskID, Time, What FROM tag ORDER BY rowid"):
+            where = f"{path}: tag row {rowid}"
+            loader.add_tag(task, _time(time, version, where, "Time"), str(what), where=where)
