@@ -61,9 +61,11 @@ class RunStats:
 
 def run_stats(path, top=8):
     """The ``RunStats`` of the trace at ``path`` (cached with its metadata)."""
+    return trace_meta(path).memo(("compare_stats", top), lambda: _run_stats(path, top))
+
+
+def _run_stats(path, top):
     meta = trace_meta(path)
-    if "compare_stats" in meta.cache:
-        return meta.cache["compare_stats"]
     span = max(1, meta.end_ps - meta.start_ps)
     kernel_kinds = [k for k, v in meta.kinds.items() if v.category == "kernel"]
     with queries.open_trace(path) as db:
@@ -98,7 +100,6 @@ def run_stats(path, top=8):
         busiest=[n for n, _, _ in summary.busiest],
         location_busy={x.name: (x.busy_ps or 0) / span for x in meta.locations if x.task_count},
         wavefronts_per_cu=per_cu)
-    meta.cache["compare_stats"] = stats
     return stats
 
 

@@ -206,8 +206,7 @@ def kernel_href(trace, launch):
 def trace_launches(path):
     """Every kernel launch of the trace at ``path`` (cached per file version): the Traces
     page lists them and the navbar shows its Kernel link only when there are some."""
-    meta = trace_meta(path)
-    if "launches" not in meta.cache:
+    def make():
         with queries.open_trace(path) as db:
-            meta.cache["launches"] = tuple(queries.kernel_launches(db))
-    return meta.cache["launches"]
+            return tuple(queries.kernel_launches(db))
+    return trace_meta(path).memo("launches", make)
