@@ -16,7 +16,6 @@ model, with Klein's kernel tables in the trace.
 """
 import argparse
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from ..kernels.records import KernelRecorder
 from ..kernels.simt import launch
 from ..kernels.types import Pointer
 from ..stream import Unit
+from ..tracing.cli import command_line
 from .records import simulate_with_records
 from .workload_cli import add_common_arguments, build_config
 
@@ -308,7 +308,7 @@ def _run(args):
         print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     recorder = KernelRecorder(instrument=not args.no_instrument)
-    command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = command_line()
     try:
         if _simulate(args, workload, recorder, command) is None:
             return 2

@@ -1,6 +1,5 @@
 """The ``run`` command: ``python -m simulator run WORKLOAD [options] -o TRACE.sqlite``."""
 import argparse
-import shlex
 import sys
 
 from ..gpu.config import ConfigError, apply_overrides, default_config, load_config_file
@@ -8,6 +7,7 @@ from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
 from ..kernels.diagnostics import KernelError
 from ..kernels.records import KernelRecorder
+from ..tracing.cli import command_line
 from ..workloads import WORKLOADS
 from .records import simulate_with_records
 
@@ -83,7 +83,7 @@ def _run(args):
     except (ConfigError, TraceLevelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = command_line()
     try:
         workload = args.workload_class(seed=args.seed,
                                        **_workload_options(args, args.workload_class))

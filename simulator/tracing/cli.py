@@ -1,8 +1,15 @@
 """Trace commands: import, export, info, synth and finalize."""
+import shlex
 import sys
 import time
 
 from .writer import TraceError
+
+
+def command_line():
+    """The command as a user would type it again: ``python -m simulator ARGS`` (never
+    the absolute path of ``__main__.py`` that ``sys.argv[0]`` holds)."""
+    return "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 def register(subparsers):
@@ -65,7 +72,7 @@ def _import(args):
 
     started = time.perf_counter()
     try:
-        report = import_trace(args.file, args.output, fmt=args.format, command=" ".join(sys.argv))
+        report = import_trace(args.file, args.output, fmt=args.format, command=command_line())
     except TraceError as exc:
         return _fail(exc)
     print(f"imported {report.tasks:,} tasks ({report.format}) into {args.output} in "
@@ -112,7 +119,7 @@ def _synth(args):
 
     started = time.perf_counter()
     try:
-        count = generate(args.output, tasks=args.tasks, seed=args.seed, command=" ".join(sys.argv))
+        count = generate(args.output, tasks=args.tasks, seed=args.seed, command=command_line())
     except KeyboardInterrupt:
         print(f"interrupted: {args.output} holds the tasks traced so far, marked incomplete",
               file=sys.stderr)
