@@ -92,7 +92,7 @@ def _run_stats(path, top):
     cus = len(members.get("CU", ()))
     kernel_ps = category.get("kernel", 0)
     per_cu = (category.get("wavefront", 0) / kernel_ps / cus) if cus and kernel_ps else None
-    stats = RunStats(
+    return RunStats(
         simulated_ps=meta.end_ps - meta.start_ps, kernels=kernels,
         group_busy=_ordered_groups(busy), hit_rates=_ordered_groups(rates),
         instruction_mix={a: n for a, n, _ in summary.instruction_mix},
@@ -100,7 +100,6 @@ def _run_stats(path, top):
         busiest=[n for n, _, _ in summary.busiest],
         location_busy={x.name: (x.busy_ps or 0) / span for x in meta.locations if x.task_count},
         wavefronts_per_cu=per_cu)
-    return stats
 
 
 def _ordered_groups(values):

@@ -201,6 +201,9 @@ def _editor(views, state):
             html.Div([
                 dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
                              className="kv-size"),
+                dcc.Input(id="kv-options", type="text", debounce=False,
+                          className="kv-options ms-2",
+                          placeholder="build options: -D N=64 -I dir", value=""),
                 html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
                 back,
             ], className="d-flex align-items-center"),
@@ -284,12 +287,12 @@ def _in_flight(status):
           Output("kv-job", "data"), Output("kv-poll", "disabled"),
           Output("kv-run", "disabled"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
-          State(LOC, "search"), prevent_initial_call=True)
+          State("kv-options", "value"), State(LOC, "search"), prevent_initial_call=True)
 @widgets.guarded(no_update, widgets.messages(["The run could not be started."],
                                              colour="danger"), no_update, no_update, no_update)
-def start_run(clicks, source, size, search):
-    """Hand the edited kernel at the chosen size to a background run and start polling
-    (or go straight to its views when the same run was made before)."""
+def start_run(clicks, source, size, options, search):
+    """Hand the edited kernel at the chosen size and build options to a background run and
+    start polling (or go straight to its views when the same run was made before)."""
     keep = (no_update,) * 3
     if not clicks:
         # Dash fires this when the page (with the button) is inserted: not a click.
@@ -309,7 +312,7 @@ def start_run(clicks, source, size, search):
         return no_update, widgets.messages(["The edited run this page showed is gone."],
                                            colour="danger"), *keep
     try:
-        spec = edit_spec(recorded, state.launch, source, size)
+        spec = edit_spec(recorded, state.launch, source, size, options if isinstance(options, str) else "")
         run_id = jobs.default_queue().submit(spec)
     except (LookupError, ValueError, TraceError, QueryTimeout) as err:
         return no_update, widgets.messages([str(err)], colour="danger"), *keep
