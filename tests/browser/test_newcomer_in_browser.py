@@ -254,14 +254,15 @@ def test_kernel_charts_name_their_axes_and_toolbars_show_on_hover(browser, app):
 
 
 def test_an_all_zero_series_has_one_zero_tick_and_rates_are_per_ns(browser, app):
-    # Sobel at kernel level records no requests: every arrival rate is zero.
-    _open_overview(browser, app, "sobel.sqlite")
+    # A DRAM channel sends no requests of its own: its pending outgoing requests are zero.
+    _open_overview(browser, app, "transpose.sqlite&filter=DRAM&primary=arrival"
+                                 "&secondary=pending_out")
     ticks = browser.execute_script(
         "var g = document.querySelector('.gs-ov-graph .js-plotly-plot');"
         "return Array.from(g.querySelectorAll('.y2tick text')).map(t => t.textContent);")
     assert ticks == ["0"]
     title = browser.execute_script(
-        "return document.querySelector('.gs-ov-graph .js-plotly-plot .y2title').textContent;")
+        "return document.querySelector('.gs-ov-graph .js-plotly-plot .ytitle').textContent;")
     assert title == "Request arrival rate (per ns)"
 
 
