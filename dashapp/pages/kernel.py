@@ -197,13 +197,15 @@ def _editor(views, state):
         html.H6("Edit and run"),
         dcc.Textarea(id="kv-editor", value=views.source.text, className="kv-editor",
                      spellCheck=False, maxLength=runner.MAX_SOURCE_BYTES),
+        # Above the run bar, not in it: the bar is sticky at the bottom of the screen, and
+        # a second line in it would cover the charts under it.
+        dcc.Input(id="kv-options", type="text", debounce=False, className="kv-options w-100",
+                  placeholder="build options, as clBuildProgram takes them: -D N=64 -I dir",
+                  value=""),
         html.Div([
             html.Div([
                 dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
                              className="kv-size"),
-                dcc.Input(id="kv-options", type="text", debounce=False,
-                          className="kv-options ms-2",
-                          placeholder="build options: -D N=64 -I dir", value=""),
                 html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
                 back,
             ], className="d-flex align-items-center"),
