@@ -147,7 +147,7 @@ def histogram_figure(patterns):
         marker=dict(color=[pattern_colour(i) for i in range(len(patterns))]),
         meta=["pattern"],
         hovertemplate="pattern %{customdata[1]}<br>%{y} work-items<extra></extra>")],
-        layout=_base_layout(220, bargap=0.1, xaxis=_axis("branch pattern, by size"),
+        layout=_base_layout(220, bargap=0.1, xaxis=_axis("branch pattern, by size", type="category"),
                             yaxis=_axis("work-items"), dragmode=False))
 
 
