@@ -336,9 +336,20 @@ RECORD = (
 def test_a_page_change_shows_a_loading_indicator(browser, app):
     _open_overview(browser, app, "transpose.sqlite")
     browser.execute_script(RECORD)
-    _js_click(browser, ".pagination a[href], .pagination .page-link:not(.active)")
-    _wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
-          "no loading indicator while the page was rebuilt")
+    # The indicator waits 150 ms before it shows, so that a quick answer does not flash;
+    # on a quiet machine the page comes back sooner. A real slow link (Chromium's own
+    # network emulation) makes the wait one the user would see.
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
+        "offline": False, "latency": 800, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        _js_click(browser, ".pagination a[href], .pagination .page-link:not(.active)")
+        _wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
+              "no loading indicator while the page was rebuilt")
+    finally:
+        browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        browser.execute_cdp_cmd("Network.disable", {})
 
 
 def test_the_run_button_is_on_screen_and_disabled_while_running(browser, app):
