@@ -19,9 +19,10 @@ from pathlib import Path
 import dash
 import dash_bootstrap_components as dbc
 import flask
-from dash import html
+from dash import dcc, html
 from werkzeug.exceptions import HTTPException
 
+from . import navigation
 from .catalog import Catalog
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -69,12 +70,12 @@ def create_app(trace_dir=None, trace=None):
     for page in page_modules():
         importlib.import_module(f"{__package__}.pages.{page}")
     app.layout = dbc.Container([
-        dbc.NavbarSimple(
-            brand="GPUscope", brand_href="/", color="dark", dark=True, fluid=True,
-            children=[dbc.NavItem(dbc.NavLink("Traces", href="/")),
-                      dbc.NavItem(dbc.NavLink("Overview", href="/overview"))],
-            className="mb-2"),
-        html.Div(dash.page_container, id="gs-page"),
+        navigation.navbar(),
+        # A page being rebuilt (navigation, zoom, filter) is dimmed under a spinner
+        # instead of sitting unchanged or blank until it arrives.
+        html.Div(dcc.Loading(dash.page_container, delay_show=150, type="circle",
+                             overlay_style={"visibility": "visible", "opacity": 0.5},
+                             parent_className="gs-loading"), id="gs-page"),
     ], fluid=True)
     _created.append(app)
     return app

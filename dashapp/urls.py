@@ -216,6 +216,19 @@ def component_after_click(state, click, shown_window=None):
     return new
 
 
+def density_click(click):
+    """The bin centre (ps) of a click on the Component view's density cells, else None.
+
+    Density cells are heatmap points: they carry ``z`` and their centre as custom data."""
+    try:
+        point = click["points"][0]
+        if "z" not in point:
+            return None
+        return int(point["customdata"])
+    except (TypeError, KeyError, IndexError, ValueError):
+        return None
+
+
 def _windowed(state, t0, t1):
     """``state`` with the window [t0, t1), or None when that is no window."""
     if not 0 <= t0 < t1 <= MAX_INT:

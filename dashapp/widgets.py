@@ -14,9 +14,11 @@ from .catalog import UnknownTrace, trace_meta
 
 
 def graph_config(filename):
-    """dcc.Graph config: the modebar camera exports SVG named after the view."""
+    """dcc.Graph config: the modebar (shown on hover only, or a page of small multiples
+    is a page of toolbars) and its camera exporting SVG named after the view."""
     return {
         "displaylogo": False,
+        "displayModeBar": "hover",
         "toImageButtonOptions": {"format": "svg", "filename": safe_filename(filename)},
         "modeBarButtonsToRemove": ["lasso2d", "select2d"],
     }

@@ -4,6 +4,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -179,6 +180,20 @@ def test_an_edited_v3_runs_into_a_trace_without_conflicts():
     assert runner.default_pool().run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
 
 
+def test_an_edited_run_takes_build_options():
+    """-D reaches the preprocessor of the run; an over-long options string is refused."""
+    source = (BUILTIN / "reduction_v3.cl").read_text().replace("kernel void", "#ifndef BODY\n"
+                                                                "#error needs -D BODY\n#endif\nkernel void", 1)
+    spec = replace(_spec(source), options="-D BODY=1 -cl-mad-enable")
+    assert spec.run_id() != _spec(source).run_id()
+    run_id, path, _seconds = runner.default_pool().run(spec)
+    assert klein_views.build(path, 0).memory[0].found.instructions > 0
+    with pytest.raises(runner.RunError, match="#error needs -D BODY"):
+        runner.default_pool().run(_spec(source))
+    with pytest.raises(runner.RunError, match="build options are longer than"):
+        runner.default_pool().run(replace(_spec(source), options="-DX " * 2000))
+
+
 def test_a_syntax_error_comes_back_with_line_and_column():
     source = (BUILTIN / "reduction_v3.cl").read_text().replace("int i = get_global_id(0);",
                                                                 "int i = get_global_id(0)")
@@ -258,6 +273,7 @@ def test_an_edit_is_run_at_an_offered_size_with_arguments_scaled(app):
     trace = directory / "v2.sqlite"
     spec = klein_views.edit_spec(trace, 0, "kernel source", "256")
     assert (spec.source, spec.global_size, spec.local_size) == ("kernel source", (256,), (128,))
+    assert spec.options == "" and klein_views.edit_spec(trace, 0, "", "256", "-DN=4").options == "-DN=4"
     assert spec.kernel.startswith("reduce")
     with pytest.raises(ValueError, match="not offered"):
         klein_views.edit_spec(trace, 0, "", "100")

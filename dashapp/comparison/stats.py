@@ -61,44 +61,45 @@ class RunStats:
 
 def run_stats(path, top=8):
     """The ``RunStats`` of the trace at ``path`` (cached with its metadata)."""
-    meta = trace_meta(path)
+    return trace_meta(path).memo(("compare_stats", top), lambda: _run_stats(path, top))
 
-    def make():
-        span = max(1, meta.end_ps - meta.start_ps)
-        kernel_kinds = [k for k, v in meta.kinds.items() if v.category == "kernel"]
-        with queries.open_trace(path) as db:
-            kernels = [Kernel(meta.kinds[kind].action, start, end)
-                       for kind, start, end in queries.tasks_of_kinds(db, kernel_kinds)]
-            tags = queries.tag_counts(db, HIT_TAGS + MISS_TAGS)
-        members = {}
-        for loc in meta.locations:
-            group = group_of(loc.name)
-            if group is not None:
-                members.setdefault(group, []).append(loc)
-        busy = {g: sum((x.busy_ps or 0) for x in locs) / span / len(locs)
-                for g, locs in members.items()}
-        names = {loc.id: loc.name for loc in meta.locations}
-        hits, misses = {}, {}
-        for location, tag, count in tags:
-            group = group_of(names[location])
-            target = hits if tag in HIT_TAGS else misses
-            target[group] = target.get(group, 0) + count
-        rates = {g: hits.get(g, 0) / (hits.get(g, 0) + misses.get(g, 0))
-                 for g in set(hits) | set(misses) if g is not None}
-        summary = views.summary(path, top=top)
-        category = {c: ps for c, ps, _ in summary.category_time}
-        cus = len(members.get("CU", ()))
-        kernel_ps = category.get("kernel", 0)
-        per_cu = (category.get("wavefront", 0) / kernel_ps / cus) if cus and kernel_ps else None
-        return RunStats(
-            simulated_ps=meta.end_ps - meta.start_ps, kernels=kernels,
-            group_busy=_ordered_groups(busy), hit_rates=_ordered_groups(rates),
-            instruction_mix={a: n for a, n, _ in summary.instruction_mix},
-            category_time=category,
-            busiest=[n for n, _, _ in summary.busiest],
-            location_busy={x.name: (x.busy_ps or 0) / span for x in meta.locations if x.task_count},
-            wavefronts_per_cu=per_cu)
-    return meta.memo(("compare_stats", top), make)
+
+def _run_stats(path, top):
+    meta = trace_meta(path)
+    span = max(1, meta.end_ps - meta.start_ps)
+    kernel_kinds = [k for k, v in meta.kinds.items() if v.category == "kernel"]
+    with queries.open_trace(path) as db:
+        kernels = [Kernel(meta.kinds[kind].action, start, end)
+                   for kind, start, end in queries.tasks_of_kinds(db, kernel_kinds)]
+        tags = queries.tag_counts(db, HIT_TAGS + MISS_TAGS)
+    members = {}
+    for loc in meta.locations:
+        group = group_of(loc.name)
+        if group is not None:
+            members.setdefault(group, []).append(loc)
+    busy = {g: sum((x.busy_ps or 0) for x in locs) / span / len(locs)
+            for g, locs in members.items()}
+    names = {loc.id: loc.name for loc in meta.locations}
+    hits, misses = {}, {}
+    for location, tag, count in tags:
+        group = group_of(names[location])
+        target = hits if tag in HIT_TAGS else misses
+        target[group] = target.get(group, 0) + count
+    rates = {g: hits.get(g, 0) / (hits.get(g, 0) + misses.get(g, 0))
+             for g in set(hits) | set(misses) if g is not None}
+    summary = views.summary(path, top=top)
+    category = {c: ps for c, ps, _ in summary.category_time}
+    cus = len(members.get("CU", ()))
+    kernel_ps = category.get("kernel", 0)
+    per_cu = (category.get("wavefront", 0) / kernel_ps / cus) if cus and kernel_ps else None
+    return RunStats(
+        simulated_ps=meta.end_ps - meta.start_ps, kernels=kernels,
+        group_busy=_ordered_groups(busy), hit_rates=_ordered_groups(rates),
+        instruction_mix={a: n for a, n, _ in summary.instruction_mix},
+        category_time=category,
+        busiest=[n for n, _, _ in summary.busiest],
+        location_busy={x.name: (x.busy_ps or 0) / span for x in meta.locations if x.task_count},
+        wavefronts_per_cu=per_cu)
 
 
 def _ordered_groups(values):

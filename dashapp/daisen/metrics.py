@@ -27,12 +27,16 @@ class Metric:
     key: str
     title: str
     unit: str
+    axis_unit: str = None
+    """The unit a chart shows (an architect reads requests per ns, not 0.76G per s)."""
+    axis_scale: float = 1.0
+    """Factor from ``unit`` to ``axis_unit``."""
 
 
 METRICS = {m.key: m for m in (
-    Metric("arrival", "Request arrival rate", "1/s"),
-    Metric("completion", "Request completion rate", "1/s"),
-    Metric("latency", "Average request latency", "s"),
+    Metric("arrival", "Request arrival rate", "1/s", "per ns", 1e-9),
+    Metric("completion", "Request completion rate", "1/s", "per ns", 1e-9),
+    Metric("latency", "Average request latency", "s", "ns", 1e9),
     Metric("concurrency", "Concurrent tasks", ""),
     Metric("buffer", "Buffer pressure", ""),
     Metric("pending_out", "Pending outgoing requests", ""),

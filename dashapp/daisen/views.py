@@ -169,7 +169,24 @@ def default_window(meta, loc, current):
         span = max(1, current.end_ps - current.start_ps)
         return max(0, current.start_ps - span // 5), current.end_ps + span // 5
     margin = max(1, (loc.last_end_ps - loc.first_start_ps) // 50)
-    return max(0, loc.first_start_ps - margin), loc.last_end_ps + margin
+    # The margin never runs past the end of the run (nothing is drawn there).
+    end = max(loc.last_end_ps + 1, min(loc.last_end_ps + margin, meta.end_ps))
+    return max(0, loc.first_start_ps - margin), end
+
+
+def bars_window(path, loc_name, centre_ps, window):
+    """The widest window around ``centre_ps`` (halving ``window``) in which the Component
+    view of ``loc_name`` draws bars: where a click on the density leads."""
+    meta = trace_meta(path)
+    loc = meta.by_name[loc_name]
+    half = max(1, (window[1] - window[0]) // 2)
+    with queries.open_trace(path) as db:
+        while half > 1:
+            half //= 2
+            t0, t1 = max(0, centre_ps - half), centre_ps + half
+            if windows.count(db, meta, loc, t0, t1, MAX_BARS + 1) <= MAX_BARS:
+                return t0, t1
+    return max(0, centre_ps - 1), centre_ps + 1
 
 
 def component(path, state):

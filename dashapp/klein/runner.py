@@ -53,6 +53,8 @@ MAX_WORK_ITEMS = 1 << 16
 """Largest NDRange the page offers: edit-and-run is for small, fast sizes."""
 MAX_SOURCE_BYTES = 256 << 10
 """Largest kernel source accepted for a run (UTF-8 bytes): kernels are a page or two."""
+MAX_OPTIONS_CHARS = 4096
+"""Longest build-options string a run takes (clBuildProgram's are a line or two)."""
 RUNS_AT_ONCE = 2
 """Edited runs at once across every worker of a server (each may use a core and GBs)."""
 QUEUE_SECONDS = 2 * TIMEOUT_SECONDS
@@ -78,16 +80,19 @@ class RunError(Exception):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values."""
+    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values and
+    the build options (clBuildProgram's string: ``-D``/``-U``/``-I``)."""
     source: str
     kernel: str
     global_size: tuple
     local_size: tuple
     args: tuple
+    options: str = ""
 
     def run_id(self):
-        text = json.dumps([self.source, self.kernel, list(self.global_size),
-                           list(self.local_size), list(self.args), simulator_digest()])
+        parts = [self.source, self.kernel, list(self.global_size), list(self.local_size),
+                 list(self.args), simulator_digest()]
+        text = json.dumps(parts + [self.options] if self.options else parts)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -203,6 +208,8 @@ def _command(spec, source_path, out_path):
            "--trace-level", "kernel", "--no-progress", "-o", str(out_path)]
     for name, value in spec.args:
         cmd += ["--arg", f"{name}={value}"]
+    if spec.options.strip():
+        cmd.append(f"--build-options={spec.options}")
     return cmd
 
 
@@ -409,6 +416,8 @@ class SimulatorPool:
             return run_id, done, 0.0
         if len(spec.source.encode(errors="replace")) > MAX_SOURCE_BYTES:
             raise RunError(f"the kernel source is larger than {MAX_SOURCE_BYTES >> 10} KB")
+        if len(spec.options) > MAX_OPTIONS_CHARS:
+            raise RunError(f"the build options are longer than {MAX_OPTIONS_CHARS} characters")
         report = progress or (lambda _phase: None)
         try:
             with self.slots().hold(QUEUE_SECONDS, lambda: report("waiting")):

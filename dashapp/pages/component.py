@@ -135,7 +135,9 @@ def layout(request):
                          a=name, view="component", loc=page.location.name, t0=t0, t1=t1))),
             html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png",
                         **{"data-graph": "cv-graph",
-                           "data-filename": widgets.safe_filename(filename)}),
+                           "data-filename": widgets.safe_filename(filename),
+                           "data-title": f"{name} · {page.location.name} · {fmt_ps(t0)} – "
+                                         f"{fmt_ps(t1)}"}),
             dbc.Button("CSV", id="cv-csv-button", size="sm", color="light"),
             dcc.Download(id="cv-csv"), html.Span(id="cv-csv-message"),
         ], className="mb-1"),
@@ -170,12 +172,36 @@ def graph_to_url(relayout, click, search, shown_window):
     if ctx.triggered_id != "cv-graph":
         return no_update
     prop = ctx.triggered[0]["prop_id"].split(".")[-1]
-    new = (urls.component_after_click(state, click, shown_window) if prop == "clickData"
-           else urls.component_after_zoom(state, relayout))
+    if prop == "clickData" and urls.density_click(click) is not None:
+        new = _zoom_to_bars(state, urls.density_click(click), shown_window)
+    else:
+        new = (urls.component_after_click(state, click, shown_window) if prop == "clickData"
+               else urls.component_after_zoom(state, relayout))
     if new is None:
         return no_update
     text = urls.search(new)
     return no_update if text == (search or "") else text
+
+
+def _zoom_to_bars(state, centre_ps, shown_window):
+    """The state whose window around ``centre_ps`` is narrow enough to draw bars."""
+    name, path, _meta, _problems = widgets.resolve_trace(state.trace)
+    location = _location_shown(state, path)
+    if path is None or location is None or not shown_window:
+        return None
+    window = tuple(int(v) for v in shown_window.split(","))
+    t0, t1 = views.bars_window(path, location, centre_ps, window)
+    return replace(state, trace=name, loc=location, t0=t0, t1=t1)
+
+
+def _location_shown(state, path):
+    """The component the page shows: the URL's, else the current task's."""
+    if state.loc or path is None:
+        return state.loc
+    try:
+        return views.component(path, state).location.name
+    except LookupError:
+        return None
 
 
 @callback(Output("cv-csv", "data"), Output("cv-csv-message", "children"),

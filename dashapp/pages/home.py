@@ -8,6 +8,7 @@ from dash import dcc, html
 
 from .. import damage, urls, widgets
 from ..daisen import views
+from ..klein.views import kernel_href, trace_launches
 from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
@@ -30,17 +31,22 @@ def _trace_card(name, path):
         ("Source", run["source"]),
         ("Simulated time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),
-        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,}"),
+        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,} with tasks, of"
+                       f" {len(meta.locations):,} locations (info counts them all)"),
         *((("Time 0", meta.absolute(0)),) if meta.absolute(0) else ()),
         *(("GPU", line) for line in meta.devices()),
         ("Completed", "yes" if run["completed"] else "no (interrupted or still running)"),
         ("Command", run["command"]),
-        ("Configuration", config if len(config) < 400 else config[:400] + "…"),
+        ("Configuration", html.Details([
+            html.Summary(config if len(config) < 120 else config[:120] + "…"),
+            html.Pre(json.dumps(meta.config, indent=2, sort_keys=True),
+                     className="gs-details")], className="gs-config")),
     ]
     return dbc.Card(dbc.CardBody([
         html.H5([dcc.Link(name, href=overview, className="gs-trace-link"),
                  dcc.Link("compare with…", href=urls.href("/compare", urls.CompareState(a=name)),
                           className="gs-compare-link small ms-3")]),
+        _launch_links(name, path),
         dbc.Row([
             dbc.Col(_table(("Run", ""), facts), md=5),
             dbc.Col([html.H6("Busiest components"),
@@ -57,6 +63,18 @@ def _trace_card(name, path):
                      if summary.instruction_mix else html.P("No instructions traced.")], md=4),
         ]),
     ]), className="mb-2")
+
+
+def _launch_links(name, path):
+    """Links to the kernel page (Klein's views) of each kernel launch of the trace."""
+    launches = trace_launches(path)
+    if not launches:
+        return ""
+    return html.Div(
+        [html.Span("Kernel views: ", className="small fw-bold me-1")] +
+        [dcc.Link(f"{x.kernel} #{x.id} ({' × '.join(map(str, json.loads(x.global_size)))})",
+                  href=kernel_href(name, x.id), className="small me-3 gs-launch-link")
+         for x in launches], className="mb-1 gs-launches")
 
 
 @widgets.friendly

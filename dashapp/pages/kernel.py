@@ -174,7 +174,8 @@ def _debug_section(views):
         return html.P("No @bind chart: declare `@emit TYPE NAME[N];` in the kernel and"
                       ' `@bind ["class":"lineChart", "data":["NAME"]]` after it.',
                       className="small")
-    return dbc.Row([dbc.Col(dcc.Graph(figure=fig, id=f"kv-debug-{i}", className="kv-debug"),
+    return dbc.Row([dbc.Col(dcc.Graph(figure=fig, id=f"kv-debug-{i}", className="kv-debug",
+                                      config=graph_config(f"debug-{i}")),
                             md=6) for i, (_bind, fig) in enumerate(views.debug)])
 
 
@@ -190,17 +191,26 @@ def _editor(views, state):
     back = dcc.Link("back to the recorded launch", href=urls.href(
         "/kernel", replace(state, run=None, launch=0, group=0)), className="small ms-2") \
         if state.run else ""
+    # The Run bar sticks to the bottom of the side column (kv-run-bar), so the button is
+    # on screen whatever the column's scroll.
     return html.Div([
         html.H6("Edit and run"),
         dcc.Textarea(id="kv-editor", value=views.source.text, className="kv-editor",
                      spellCheck=False, maxLength=runner.MAX_SOURCE_BYTES),
+        # Above the run bar, not in it: the bar is sticky at the bottom of the screen, and
+        # a second line in it would cover the charts under it.
+        dcc.Input(id="kv-options", type="text", debounce=False, className="kv-options w-100",
+                  placeholder="build options, as clBuildProgram takes them: -D N=64 -I dir",
+                  value=""),
         html.Div([
-            dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
-                         className="kv-size"),
-            html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
-            back,
-        ], className="d-flex align-items-center mt-1"),
-        html.Div(id="kv-run-status", className="small mt-1"),
+            html.Div([
+                dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
+                             className="kv-size"),
+                html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
+                back,
+            ], className="d-flex align-items-center"),
+            html.Div(id="kv-run-status", className="small"),
+        ], className="kv-run-bar py-1"),
         dcc.Store(id="kv-job"),
         dcc.Interval(id="kv-poll", interval=POLL_MS, disabled=True),
     ], className="mt-2")
@@ -231,7 +241,10 @@ def layout(request):
             dbc.Col([_facts(views, state, name), html.H6("Source", className="mt-2"),
                      _source_view(views.source.text), _editor(views, state)],
                     md=4, className="kv-side"),
-            dbc.Col([_memory_section(views, name, state), _branch_section(views, name),
+            # Memory and branching views side by side, so hovering a donut visibly
+            # highlights the accesses of its work-items.
+            dbc.Col([dbc.Row([dbc.Col(_memory_section(views, name, state), xl=7),
+                              dbc.Col(_branch_section(views, name), xl=5)]),
                      html.H6("Debug view", className="mt-3"), _debug_section(views)], md=8),
         ]),
     ])
@@ -276,12 +289,12 @@ def _in_flight(status):
           Output("kv-job", "data"), Output("kv-poll", "disabled"),
           Output("kv-run", "disabled"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
-          State(LOC, "search"), prevent_initial_call=True)
+          State("kv-options", "value"), State(LOC, "search"), prevent_initial_call=True)
 @widgets.guarded(no_update, widgets.messages(["The run could not be started."],
                                              colour="danger"), no_update, no_update, no_update)
-def start_run(clicks, source, size, search):
-    """Hand the edited kernel at the chosen size to a background run and start polling
-    (or go straight to its views when the same run was made before)."""
+def start_run(clicks, source, size, options, search):
+    """Hand the edited kernel at the chosen size and build options to a background run and
+    start polling (or go straight to its views when the same run was made before)."""
     keep = (no_update,) * 3
     if not clicks:
         # Dash fires this when the page (with the button) is inserted: not a click.
@@ -301,7 +314,7 @@ def start_run(clicks, source, size, search):
         return no_update, widgets.messages(["The edited run this page showed is gone."],
                                            colour="danger"), *keep
     try:
-        spec = edit_spec(recorded, state.launch, source, size)
+        spec = edit_spec(recorded, state.launch, source, size, options if isinstance(options, str) else "")
         run_id = jobs.default_queue().submit(spec)
     except (LookupError, ValueError, TraceError, QueryTimeout) as err:
         return no_update, widgets.messages([str(err)], colour="danger"), *keep

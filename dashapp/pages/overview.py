@@ -3,6 +3,7 @@
 Every control writes the URL and nothing else; the page is then rebuilt from the URL.
 Zooming any chart sets the shared window (t0, t1) for all of them.
 """
+import json
 from dataclasses import replace
 
 import dash
@@ -13,6 +14,7 @@ from .. import urls, widgets
 from . import alert, from_search, params_of, trace_page
 from ..daisen import exporting, views
 from ..daisen.metrics import COUNTER_PREFIX, METRICS
+from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
 
@@ -55,12 +57,32 @@ def _chart(page, i, chart):
                      title="Open the Component view at this window"),
             html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
                         **{"data-graph": f"ov-chart-{i}", "data-filename":
-                           widgets.safe_filename(name)}),
+                           widgets.safe_filename(name), "data-title":
+                           f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
+                           f"{fmt_ps(page.window[1])}"}),
         ], className="d-flex justify-content-between"),
         html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
                            config=widgets.graph_config(name), className="gs-ov-graph"),
                  id=f"ov-chart-{i}"),
     ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
+
+
+def _finder(meta, state):
+    """Search-as-you-type for a component, and the component tree to browse and filter."""
+    names = [loc.name for loc in views.ordered_locations(meta, "name")]
+    return dbc.Row([
+        dbc.Col(dcc.Dropdown(id="ov-finder", options=names, value=None, searchable=True,
+                             placeholder=f"find a component ({len(names)}): type part of"
+                                         " its name", className="gs-finder"), md=4),
+        # Hundreds of nodes as Dash components would take the renderer seconds on each
+        # page change: the tree goes to the browser as data, drawn by assets/tree.js.
+        dbc.Col(html.Details([html.Summary("Component tree", className="small"),
+                              html.Div(id="ov-tree", className="gs-tree", **{
+                                  "data-tree": json.dumps(tree_data(component_tree(names))),
+                                  "data-trace": state.trace or "",
+                                  "data-window": "" if state.t0 is None
+                                  else f"{state.t0},{state.t1}"})]), md=8),
+    ], className="g-2 mb-2")
 
 
 def _absolute_window(meta, t0, t1):
@@ -86,6 +108,7 @@ def layout(request):
     ], className="mb-1 small")
     return html.Div([
         widgets.messages(problems + page.messages),
+        _finder(meta, state),
         _controls(state, meta),
         header,
         dbc.Pagination(id="ov-pages", max_value=page.pages, active_page=state.page,
@@ -157,6 +180,18 @@ def zoom_to_url(_relayouts, search):
     return _go(search, replace(state, t0=t0, t1=t1))
 
 
+@callback(Output(LOC, "pathname", allow_duplicate=True),
+          Output(LOC, "search", allow_duplicate=True),
+          Input("ov-finder", "value"), State(LOC, "search"), prevent_initial_call=True)
+def open_found(loc, search):
+    """Open the Component view of the component picked in the finder, at the window."""
+    if not loc:
+        return no_update, no_update
+    state = _state(search)
+    return "/component", urls.search(urls.ComponentState(trace=state.trace, loc=loc,
+                                                         t0=state.t0, t1=state.t1))
+
+
 @callback(Output("ov-csv", "data"), Output("ov-csv-message", "children"),
           Input("ov-csv-button", "n_clicks"), State(LOC, "search"), prevent_initial_call=True)
 @widgets.guarded(no_update, no_update)
@@ -168,5 +203,9 @@ def download_csv(_clicks, search):
         page = views.overview(request.path, request.state)
     except (TraceError, QueryTimeout) as err:
         return no_update, alert([str(err)])
-    filename = widgets.safe_filename(f"{request.name}-overview-page{page.state.page}") + ".csv"
+    # Filter and window in the name: two exports of different views never collide.
+    t0, t1 = page.window
+    filename = widgets.safe_filename(
+        f"{request.name}-overview-{page.state.filter or 'all'}-{t0}-{t1}-page{page.state.page}"
+    ) + ".csv"
     return dict(content=exporting.overview_csv(page), filename=filename), ""

@@ -1,6 +1,5 @@
 """The ``run`` command: ``python -m simulator run WORKLOAD [options] -o TRACE.sqlite``."""
 import argparse
-import shlex
 import sys
 
 from ..gpu.config import ConfigError, apply_overrides, default_config, load_config_file
@@ -8,6 +7,7 @@ from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
 from ..kernels.diagnostics import KernelError
 from ..kernels.records import KernelRecorder
+from ..tracing.cli import command_line
 from ..tracing.outputs import announce_interrupted, prepare_output
 from ..user_input import InputError, int_argument, integer, positive_argument
 from ..workloads import WORKLOADS
@@ -101,7 +101,7 @@ def _run(args):
         print(f"error: {exc}", file=sys.stderr)
         return 2
     prepare_trace_output(args)
-    command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = command_line()
     try:
         workload = args.workload_class(seed=args.seed,
                                        **_workload_options(args, args.workload_class))

@@ -4,6 +4,7 @@ Their failures are exceptions with one-line messages (``TraceError`` and its kin
 full disk), printed by ``simulator.__main__``; the commands print only what they did.
 """
 import contextlib
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -19,6 +20,12 @@ from .outputs import (
 from .writer import TraceDamaged, TraceError
 
 FORCE_HELP = "replace the output if it exists (it is never one of the inputs)"
+
+
+def command_line():
+    """The command as a user would type it again: ``python -m simulator ARGS`` (never
+    the absolute path of ``__main__.py`` that ``sys.argv[0]`` holds)."""
+    return "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 def register(subparsers):
@@ -97,7 +104,7 @@ def _import(args):
 
     announce_interrupted(args.output)
     started = time.perf_counter()
-    report = import_trace(args.file, args.output, fmt=args.format, command=" ".join(sys.argv),
+    report = import_trace(args.file, args.output, fmt=args.format, command=command_line(),
                           force=args.force)
     print(f"imported {report.tasks:,} tasks ({report.format}) into {args.output} in "
           f"{time.perf_counter() - started:.1f} s")
@@ -170,7 +177,7 @@ def _synth(args):
     announce_interrupted(args.output)
     started = time.perf_counter()
     try:
-        count = generate(args.output, tasks=args.tasks, seed=args.seed, command=" ".join(sys.argv))
+        count = generate(args.output, tasks=args.tasks, seed=args.seed, command=command_line())
     except KeyboardInterrupt:
         print(f"interrupted: {args.output} holds the tasks traced so far, marked incomplete",
               file=sys.stderr)
