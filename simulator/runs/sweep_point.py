@@ -15,6 +15,7 @@ import argparse
 import os
 import re
 import shlex
+import signal
 import sqlite3
 import tempfile
 import time
@@ -71,6 +72,23 @@ def run_point(task):
         row["error"] = _one_line(exc)
     row["wall_s"] = round(time.perf_counter() - start, 3)
     return row
+
+
+def ignore_ctrl_c():
+    """A pool process's initializer: Ctrl-C reaches every process of the terminal's group,
+    and one that is between points must not die of it (its pool would break, and the
+    points still running be reported lost instead of interrupted)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_point_in_pool(task):
+    """``run_point`` in a pool process that ignores Ctrl-C between points: while the point
+    runs, Ctrl-C interrupts it (its row says so) as in a process of its own."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return run_point(task)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _one_line(exc):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .sweep import SUMMARY, SweepError, point_key, trace_name, write_atomically, write_summary
-from .sweep_point import TOKEN_FILE, PointTask, run_point
+from .sweep_point import TOKEN_FILE, PointTask, ignore_ctrl_c, run_point, run_point_in_pool
 
 _CLUSTER = re.compile(r"^(tcp|tls)://[^\s/:]+:\d+$")
 
@@ -170,9 +170,10 @@ def _pool(scheduler, workers):
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["simulator.runs.sweep_point"])
         executor = concurrent.futures.ProcessPoolExecutor(max_workers=workers,
-                                                          mp_context=context)
+                                                          mp_context=context,
+                                                          initializer=ignore_ctrl_c)
         try:
-            yield _Pool(lambda task: executor.submit(run_point, task),
+            yield _Pool(lambda task: executor.submit(run_point_in_pool, task),
                         concurrent.futures.as_completed, _cancel_pending)
         except BaseException:
             executor.shutdown(wait=False, cancel_futures=True)
