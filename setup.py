@@ -1,11 +1,15 @@
 """Build the Cython extensions; all metadata lives in pyproject.toml.
 
-Every ``_name.pyx`` under ``simulator/`` becomes the extension ``package._name``.
-Each sits beside a pure-Python module of the same API, so a failed or skipped
-build still leaves a working (slower) simulator. ``GPUSCOPE_BUILD_ONLY=engine``
-builds only the extensions whose path contains that text (handy while developing one).
+The extensions are the modules listed in ``simulator/build.py`` (``EXTENSIONS``, and
+``ACCELERATORS``, which have no plain-Python twin): a
+hand-written ``_name.pyx`` beside its pure-Python reference, or a ``name.py`` written in
+Cython's pure Python mode with the static types in ``name.pxd`` beside it, compiled from
+that same source. A failed or skipped build still leaves a working (slower) simulator.
+``GPUSCOPE_BUILD_ONLY=engine`` builds only the extensions whose path contains that text
+(handy while developing one).
 """
 import os
+import runpy
 from pathlib import Path
 
 import numpy
@@ -26,20 +30,29 @@ def _have_header(name):
     return any(Path(d, name).is_file() for d in ("/usr/include", "/usr/local/include"))
 
 
+def _source(name):
+    """The file ``name`` compiles from: its ``.pyx``, else its pure-mode ``.py``."""
+    base = Path(*name.split("."))
+    pyx = base.with_suffix(".pyx")
+    return pyx if (ROOT / pyx).is_file() else base.with_suffix(".py")
+
+
 def _extensions():
     exts = []
     only = os.environ.get("GPUSCOPE_BUILD_ONLY", "")
-    for pyx in sorted(ROOT.glob("simulator/**/_*.pyx")):
-        if only not in str(pyx):
+    # read by path: the package itself need not be importable while it is being built
+    listed = runpy.run_path(str(ROOT / "simulator" / "build.py"))
+    names = [*listed["EXTENSIONS"], *listed["ACCELERATORS"]]
+    for name in names:
+        source = _source(name)
+        if only not in str(source):
             continue
-        rel = pyx.relative_to(ROOT).with_suffix("")
-        name = ".".join(rel.parts)
         if name in HEADERS and not _have_header(HEADERS[name]):
             continue
         exts.append(
             Extension(
                 name,
-                [str(pyx.relative_to(ROOT))],
+                [str(source)],
                 include_dirs=[numpy.get_include()],
                 libraries=LIBRARIES.get(name, []),
                 language="c++",

@@ -8,14 +8,22 @@
 -- root is the simulation. A request between components is a `req_out` task at the
 -- sender, lasting until the response arrives, with a `req_in` child at the receiver.
 --
--- Time: every time is an INTEGER number of picoseconds of simulated time, so tasks
--- are placed exactly and sub-nanosecond. Nothing is stored as floating seconds.
+-- Time: every time is an INTEGER number of picoseconds, so tasks are placed exactly and
+-- sub-nanosecond. Nothing is stored as floating seconds. Times are relative to the
+-- trace's origin: the start of simulation for a simulator trace, the earliest event for
+-- an imported one. The absolute origin (an epoch, a host clock) is run.time_origin on
+-- run.clock, so a profile taken on a wall clock still fits in 63 bits of picoseconds.
+--
+-- Beyond the task tree: task_link (flows between tasks, such as a CPU launch to its GPU
+-- kernel), instant (zero-length markers) and counter (a value over time at a location).
 --
 -- Indexes are built after the bulk load (see the INDEXES section, run at finalize).
 
 -- The trace format version, raised whenever a table or column changes meaning; readers
 -- refuse other versions with a message instead of failing on a missing column.
-PRAGMA user_version = 1;
+-- Version 2 added task_link, instant, counter_series, counter, location.sort_index and
+-- run.time_origin, run.clock, run.metadata; a version 1 file reads as one without them.
+PRAGMA user_version = 2;
 
 -- Interned component names, such as GPU.SA[3].CU[12] or GPU.L2[5].
 CREATE TABLE IF NOT EXISTS location (
@@ -27,7 +35,8 @@ CREATE TABLE IF NOT EXISTS location (
     short_duration_ps INTEGER,        -- every task here not in long_task lasts at most this long, in ps; bounds window queries (finalize)
     first_start_ps INTEGER,           -- earliest task start here, in ps (finalize)
     last_end_ps INTEGER,              -- latest task end here, in ps (finalize)
-    pyramid_min_level INTEGER         -- finest metric_bin level stored for this location (finalize)
+    pyramid_min_level INTEGER,        -- finest metric_bin level stored for this location (finalize)
+    sort_index INTEGER                -- display rank from the source (Chrome process/thread sort indexes), 0 first; NULL: natural order by name
 );
 
 -- The few tasks of a location that last far longer than the rest (a kernel spanning the
@@ -93,8 +102,49 @@ CREATE TABLE IF NOT EXISTS run (
     finalized INTEGER NOT NULL DEFAULT 0, -- 1 once indexes and the metric pyramid are built
     open_tasks INTEGER NOT NULL DEFAULT 0, -- tasks still open at the stop and written with flags bit 0
     orphan_tasks INTEGER NOT NULL DEFAULT 0, -- tasks whose parent ID was not found (parent stored as NULL)
-    pyramid_base_ps INTEGER           -- width of a level-0 metric bin, in ps; level L bins are base << L wide
+    pyramid_base_ps INTEGER,          -- width of a level-0 metric bin, in ps; level L bins are base << L wide
+    time_origin TEXT,                 -- absolute time of relative time 0 on `clock`, as exact decimal seconds ('1751412255.332692737'); NULL for simulator traces
+    clock TEXT,                       -- what time_origin counts from: 'unix' (seconds since 1970-01-01 UTC), 'simulation', or 'source' (the source's own clock, such as a host's monotonic clock); NULL for simulator traces
+    metadata TEXT                     -- the source's other top-level metadata as a JSON object (Chrome: displayTimeUnit, deviceProperties, ...); NULL if none
 );
+
+-- Links between tasks beyond the tree: a flow from one task to another, such as a CPU-side
+-- cudaLaunchKernel to the GPU kernel it launched (Chrome flow events; PyTorch's ac2g) or a
+-- forward op to its backward op. A flow with steps (s, t, ..., f) is a chain of links.
+CREATE TABLE IF NOT EXISTS task_link (
+    src INTEGER NOT NULL,             -- task.id the link leaves (the earlier end: the launch)
+    dst INTEGER NOT NULL,             -- task.id the link arrives at (the later end: the kernel)
+    kind TEXT NOT NULL,               -- the flow's name or category, such as ac2g or fwdbwd
+    PRIMARY KEY (src, dst, kind)
+) WITHOUT ROWID;
+
+-- Zero-length markers: Chrome instant events (ph i/I, async n), Kineto's memory events.
+CREATE TABLE IF NOT EXISTS instant (
+    id INTEGER PRIMARY KEY,           -- instant key, dense from 0 in input order
+    location INTEGER,                 -- location.id it belongs to; NULL for a marker of the whole trace (Chrome scope g)
+    time_ps INTEGER NOT NULL,         -- when it happened, in ps
+    name TEXT NOT NULL,               -- the marker's name, such as [memory]
+    category TEXT,                    -- the source's category of the marker, or NULL
+    details TEXT                      -- its arguments as a JSON object, or NULL
+);
+
+-- Counter series: a named value over time at one location (Chrome ph C: one series per
+-- event name and argument key).
+CREATE TABLE IF NOT EXISTS counter_series (
+    id INTEGER PRIMARY KEY,           -- series key used by counter.series
+    location INTEGER NOT NULL,        -- location.id the counter belongs to
+    name TEXT NOT NULL,               -- series name: event name, and argument key when it is not the only one ('memory.allocated')
+    unit TEXT,                        -- unit of the values when the source says, such as bytes; NULL if unknown
+    UNIQUE (location, name)
+);
+
+-- Counter samples: the series holds `value` from time_ps until its next sample.
+CREATE TABLE IF NOT EXISTS counter (
+    series INTEGER NOT NULL,          -- counter_series.id
+    time_ps INTEGER NOT NULL,         -- when the value was sampled, in ps
+    value NUMERIC NOT NULL,           -- the value (an integer stays exact, otherwise a double), in the series' unit
+    PRIMARY KEY (series, time_ps)
+) WITHOUT ROWID;
 
 -- The metric pyramid: per location, per power-of-two time bin, the sums from which the six
 -- Overview metrics follow exactly. Bin `bin` at level `level` covers the half-open interval
@@ -262,6 +312,10 @@ CREATE INDEX IF NOT EXISTS task_location_start ON task (location, start_ps);
 CREATE INDEX IF NOT EXISTS task_parent ON task (parent);
 -- Tags of one task, in time order.
 CREATE INDEX IF NOT EXISTS task_tag_task ON task_tag (task, time_ps);
+-- Task view: the links arriving at a task (those leaving it use the primary key).
+CREATE INDEX IF NOT EXISTS task_link_dst ON task_link (dst);
+-- Component view: the markers of one location in a time window.
+CREATE INDEX IF NOT EXISTS instant_location_time ON instant (location, time_ps);
 -- Memory view: one launch's watched accesses, group by group in issue order.
 CREATE INDEX IF NOT EXISTS kernel_access_launch ON kernel_access (launch, work_group, seq);
 -- Branching view: the work-items of a wavefront or a proxy warp.

@@ -63,8 +63,26 @@
     var holder = document.getElementById(button.getAttribute("data-graph"));
     var gd = holder && holder.querySelector(".js-plotly-plot");
     if (gd) {
-      window.Plotly.downloadImage(gd, {format: "png", scale: 2,
-                                       filename: button.getAttribute("data-filename")});
+      // The saved image says what it shows: a title (trace, component, window) and a
+      // legend with one entry per name (the page's own legend is outside the chart).
+      var seen = {};
+      var data = gd.data.map(function (trace) {
+        var copy = Object.assign({}, trace);
+        copy.showlegend = !!trace.name && !seen[trace.name];
+        seen[trace.name] = true;
+        return copy;
+      });
+      var margin = Object.assign({}, gd.layout.margin || {});
+      margin.t = Math.max(margin.t || 0, 50);
+      var layout = Object.assign({}, gd.layout, {
+        margin: margin, showlegend: true, legend: {orientation: "h", y: -0.25},
+        title: {text: button.getAttribute("data-title") || button.getAttribute("data-filename"),
+                font: {size: 13}, x: 0.01, xanchor: "left"},
+        height: gd._fullLayout.height + 80});
+      window.Plotly.downloadImage({data: data, layout: layout},
+                                  {format: "png", scale: 2, width: gd._fullLayout.width,
+                                   height: layout.height,
+                                   filename: button.getAttribute("data-filename")});
     }
   });
 

@@ -93,15 +93,18 @@
   }
 
   // -- memory view ----------------------------------------------------------------------
-  // Highlight the accesses for which keep(workItem, customRow, cols) is true; returns count.
+  // Highlight the accesses for which keep(workItem, customRow, at) is true; returns count.
   function highlightAccesses(gd, keep) {
     if (!gd || !gd.data || !window.Plotly) { return 0; }
     var count = 0, selections = [], traces = [];
     gd.data.forEach(function (trace, t) {
       if (!trace.meta || trace.meta[0] !== "access") { return; }
-      var x = flat(trace.x).values, custom = flat(trace.customdata), picked = [];
-      for (var i = 0; i < x.length; i++) {
-        if (keep === null || keep(x[i], custom.values, i * custom.cols)) { picked.push(i); }
+      var custom = flat(trace.customdata), picked = [];
+      var n = custom.values.length / custom.cols;
+      for (var i = 0; i < n; i++) {
+        // Column 5 of an access's custom data is its work-item id (x is its column).
+        var item = custom.values[i * custom.cols + 5];
+        if (keep === null || keep(item, custom.values, i * custom.cols)) { picked.push(i); }
       }
       count += picked.length;
       selections.push(keep === null ? null : picked);
@@ -189,7 +192,7 @@
     var element = custom.values[at + 3], degree = custom.values[at + 4];
     highlightBank(view, bank >= 0 ? bank : null);
     hotLine(line);
-    say(view, "work-item " + point.x + ": " + meta[1] + " " + view.getAttribute("data-array") +
+    say(view, "work-item " + custom.values[at + 5] + ": " + meta[1] + " " + view.getAttribute("data-array") +
         "[" + element + "] at address " + address + (bank >= 0 ? ", bank " + bank +
         ", conflict degree " + degree : "") + ", line " + line, 0);
   }

@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dashapp import queries, urls
-from dashapp.daisen import binning, views  # noqa: E402
 from dashapp.catalog import trace_meta  # noqa: E402
+from dashapp.daisen import binning, views  # noqa: E402
 
 FILTER = r"CU\[\d+\]$"  # the 64 compute units; page 1 holds 16 of them
 METRIC_PAIR = ("concurrency", "arrival")

@@ -12,12 +12,11 @@ import time
 
 import simpy
 
-from simulator.engine import engine as py_engine
+from simulator.build import compiled_available
+from simulator.engine import module_for
 
-try:
-    from simulator.engine import _engine as cy_engine
-except ImportError:
-    cy_engine = None
+py_engine = module_for("python")
+cy_engine = module_for("cython") if compiled_available() else None
 
 
 def run_simpy(processes, timeouts):

@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 from simulator.gpu import GPU, default_config, default_implementation
-from simulator.gpu.platform import tracer_class
 from simulator.gpu.run import simulate
+from simulator.tracing import tracer_class
 from simulator.workloads import WORKLOADS
 
 LABELS = ("off", "inst", "all", "all, rows dropped")

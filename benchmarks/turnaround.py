@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulator.gpu.config import default_config  # noqa: E402
 from simulator.kernels import builtin_source, compile_source  # noqa: E402
-from simulator.runs.kernel_cli import KernelFile  # noqa: E402
 from simulator.kernels.records import KernelRecorder  # noqa: E402
+from simulator.runs.kernel_cli import KernelFile  # noqa: E402
 from simulator.runs.records import record_only, simulate_with_records  # noqa: E402
 
 SIZES = (256, 2560, 25600)
@@ -90,7 +90,8 @@ def table(source_text, mode, repeat, trace_level, tmp):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5, help="runs per cell, the median is shown (default 5)")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="runs per cell, the median is shown (default 5)")
     parser.add_argument("--mode", choices=("functional", "timed", "both"), default="both",
                         help="which pipeline to time (default both)")
     parser.add_argument("--trace-level", default="kernel",

@@ -12,7 +12,7 @@ timing model and writes a trace with the kernel records; the server reads the re
 back, computes logical time, conflicts and patterns, builds the figures, and the
 browser draws them.
 
-For information the same run is split in-process: ``run`` (``runner.run``),
+For information the same run is split in-process: ``run`` (``SimulatorPool.run``),
 ``views`` (``klein_views.build``) and ``json`` (serialising the figures). Each Run gets
 a fresh source (a comment with a counter and a per-invocation nonce), so no cache
 answers. The baseline is Klein's published "both views" column (his system cannot be
@@ -156,7 +156,7 @@ class Browser:
 
 def base_trace(elements, served):
     """The recorded launch whose page the edits start from (its size is offered)."""
-    _run_id, path, _seconds = runner.run(spec(elements, "base"))
+    _run_id, path, _seconds = runner.default_pool().run(spec(elements, "base"))
     name = f"v1-{elements}.sqlite"
     shutil.copy(path, served / name)
     return name
@@ -164,7 +164,7 @@ def base_trace(elements, served):
 
 def one(elements, repetition, served, browser, base):
     """(run, views, json, total) seconds of one turnaround."""
-    _run_id, path, run_s = runner.run(spec(elements, f"split {repetition}"))
+    _run_id, path, run_s = runner.default_pool().run(spec(elements, f"split {repetition}"))
     start = time.perf_counter()
     views = klein_views.build(path, 0)
     views_s = time.perf_counter() - start

@@ -2,6 +2,7 @@
 
 Data flows one way: ``queries`` (all read SQL) → ``metrics``/``layout`` (exact
 numbers and row placement) → ``figures`` (pure Plotly builders) → ``pages`` (thin
-callbacks). The whole view state lives in the URL (``urls``). The package never
+callbacks, behind one shared preamble). The whole view state lives in the URL
+(``urls``); ``catalog`` keeps each trace's metadata and ``damage`` its damage check. The package never
 imports the simulator: the trace schema (``sqlite_schema.sql``) is the only contract.
 """

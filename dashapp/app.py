@@ -11,19 +11,39 @@ Dash keeps pages and ``dash.callback`` registrations in process-wide registries,
 one process serves one app: a second ``create_app`` call is refused.
 """
 import importlib
+import logging
 import os
 import pkgutil
 from pathlib import Path
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import html
+import flask
+from dash import dcc, html
+from werkzeug.exceptions import HTTPException
 
+from . import navigation
 from .catalog import Catalog
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 CATALOG_KEY = "GPUSCOPE_CATALOG"
 _created = []
+
+
+MAX_REQUEST_BYTES = 4 << 20
+_log = logging.getLogger(__name__)
+
+
+def _bad_request(err):
+    """What a request that failed outside every page and callback gets: a 400 and one
+    log line. Pages and callbacks catch their own errors, so what comes here is a request
+    the browser would not send (a callback that does not exist, a body that is not
+    Dash's); HTTP errors (404, 413...) pass through unchanged."""
+    if isinstance(err, HTTPException):
+        return err
+    _log.warning("bad request to %s: %s: %s", flask.request.path, type(err).__name__,
+                 " ".join(str(err).split())[:200])  # one line, whatever it said
+    return "bad request", 400
 
 
 def page_modules():
@@ -43,15 +63,19 @@ def create_app(trace_dir=None, trace=None):
         # Bootstrap is vendored in assets/ (served offline), not taken from a CDN.
         external_stylesheets=[])
     app.server.config[CATALOG_KEY] = catalog
+    # A request body past this is refused with 413 before it is read (an edited kernel
+    # is at most 256 KB; the largest state a page sends back is far smaller).
+    app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    app.server.register_error_handler(Exception, _bad_request)
     for page in page_modules():
         importlib.import_module(f"{__package__}.pages.{page}")
     app.layout = dbc.Container([
-        dbc.NavbarSimple(
-            brand="GPUscope", brand_href="/", color="dark", dark=True, fluid=True,
-            children=[dbc.NavItem(dbc.NavLink("Traces", href="/")),
-                      dbc.NavItem(dbc.NavLink("Overview", href="/overview"))],
-            className="mb-2"),
-        html.Div(dash.page_container, id="gs-page"),
+        navigation.navbar(),
+        # A page being rebuilt (navigation, zoom, filter) is dimmed under a spinner
+        # instead of sitting unchanged or blank until it arrives.
+        html.Div(dcc.Loading(dash.page_container, delay_show=150, type="circle",
+                             overlay_style={"visibility": "visible", "opacity": 0.5},
+                             parent_className="gs-loading"), id="gs-page"),
     ], fluid=True)
     _created.append(app)
     return app

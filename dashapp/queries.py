@@ -5,6 +5,13 @@ from the whitelists below. Connections open the file with ``mode=ro`` and carry 
 per-query time limit enforced by an SQLite progress handler, so a slow query is
 interrupted (``QueryTimeout``) instead of tying up a server worker.
 
+The limit counts the query's own running time: the CPU time of the thread running it
+(SQLite runs a statement in the caller's thread), so time spent waiting for the GIL,
+for other requests' threads or for a worker is never charged to it, and a query that
+ran for milliseconds is never reported as slow because the server was busy. Time
+blocked on the disk is not CPU time either, so a wall-clock backstop
+(``WALL_FACTOR`` times the limit) still stops a query stuck on a dead network disk.
+
 Times are integer picoseconds throughout, as stored in the trace.
 """
 import sqlite3
@@ -18,12 +25,17 @@ import numpy as np
 QUERY_SECONDS = 5.0
 """Default time limit of one query."""
 
-PROGRESS_STEPS = 20_000
-"""SQLite virtual-machine steps between two deadline checks."""
+PROGRESS_STEPS = 100_000
+"""SQLite virtual-machine steps between two deadline checks (a few ms of work): each
+check takes the GIL, which on a busy server is a wait, so not too often."""
+
+WALL_FACTOR = 12
+"""The wall-clock backstop, in multiples of the limit: only a query that waits for the
+disk (or for a server overloaded beyond use) for this long is stopped by it."""
 
 Location = namedtuple(
     "Location", "id name task_count busy_ps max_duration_ps short_duration_ps first_start_ps"
-                " last_end_ps min_level")
+                " last_end_ps min_level sort_index")
 Kind = namedtuple("Kind", "id category action")
 Task = namedtuple("Task", "id parent kind location start_ps end_ps flags ext_id details")
 MetricRow = namedtuple(
@@ -42,14 +54,17 @@ class TraceError(RuntimeError):
     """The file is not a readable, finalized GPUscope trace."""
 
 
-# SQLite's words for what is wrong with a file, and what they mean to someone opening a
-# trace; the original message follows in parentheses.
+# SQLite's words (or its extended error name) for what is wrong with a file, and what
+# they mean to someone opening a trace; the original message follows in parentheses.
+# "attempt to write a readonly database" alone means nothing certain: only the error
+# name tells a hot journal (a killed writer) from, say, a WAL file in a read-only
+# directory, which is reported in SQLite's words.
 _EXPLANATIONS = (
     ("file is not a database", "not an SQLite file"),
     ("no such table", "not a GPUscope trace, or one from another version"),
     ("no such column", "not a GPUscope trace, or one from another version"),
-    ("database disk image is malformed", "the file is damaged"),
-    ("attempt to write a readonly database",
+    ("database disk image is malformed", "damaged: SQLite found the file malformed"),
+    ("SQLITE_READONLY_ROLLBACK",
      "a writer was killed in the middle of a batch; `python -m simulator finalize FILE`"
      " repairs the file"),
     ("database is locked", "a writer holds the file; try again when it is done"),
@@ -59,8 +74,9 @@ _EXPLANATIONS = (
 def explain(err):
     """A reader's account of the SQLite error ``err``."""
     text = str(err)
+    name = getattr(err, "sqlite_errorname", None)
     for words, meaning in _EXPLANATIONS:
-        if words in text:
+        if words in text or words == name:
             return f"{meaning} ({text})"
     return text
 
@@ -76,26 +92,35 @@ class Connection:
             self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
         except sqlite3.Error as err:
             raise TraceError(f"{self.path.name}: cannot open ({err})") from None
-        self._deadline = float("inf")
+        self._cpu_deadline = self._wall_deadline = float("inf")
         self.db.set_progress_handler(self._expired, PROGRESS_STEPS)
 
     def _expired(self):
-        return time.monotonic() > self._deadline
+        # Called by SQLite in the thread running the statement.
+        return (time.thread_time() > self._cpu_deadline
+                or time.monotonic() > self._wall_deadline)
 
     def fetch(self, sql, params=()):
-        """All rows of one statement, interrupted after ``self.seconds``."""
-        self._deadline = time.monotonic() + self.seconds
+        """All rows of one statement, interrupted after ``self.seconds`` of its own
+        running time (see the module's docstring)."""
+        started = time.monotonic()
+        self._cpu_deadline = time.thread_time() + self.seconds
+        self._wall_deadline = started + WALL_FACTOR * self.seconds
         try:
             return self.db.execute(sql, params).fetchall()
         except sqlite3.OperationalError as err:
             if "interrupt" in str(err):
+                if time.monotonic() > self._wall_deadline:
+                    raise QueryTimeout(
+                        f"{self.path.name}: query stopped after {WALL_FACTOR * self.seconds:g} s"
+                        " of waiting (the disk or the server is too slow)") from None
                 raise QueryTimeout(
                     f"{self.path.name}: query took longer than {self.seconds:g} s") from None
             raise TraceError(f"{self.path.name}: {explain(err)}") from None
         except (sqlite3.DatabaseError, OverflowError) as err:
             raise TraceError(f"{self.path.name}: {explain(err)}") from None
         finally:
-            self._deadline = float("inf")
+            self._cpu_deadline = self._wall_deadline = float("inf")
 
     def close(self):
         self.db.close()
@@ -117,8 +142,24 @@ def _marks(values):
 
 
 # -- run and catalogue -----------------------------------------------------------------
-TRACE_FORMAT = 1
+TRACE_FORMAT = 2
 """The ``PRAGMA user_version`` of the trace format these queries read (sqlite_schema.sql)."""
+
+READABLE_FORMATS = (1, 2)
+"""Formats the app opens: version 1 lacks links, instants, counters and the time origin,
+which then read as empty (see sqlite_schema.sql)."""
+
+
+def quick_check(db, limit=10):
+    """What SQLite's ``PRAGMA quick_check`` finds wrong with the file (at most ``limit``
+    lines): an empty list for a sound file. It reads every page once, so it takes about
+    as long as reading the file."""
+    rows = [row[0] for row in db.fetch(f"PRAGMA quick_check({int(limit)})")]
+    if rows == ["ok"]:
+        return []
+    # A row may hold several lines, under a "*** in database main ***" heading.
+    return [line for row in rows for line in str(row).splitlines()
+            if line.strip() and not line.startswith("***")]
 
 
 def trace_format(db):
@@ -127,17 +168,17 @@ def trace_format(db):
 
 
 def run_info(db):
-    """The run's metadata row as a dict (workload, config JSON, times, completion)."""
-    rows = db.fetch(
-        "SELECT simulator_version, command, workload, config, seed, source, virtual_start_ps,"
-        " virtual_end_ps, wall_start, wall_seconds, completed, finalized, open_tasks,"
-        " orphan_tasks, pyramid_base_ps FROM run WHERE id = 1")
-    if not rows:
-        raise TraceError(f"{db.path.name}: no run row")
+    """The run's metadata row as a dict (workload, config JSON, times, completion; from
+    format 2 also the time origin, its clock and the source's metadata JSON)."""
     keys = ("simulator_version", "command", "workload", "config", "seed", "source",
             "virtual_start_ps", "virtual_end_ps", "wall_start", "wall_seconds", "completed",
             "finalized", "open_tasks", "orphan_tasks", "pyramid_base_ps")
-    return dict(zip(keys, rows[0]))
+    extra = ("time_origin", "clock", "metadata")
+    rows = db.fetch("SELECT " + ", ".join(keys + extra if trace_format(db) >= 2 else keys)
+                    + " FROM run WHERE id = 1")
+    if not rows:
+        raise TraceError(f"{db.path.name}: no run row")
+    return {**dict.fromkeys(extra), **dict(zip(keys + extra, rows[0]))}
 
 
 def task_count(db):
@@ -147,9 +188,11 @@ def task_count(db):
 
 def locations(db):
     """Every location with its finalize-time statistics, by id (views sort them)."""
+    order = "sort_index" if trace_format(db) >= 2 else "NULL"
     return [Location(*r) for r in db.fetch(
         "SELECT id, name, task_count, busy_ps, max_duration_ps, short_duration_ps,"
-        " first_start_ps, last_end_ps, pyramid_min_level FROM location ORDER BY id")]
+        " first_start_ps, last_end_ps, pyramid_min_level, " + order
+        + " FROM location ORDER BY id")]
 
 
 def kinds(db):
@@ -291,6 +334,46 @@ def subtasks(db, key, limit):
         (key, limit))]
 
 
+Link = namedtuple("Link", "kind task")
+
+
+def task_links(db, key, limit):
+    """(outgoing, incoming) links of a task (format 2): ``Link(kind, Task)`` of the task at
+    the other end, in its start order, at most ``limit`` each way."""
+    cols = ", ".join("t." + c.strip() for c in TASK_COLUMNS.split(","))
+    out, into = (
+        [Link(r[0], Task(*r[1:])) for r in db.fetch(
+            "SELECT l.kind, " + cols + " FROM task_link l JOIN task t ON t.id = l." + other
+            + " WHERE l." + this + " = ? ORDER BY t.start_ps, t.id LIMIT ?", (key, limit))]
+        for this, other in (("src", "dst"), ("dst", "src")))
+    return out, into
+
+
+def instants(db, location, t0, t1, limit):
+    """Markers (time_ps, name, category, details, location) in [t0, t1) at ``location`` and
+    those of the whole trace (location NULL), in time order, at most ``limit`` (format 2)."""
+    return db.fetch(
+        "SELECT time_ps, name, category, details, location FROM instant"
+        " WHERE (location = ? OR location IS NULL) AND time_ps >= ? AND time_ps < ?"
+        " ORDER BY time_ps, id LIMIT ?", (location, t0, t1, limit))
+
+
+def counter_series(db):
+    """Every counter series (id, location, name, unit), by id (format 2)."""
+    return db.fetch("SELECT id, location, name, unit FROM counter_series ORDER BY id")
+
+
+def counter_bins(db, series, t0, width, nbins):
+    """Per bin of ``width`` ps from ``t0``: (bin, mean of the samples in it), for the bins
+    holding samples; bin -1 carries the last sample before ``t0`` (the value it holds)."""
+    end = t0 + width * nbins
+    before = db.fetch("SELECT -1, value FROM counter WHERE series = ? AND time_ps < ?"
+                      " ORDER BY time_ps DESC LIMIT 1", (series, t0))
+    return before + db.fetch(
+        "SELECT (time_ps - ?) / ?, avg(value) FROM counter WHERE series = ? AND time_ps >= ?"
+        " AND time_ps < ? GROUP BY 1 ORDER BY 1", (t0, width, series, t0, end))
+
+
 def subtask_count(db, key):
     """Number of children of a task."""
     return db.fetch("SELECT count(*) FROM task WHERE parent = ?", (key,))[0][0]
@@ -418,3 +501,24 @@ def emitted(db, launch, name):
     """(idx, value) of one @emit series of a launch, by index."""
     return db.fetch("SELECT idx, value FROM kernel_emit WHERE launch = ? AND name = ?"
                     " ORDER BY idx", (launch, name))
+
+
+# -- comparing runs (dashapp/comparison) ---------------------------------------------------
+def tasks_of_kinds(db, kinds):
+    """(kind, start_ps, end_ps) of every task of the given kinds (such as the 'kernel'
+    kinds: one row per kernel launch), in start order."""
+    if not kinds:
+        return []
+    return db.fetch("SELECT kind, start_ps, end_ps FROM task WHERE kind IN (" + _marks(kinds) +
+                    ") ORDER BY start_ps, id", tuple(kinds))
+
+
+def tag_counts(db, names):
+    """(location, tag name, count) of the task tags (steps) named ``names``, such as a
+    cache's read-hit and read-miss, by the location of the tagged task."""
+    if not names:
+        return []
+    return db.fetch(
+        "SELECT t.location, n.name, count(*) FROM tag_name n JOIN task_tag g ON g.tag = n.id"
+        " JOIN task t ON t.id = g.task WHERE n.name IN (" + _marks(names) + ")"
+        " GROUP BY t.location, n.name", tuple(names))

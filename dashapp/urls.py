@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
 
-from .daisen.metrics import METRICS
+from .daisen.metrics import METRICS, is_counter
 
 PAGE_SIZE = 16
 SORTS = ("name", "load")
@@ -110,7 +110,8 @@ def parse_overview(params):
     metrics = {}
     for name, default in (("primary", state.primary), ("secondary", state.secondary)):
         value = _text(params, name)
-        if value is not None and value not in METRICS and value != NO_METRIC:
+        if value is not None and value not in METRICS and value != NO_METRIC and not (
+                is_counter(value) and len(value) <= MAX_FILTER):
             errors.append(f"Unknown metric {name}={value!r}; showing {default}.")
             value = None
         metrics[name] = value or default
@@ -179,7 +180,8 @@ def window_from_relayout(relayout):
             break
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
         return None
-    t0, t1 = sorted(min(MAX_INT, max(0, round(v * 1e12))) for v in (lo, hi))
+    # Clamped while still a float: 1e300 s is no time at all in picoseconds.
+    t0, t1 = sorted(round(min(float(MAX_INT), max(0.0, v * 1e12))) for v in (lo, hi))
     return (t0, t1) if t1 > t0 else None
 
 
@@ -199,14 +201,39 @@ def component_after_click(state, click, shown_window=None):
         if key < 0:
             start, end = int(custom[10]), int(custom[11])
             margin = max(1, (end - start) // 10)
-            return replace(state, t0=max(0, start - margin), t1=end + margin)
-    except (TypeError, KeyError, IndexError, ValueError):
+            return _windowed(state, max(0, start - margin), end + margin)
+    except (TypeError, KeyError, IndexError, ValueError, OverflowError):
+        return None  # not a bar (or not a click Plotly would send)
+    if not isinstance(location, str) or not 0 <= key <= MAX_INT:
         return None
     new = replace(state, task=key, loc=location)
-    if state.t0 is None and shown_window:
-        t0, t1 = (int(v) for v in shown_window.split(","))
-        new = replace(new, t0=t0, t1=t1)
+    if state.t0 is None and isinstance(shown_window, str):
+        try:
+            t0, t1 = (int(v) for v in shown_window.split(","))
+        except ValueError:
+            return new
+        return _windowed(new, t0, t1) or new
     return new
+
+
+def density_click(click):
+    """The bin centre (ps) of a click on the Component view's density cells, else None.
+
+    Density cells are heatmap points: they carry ``z`` and their centre as custom data."""
+    try:
+        point = click["points"][0]
+        if "z" not in point:
+            return None
+        return int(point["customdata"])
+    except (TypeError, KeyError, IndexError, ValueError):
+        return None
+
+
+def _windowed(state, t0, t1):
+    """``state`` with the window [t0, t1), or None when that is no window."""
+    if not 0 <= t0 < t1 <= MAX_INT:
+        return None
+    return replace(state, t0=t0, t1=t1)
 
 
 def component_after_zoom(state, relayout):
@@ -217,3 +244,80 @@ def component_after_zoom(state, relayout):
         return None
     t0, t1 = window if window != "reset" else (None, None)
     return replace(state, t0=t0, t1=t1)
+
+
+# -- comparing runs: /compare and /sweep ---------------------------------------------------------
+COMPARE_VIEWS = ("summary", "overview", "component")
+COMPARE_MODES = ("overlay", "diff")
+"""A and B drawn together, or B − A."""
+COMPARE_ALIGNS = ("absolute", "kernel")
+"""Both on simulated time, or each run's time from its first kernel's start."""
+
+
+@dataclass(frozen=True)
+class CompareState:
+    a: str = None
+    b: str = None
+    view: str = "summary"
+    mode: str = "overlay"
+    align: str = "absolute"
+    metric: str = "busy"
+    page: int = 1
+    filter: str = ""
+    sort: str = "name"
+    loc: str = None
+    t0: int = None
+    t1: int = None
+
+
+def _choice(params, name, choices, default, errors):
+    value = _text(params, name)
+    if value is not None and value not in choices:
+        errors.append(f"Unknown {name}={value!r}; showing {default}.")
+        return default
+    return value or default
+
+
+def parse_compare(params):
+    """(CompareState, messages) from the query parameters of /compare."""
+    errors = []
+    default = CompareState()
+    text = _text(params, "filter") or ""
+    if len(text) > MAX_FILTER:
+        errors.append(f"The filter was cut to its first {MAX_FILTER} characters.")
+        text = text[:MAX_FILTER]
+    t0, t1 = _window(params, errors)
+    state = CompareState(
+        a=_text(params, "a"), b=_text(params, "b"),
+        view=_choice(params, "view", COMPARE_VIEWS, default.view, errors),
+        mode=_choice(params, "mode", COMPARE_MODES, default.mode, errors),
+        align=_choice(params, "align", COMPARE_ALIGNS, default.align, errors),
+        metric=_choice(params, "metric", tuple(METRICS), default.metric, errors),
+        page=int_param(params, "page", errors, minimum=1) or 1, filter=text,
+        sort=_choice(params, "sort", SORTS, default.sort, errors), loc=_text(params, "loc"),
+        t0=t0, t1=t1)
+    return state, errors
+
+
+SWEEP_CHARTS = ("lines", "heatmap")
+
+
+@dataclass(frozen=True)
+class SweepState:
+    dir: str = None
+    x: str = None          # the varied key on the chart's x axis (default: the first)
+    y: str = "simulated_time_ps"   # the summary column drawn
+    chart: str = "lines"   # a line per value of the other keys, or a heatmap over x and by
+    by: str = None         # the heatmap's second key (default: the first other than x)
+    sort: str = None       # the table's sort column; "-" in front sorts descending
+
+
+def parse_sweep(params):
+    """(SweepState, messages) from the query parameters of /sweep; column names are
+    checked against the sweep's own summary by the page."""
+    errors = []
+    state = SweepState(dir=_text(params, "dir"), x=_text(params, "x"),
+                       y=_text(params, "y") or SweepState.y,
+                       chart=_choice(params, "chart", SWEEP_CHARTS, SweepState.chart, errors),
+                       by=_text(params, "by"), sort=_text(params, "sort"))
+    return state, errors

@@ -2,18 +2,23 @@
 import functools
 import logging
 import re
+from urllib.parse import parse_qs
 
 import dash_bootstrap_components as dbc
 import flask
-from dash import html
+from dash import html, no_update
+from dash.exceptions import PreventUpdate
 
-from . import queries
+from . import damage, queries, urls
 from .catalog import UnknownTrace, trace_meta
 
+
 def graph_config(filename):
-    """dcc.Graph config: the modebar camera exports SVG named after the view."""
+    """dcc.Graph config: the modebar (shown on hover only, or a page of small multiples
+    is a page of toolbars) and its camera exporting SVG named after the view."""
     return {
         "displaylogo": False,
+        "displayModeBar": "hover",
         "toImageButtonOptions": {"format": "svg", "filename": safe_filename(filename)},
         "modeBarButtonsToRemove": ["lasso2d", "select2d"],
     }
@@ -54,12 +59,37 @@ def resolve_trace(name):
                                       "--trace-dir DIR or --trace FILE."]
     try:
         path = cat.path(name)
-        return name, path, trace_meta(path), problems
     except UnknownTrace:
-        problems.append(f"There is no trace named {name!r} here; pick one on the Traces page.")
+        return name, None, None, [f"There is no trace named {name!r} here; pick one on the "
+                                  "Traces page."]
+    except OSError as err:
+        return name, None, None, [str(err)]
+    try:
+        return name, path, trace_meta(path), problems
     except (queries.TraceError, queries.QueryTimeout, OSError) as err:
-        problems.append(str(err))
+        # Damage can make the metadata itself unreadable (a name that is no longer UTF-8):
+        # then the file's damage is the message, not what broke on the way.
+        found = damage.verdict(path)
+        problems.append(found.message if found.damaged else str(err))
     return name, None, None, problems
+
+
+def guarded(*fallback):
+    """Wrap a callback so that an unexpected error (a bug: inputs are validated by the
+    callbacks themselves) is logged for the operator and the page keeps what it shows
+    (``fallback``, the callback's outputs), instead of an HTTP 500."""
+    def wrap(callback):
+        @functools.wraps(callback)
+        def wrapper(*args, **kwargs):
+            try:
+                return callback(*args, **kwargs)
+            except PreventUpdate:
+                raise
+            except Exception:  # noqa: BLE001 - the last line of defence of a callback
+                logging.getLogger(__name__).exception("callback %s failed", callback.__name__)
+                return fallback if len(fallback) != 1 else fallback[0]
+        return wrapper
+    return wrap
 
 
 def friendly(layout):
@@ -77,3 +107,15 @@ def friendly(layout):
             return messages([f"This view could not be built ({type(err).__name__}: {err})."],
                             colour="danger")
     return wrapper
+
+
+def state_of(search, parse):
+    """The page state that ``parse`` (a ``urls.parse_*``) reads from a query string."""
+    return parse(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+
+
+def search_for(search, state):
+    """The query string of ``state`` for a callback to write, or ``no_update`` when the
+    URL already holds it (so an unchanged state adds no history entry)."""
+    new = urls.search(state)
+    return no_update if new == (search or "") else new

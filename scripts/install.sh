@@ -1,14 +1,43 @@
 #!/usr/bin/env bash
-# Install everything the project needs: Debian's Chromium + ChromeDriver (browser tests)
-# and the Python package with its Cython extensions and test extras.
+# Install what the project needs: the Python package with its Cython extensions and test
+# extras, and, with --browser, Debian's Chromium + ChromeDriver for the browser tests.
+# A second run with nothing changed returns at once: the Python install is skipped when
+# the files it builds from hash the same as at the last successful install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# libsqlite3-dev: the header the C bulk inserter (simulator/tracing/_bulk.pyx) compiles against.
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
-        || [ ! -f /usr/include/sqlite3.h ]; then
+
+need_apt=()
+if [ ! -f /usr/include/sqlite3.h ]; then
+    # the header the C bulk inserter (simulator/tracing/_bulk.pyx) compiles against
+    need_apt+=(libsqlite3-dev)
+fi
+if [ "${1:-}" = "--browser" ] && { ! command -v chromium >/dev/null 2>&1 \
+        || ! command -v chromedriver >/dev/null 2>&1; }; then
+    need_apt+=(chromium chromium-driver)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
     SUDO=""
     if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
-    $SUDO apt-get update
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends chromium chromium-driver libsqlite3-dev
+    echo "install: apt-get install ${need_apt[*]}"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need_apt[@]}"
 fi
+
+stamp=build/.install-stamp
+# what the extensions compile from: the .pyx and .pxd files, the pure-mode .py beside
+# each .pxd, and simulator/build.py (which lists them)
+digest=$( { python --version; cat pyproject.toml setup.py simulator/build.py; \
+            find simulator -name '*.pyx' -o -name '*.pxd' | LC_ALL=C sort | while read -r f; do
+                echo "$f"; case "$f" in *.pxd) [ ! -f "${f%.pxd}.py" ] || echo "${f%.pxd}.py";; esac
+            done | xargs cat; } \
+          | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] \
+        && python -c "import importlib.metadata as m; m.version('gpuscope')" 2>/dev/null; then
+    echo "install: up to date (nothing changed since the last install)"
+    exit 0
+fi
+echo "install: pip install -e '.[test]' (compiles the Cython extensions: about a minute)"
 python -m pip install --disable-pip-version-check -q -e '.[test]'
+mkdir -p build
+echo "$digest" > "$stamp"
+echo "install: done"

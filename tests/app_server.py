@@ -1,6 +1,7 @@
 """The real app, ``python -m dashapp``, in a subprocess on a free localhost port: for the
 browser tests, and for tests of what the server process itself does."""
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -18,14 +19,32 @@ def _free_port():
 
 
 @contextlib.contextmanager
-def serve(directory):
+def serve(directory, env=None):
     """(url, process) of the app serving the traces in ``directory``, once it answers;
     stopped with SIGTERM, as a server usually is, on leaving."""
     port = _free_port()
+    command = [sys.executable, "-m", "dashapp", "--trace-dir", str(directory), "--port",
+               str(port)]
+    with _running(command, directory, port, env) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serve_gunicorn(directory, workers=2, env=None):
+    """(url, master process) of the README's gunicorn command serving ``directory``."""
+    port = _free_port()
+    command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "--timeout", "90",
+               "--graceful-timeout", "45", "-b", f"127.0.0.1:{port}", "dashapp.app:server"]
+    env = dict(env or {}, GPUSCOPE_TRACE_DIR=str(directory))
+    with _running(command, directory, port, env) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def _running(command, directory, port, env):
     log = open(directory / "server.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dashapp", "--trace-dir", str(directory), "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                            env=None if env is None else {**os.environ, **env})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -38,14 +57,14 @@ def serve(directory):
                 proc.wait()
                 log.close()
                 raise RuntimeError("the app did not start:\n" +
-                                   (directory / "server.log").read_text())
+                                   (directory / "server.log").read_text()) from None
             time.sleep(0.2)
     try:
         yield url, proc
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()  # never leave a server behind, whatever the test checks after
             proc.wait()

@@ -1,4 +1,4 @@
-"""Shared fixtures: both builds of the tracer, and small seeded traces."""
+"""Shared fixtures: the two builds of the simulator, and small seeded traces."""
 import atexit
 import os
 import shutil
@@ -6,7 +6,8 @@ import tempfile
 
 import pytest
 
-from simulator.tracing import PyTracer, Tracer
+from simulator import build as simulator_build
+from simulator import tracing
 
 # Edited kernel runs made by the tests (and the servers they start) go to a directory of
 # their own, never into a developer's, whose oldest runs they would prune.
@@ -15,14 +16,19 @@ if "GPUSCOPE_RUN_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["GPUSCOPE_RUN_DIR"], ignore_errors=True)
 
 
-@pytest.fixture(params=["python", "cython"])
-def tracer_class(request):
-    """Each tracer test runs on the readable reference and on the Cython build."""
-    if request.param == "cython":
-        if Tracer is PyTracer:
-            pytest.skip("Cython tracer not built")
-        return Tracer
-    return PyTracer
+@pytest.fixture(params=simulator_build.BUILDS)
+def build(request):
+    """Runs a test on each build of the simulator (``simulator.build``): plain Python and
+    compiled, the latter skipped where the extensions are not built."""
+    if request.param == "cython" and not simulator_build.compiled_available():
+        pytest.skip("compiled build missing: run `python setup.py build_ext --inplace`")
+    return request.param
+
+
+@pytest.fixture
+def tracer_class(build):
+    """The ``Tracer`` class of each build."""
+    return tracing.tracer_class(build)
 
 
 class MemorySink:

@@ -32,7 +32,7 @@ def test_more_batches_than_slots_arrive_whole_and_in_order(tmp_path):
     sent = []
     for k in range(3 * background.SLOTS):
         tasks, tags = _batch(1000 * k, 500 + k)
-        details = [(1000 * k, '{"k": %d}' % k)]
+        details = [(1000 * k, f'{{"k": {k}}}')]
         writer.write_batch(tasks, details, tags, *_names(k == 0))
         tasks[:] = -7  # the caller may reuse its arrays at once: the batch was copied
         sent.append(_batch(1000 * k, 500 + k))

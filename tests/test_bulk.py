@@ -4,22 +4,17 @@ import sqlite3
 import numpy as np
 import pytest
 
+from simulator.build import compiled_file, module
 from simulator.tracing import bulk
 from simulator.tracing.writer import schema_parts
 
-try:
-    from simulator.tracing import _bulk
-except ImportError:
-    _bulk = None
 
-
-@pytest.fixture(params=["python", "c"])
-def inserter_class(request):
-    if request.param == "c":
-        if _bulk is None:
-            pytest.skip("C bulk inserter not built")
-        return _bulk.BulkInserter
-    return bulk.BulkInserter
+@pytest.fixture
+def inserter_class(build):
+    """The bulk inserter of each build: the Python reference, or the C-API extension."""
+    if build == "cython" and not compiled_file("simulator.tracing._bulk"):
+        pytest.skip("C bulk inserter not built (SQLite's header was missing)")
+    return module("simulator.tracing._bulk", build).BulkInserter
 
 
 def _empty_trace(path):

@@ -5,22 +5,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.engine import engine as py_engine
-
-try:
-    from simulator.engine import _engine as cy_engine
-except ImportError:
-    cy_engine = None
-
-IMPLEMENTATIONS = [pytest.param(py_engine, id="python"),
-                   pytest.param(cy_engine, id="cython",
-                                marks=pytest.mark.skipif(cy_engine is None,
-                                                         reason="Cython engine not built"))]
+from simulator.build import available_builds
+from simulator.engine import module_for
 
 
-@pytest.fixture(params=IMPLEMENTATIONS)
-def eng(request):
-    return request.param
+@pytest.fixture
+def eng(build):
+    """The engine module of each build."""
+    return module_for(build)
 
 
 def recorder(mod, log):
@@ -119,13 +111,14 @@ def random_log(mod, seed):
 
 
 def test_deterministic_and_identical_across_builds():
+    py_engine = module_for("python")
     first = random_log(py_engine, 7)
     assert first == random_log(py_engine, 7)
     assert len(first) > 100
     times = [(t, 0) for t, *_ in first]
     assert times == sorted(times)
-    if cy_engine is not None:
-        assert random_log(cy_engine, 7) == first
+    for build in available_builds():
+        assert random_log(module_for(build), 7) == first
     assert random_log(py_engine, 8) != first
 
 
@@ -247,32 +240,32 @@ def test_buffer_rejects_zero_capacity(eng):
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 2)), min_size=1, max_size=60))
 def test_any_schedule_runs_in_time_priority_sequence_order(schedule):
     expected = sorted((t, p, seq) for seq, (t, p) in enumerate(schedule))
-    for mod in (py_engine, cy_engine):
-        if mod is None:
-            continue
+    for build in available_builds():
+        mod = module_for(build)
         engine = mod.Engine()
-        log = []
 
         class Probe(mod.Handler):
+            def __init__(self):
+                self.log = []
+
             def handle(self, kind, arg):
-                log.append(arg)
+                self.log.append(arg)
                 return 0
 
         probe = Probe()
         for seq, (t, p) in enumerate(schedule):
             engine.schedule(t, probe, 0, (t, p, seq), priority=p)
         engine.run()
-        assert log == expected
+        assert probe.log == expected
 
 
-@pytest.mark.parametrize("build", IMPLEMENTATIONS)
-def test_clear_drops_pending_events_and_frees_their_handlers(build):
+def test_clear_drops_pending_events_and_frees_their_handlers(eng):
     import gc
     import weakref
 
-    engine = build.Engine()
+    engine = eng.Engine()
 
-    class Sink(build.Handler):
+    class Sink(eng.Handler):
         def handle(self, kind, arg):
             raise AssertionError("a cleared event was delivered")
 

@@ -7,12 +7,12 @@ import sqlite3
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 from dashapp import colors, urls, widgets
-from dashapp.daisen import exporting, figures, views
 from dashapp.catalog import trace_meta
+from dashapp.daisen import exporting, figures, views
 from dashapp.daisen.metrics import Series
-from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,23 @@ def test_overview_chart_plots_bin_centres_with_gaps():
     assert primary["x"] == pytest.approx([5.5e-9, 6.5e-9, 7.5e-9])
     assert primary["y"] == [0.002, None, 0.004]  # task_ps / width
     assert secondary["yaxis"] == "y2" and secondary["y"][1] is None
-    assert secondary["y"][0] == pytest.approx(1e-12)  # 2 ps of latency over 2 requests
+    # 2 ps of latency over 2 requests: 1 ps, drawn in ns (issue 13: what an architect reads)
+    assert secondary["y"][0] == pytest.approx(1e-3)
+    assert fig["layout"]["yaxis2"]["title"]["text"] == "Average request latency (ns)"
     assert fig["layout"]["xaxis"]["range"] == pytest.approx([5e-9, 8e-9])
     assert fig["layout"]["yaxis"]["fixedrange"]  # drags zoom time only
+
+
+def test_rates_are_drawn_per_ns_and_an_all_zero_series_has_a_single_zero_tick():
+    series = _series()
+    series.sums["req_out_ps"] = np.zeros(3, dtype=np.int64)  # never waits on a request
+    fig = figures.overview_chart(series, "arrival", "pending_out", (5000, 8000))
+    rate, zero = fig["data"]
+    assert rate["y"][0] == pytest.approx(2.0)  # 2 arrivals in 1000 ps: 2 per ns
+    assert fig["layout"]["yaxis"]["title"]["text"] == "Request arrival rate (per ns)"
+    assert zero["y"] == [0.0, None, 0.0]
+    assert fig["layout"]["yaxis2"]["tickvals"] == [0]
+    assert "tickvals" not in fig["layout"]["yaxis"]
 
 
 def test_a_hidden_metric_draws_no_trace():
@@ -120,6 +134,35 @@ def test_too_many_tasks_switch_to_an_exact_density(tmp_path, monkeypatch):
     total = sqlite3.connect(path).execute(
         "SELECT sum(end_ps - start_ps) FROM task WHERE location = ?", (loc.id,)).fetchone()[0]
     assert sum(float(v.sum()) for v in density.values()) * width == pytest.approx(total)
+
+
+def test_the_density_is_shaded_in_legend_colours_and_a_click_finds_a_window_of_bars(
+        tmp_path, monkeypatch):
+    path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=4000)
+    monkeypatch.setattr(views, "MAX_BARS", 5)
+    state = urls.ComponentState(trace="syn.sqlite", loc="GPU.L2[0]")
+    page = views.component(path, state)
+    meta = trace_meta(path)
+    heatmaps = [t for t in page.figure["data"] if t["type"] == "heatmap"]
+    go.Figure(page.figure)
+    assert [t["meta"][0] for t in heatmaps] == sorted(meta.kind_label(k) for k in page.drawn[2])
+    by_label = {meta.kind_label(k): k for k in meta.kinds}
+    assert all(t["colorscale"][-1][1] == meta.colours[by_label[t["meta"][0]]]
+               for t in heatmaps)
+    assert sum(bool(t["showscale"]) for t in heatmaps) == 1
+    assert len({t["zmax"] for t in heatmaps}) == 1  # one scale for every kind
+    # The default window stays inside the run.
+    assert page.window[1] <= meta.end_ps
+    # A click anywhere on the density leads to a window that draws bars.
+    centre = heatmaps[0]["customdata"][0][len(heatmaps[0]["customdata"][0]) // 2]
+    t0, t1 = views.bars_window(path, "GPU.L2[0]", centre, page.window)
+    assert t0 <= centre < t1 and t1 - t0 < page.window[1] - page.window[0]
+    zoomed = views.component(path, urls.ComponentState(trace="syn.sqlite", loc="GPU.L2[0]",
+                                                       t0=t0, t1=t1))
+    assert zoomed.mode == "bars"
+    click = {"points": [{"x": centre * 1e-12, "z": 1.0, "customdata": centre}]}
+    assert urls.density_click(click) == centre
+    assert urls.density_click({"points": [{"customdata": [3, "x"]}]}) is None
 
 
 def test_overview_pages_sort_and_report_counts(tmp_path):

@@ -1,4 +1,4 @@
-"""The Cython components and the pure-Python reference give the same trace, task for task."""
+"""The compiled build and the plain-Python build give the same trace, task for task."""
 import random
 
 import pytest

@@ -2,24 +2,14 @@
 import random
 from collections import OrderedDict, deque
 
-import pytest
-from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, run, wavefront
+from test_gpu_units import TINY, inst, launch, run, wavefront
 
-from simulator.gpu import default_config, memory
+from simulator.build import module
+from simulator.gpu import default_config
 from simulator.gpu.config import apply_overrides
 from simulator.stream import Unit
 
-try:
-    from simulator.gpu import _memory
-except ImportError:
-    _memory = None
-
 SMALL_CACHES = ["l1v.size_bytes=512", "l1v.ways=4", "l2.bank_bytes=1024", "l2.ways=4"]
-
-
-@pytest.fixture(params=IMPLEMENTATIONS)
-def impl(request):
-    return request.param
 
 
 class ReferenceCache:
@@ -50,14 +40,14 @@ def tag_sequence(trace, where):
     return [name for _, _, name in sorted(rows)]
 
 
-def test_hit_and_miss_match_a_reference_model(impl):
+def test_hit_and_miss_match_a_reference_model(build):
     rng = random.Random(3)
     accesses = [(rng.randrange(48) * 64, rng.random() < 0.3) for _ in range(300)]
     records = []
     for addr, write in accesses:
         records.append(inst(Unit.VMEM, lines=[addr], write=int(write)))
         records.append(inst(Unit.WAITCNT))  # serialise: each access sees the previous fill
-    _, trace, _ = run([launch([[wavefront(*records)]])], SMALL_CACHES, implementation=impl)
+    _, trace, _ = run([launch([[wavefront(*records)]])], SMALL_CACHES, implementation=build)
 
     l1 = ReferenceCache(sets=2, ways=4, allocate_on_write=False)
     banks = [ReferenceCache(sets=4, ways=4, allocate_on_write=True) for _ in range(2)]
@@ -76,20 +66,20 @@ def test_hit_and_miss_match_a_reference_model(impl):
     assert {"read-hit", "read-miss", "write-hit"} <= set(expect_l2[0] + expect_l2[1])
 
 
-def test_mshr_merges_reads_of_a_line_in_flight(impl):
+def test_mshr_merges_reads_of_a_line_in_flight(build):
     same = [wavefront(inst(Unit.VMEM, lines=[4096]), inst(Unit.WAITCNT)) for _ in range(2)]
-    gpu, trace, _ = run([launch([same])], implementation=impl)
+    gpu, trace, _ = run([launch([same])], implementation=build)
     assert sorted(tag_sequence(trace, "L1V")) == ["read-miss", "read-mshr-hit"]
     assert tag_sequence(trace, "L2") == ["read-miss"]
     assert len(trace.rows("req_in", "ReadReq", "DRAM")) == 1
     assert gpu.stats()["dram_requests"] == 1
 
 
-def test_dram_channel_bandwidth_serialises_transfers(impl):
+def test_dram_channel_bandwidth_serialises_transfers(build):
     lines = [i * 256 for i in range(24)]  # 128 B interleave over 2 banks: all on bank 0
     stream = wavefront(inst(Unit.VMEM, lines=lines), inst(Unit.WAITCNT))
     _, trace, _ = run([launch([[stream]])], ["l1v.mshrs=64", "l1v.requests_per_cycle=8"],
-                      implementation=impl)
+                      implementation=build)
     dram = trace.rows("req_in", "ReadReq", "DRAM")
     assert {trace.locations[r[3]] for r in dram} == {"GPU.DRAM[0]"}
     starts = [r[4] for r in dram]
@@ -99,12 +89,12 @@ def test_dram_channel_bandwidth_serialises_transfers(impl):
     assert {r[5] - r[4] for r in dram} == {100}
 
 
-def test_full_buffers_and_mshrs_push_back_on_the_cu(impl):
+def test_full_buffers_and_mshrs_push_back_on_the_cu(build):
     lines = [i * 64 for i in range(16)]
     stream = wavefront(inst(Unit.VMEM, lines=lines), inst(Unit.WAITCNT))
     overrides = ["l1v.mshrs=1", "l1v.buffer=1"]
-    _, trace, (cycles,) = run([launch([[stream]])], overrides, implementation=impl)
-    _, _, (free_cycles,) = run([launch([[stream]])], implementation=impl)
+    _, trace, (cycles,) = run([launch([[stream]])], overrides, implementation=build)
+    _, _, (free_cycles,) = run([launch([[stream]])], implementation=build)
     l1_in = trace.rows("req_in", "ReadReq", "L1V")
     assert len(l1_in) == 16
     # One MSHR: each miss is accepted only after the previous line came back, which is
@@ -117,11 +107,11 @@ def test_full_buffers_and_mshrs_push_back_on_the_cu(impl):
     assert cycles > 10 * free_cycles / 2
 
 
-def test_l2_writes_back_dirty_victims(impl):
+def test_l2_writes_back_dirty_victims(build):
     # five stores to one L2 set of a 4-way bank: the first line is evicted dirty
     lines = [i * 2048 for i in range(5)]  # bank 0, set 0 (4 sets x 2 lines per 128 B block)
     stream = wavefront(*[inst(Unit.VMEM, lines=[a], write=1) for a in lines])
-    gpu, trace, _ = run([launch([[stream]])], SMALL_CACHES, implementation=impl)
+    gpu, trace, _ = run([launch([[stream]])], SMALL_CACHES, implementation=build)
     writebacks = trace.rows("req_in", "WriteReq", "DRAM")
     assert len(writebacks) == 1
     l2_out = trace.tasks[writebacks[0][1]]
@@ -130,7 +120,7 @@ def test_l2_writes_back_dirty_victims(impl):
     assert gpu.stats()["l2_misses"] == 5
 
 
-def test_an_l1_miss_that_hits_in_the_l2_is_slower_than_an_l1_hit(impl):
+def test_an_l1_miss_that_hits_in_the_l2_is_slower_than_an_l1_hit(build):
     # Two work-groups on two CUs read the same line: the second, later, misses in its own
     # L1 and hits in the L2 the first one filled; the first reads the line again (L1 hit).
     line = [4096]
@@ -138,7 +128,7 @@ def test_an_l1_miss_that_hits_in_the_l2_is_slower_than_an_l1_hit(impl):
     first = wavefront(inst(Unit.VMEM, lines=line), inst(Unit.WAITCNT), *delay,
                       inst(Unit.VMEM, lines=line), inst(Unit.WAITCNT))
     second = wavefront(*delay, inst(Unit.VMEM, lines=line), inst(Unit.WAITCNT))
-    _, trace, _ = run([launch([[first], [second]])], implementation=impl)
+    _, trace, _ = run([launch([[first], [second]])], implementation=build)
     l1_in = trace.rows("req_in", "ReadReq", "L1V")
     durations = sorted(r[5] - r[4] for r in l1_in)
     cfg = apply_overrides(default_config(), TINY)
@@ -148,14 +138,14 @@ def test_an_l1_miss_that_hits_in_the_l2_is_slower_than_an_l1_hit(impl):
     assert dram > l2_hit
 
 
-def test_a_waitcnt_waits_for_an_atomic_but_not_for_a_store(impl):
+def test_a_waitcnt_waits_for_an_atomic_but_not_for_a_store(build):
     # write=2: an atomic travels like a store but returns its old value, so s_waitcnt
     # blocks until the memory answers; after a plain store it does not.
     starts = {}
     for code in (1, 2):
         stream = wavefront(inst(Unit.VMEM, lines=[8192], write=code), inst(Unit.WAITCNT),
                            inst(Unit.VALU))
-        _, trace, _ = run([launch([[stream]])], implementation=impl)
+        _, trace, _ = run([launch([[stream]])], implementation=build)
         (valu,) = trace.rows("inst", "VALU")
         (vmem,) = trace.rows("inst", "VMEM")
         starts[code] = (valu[4], vmem[5])
@@ -176,13 +166,12 @@ class _RecordingDeque(deque):
         self.longest = max(self.longest, len(self))
 
 
-def test_fills_wait_for_the_write_buffer_instead_of_overfilling_it(impl, monkeypatch):
+def test_fills_wait_for_the_write_buffer_instead_of_overfilling_it(build, monkeypatch):
     # Bank 0 full of dirty lines; two loads enter a slow channel, then stores to new lines
     # evict dirty lines until the one-line write buffer is full and the channel's input
     # too. The loads' fills each evict a dirty line as well: they must wait for a slot
     # (before, the second write-back went over the bound).
-    module = _memory if impl == "cython" else memory
-    monkeypatch.setattr(module, "deque", _RecordingDeque)
+    monkeypatch.setattr(module("simulator.gpu.memory", build), "deque", _RecordingDeque)
     dirty = [i * 256 for i in range(16)]  # bank 0: 128 B interleave over 2 banks
     loads = [4096, 4352]
     stores = [8192 + i * 256 for i in range(8)]
@@ -192,7 +181,7 @@ def test_fills_wait_for_the_write_buffer_instead_of_overfilling_it(impl, monkeyp
                        inst(Unit.WAITCNT))
     overrides = SMALL_CACHES + ["l2.write_buffer=1", "dram.bytes_per_cycle=1",
                                 "dram.buffer=4", "l1v.mshrs=64", "l1v.requests_per_cycle=8"]
-    gpu, trace, _ = run([launch([[stream]])], overrides, implementation=impl)
+    gpu, trace, _ = run([launch([[stream]])], overrides, implementation=build)
     bank = gpu.l2[0]
     assert bank.writebacks.longest == 1
     assert not bank.fills and not bank.mshr

@@ -1,15 +1,16 @@
 """Whole runs: the trace file, determinism, Ctrl-C, the tracing window, the CLI helpers."""
 import argparse
 import json
+import re
 import sqlite3
 
 import pytest
-from test_gpu_units import IMPLEMENTATIONS, TINY, inst, launch, wavefront
+from test_gpu_units import TINY, inst, launch, wavefront
 
 from simulator.gpu import apply_overrides, default_config
 from simulator.gpu.platform import cython_available
-from simulator.runs.workload_cli import build_config, parse_window
 from simulator.gpu.run import SimulationInterrupted, simulate
+from simulator.runs.workload_cli import build_config, parse_window
 from simulator.stream import Unit
 
 
@@ -54,14 +55,9 @@ def dump(path):
     return tables, run
 
 
-@pytest.fixture(params=IMPLEMENTATIONS)
-def impl(request):
-    return request.param
-
-
-def test_simulate_writes_a_complete_trace(tmp_path, impl):
+def test_simulate_writes_a_complete_trace(tmp_path, build):
     out = tmp_path / "t.sqlite"
-    result = simulate(HandMade(), tiny_config(), out, progress=False, implementation=impl)
+    result = simulate(HandMade(), tiny_config(), out, progress=False, implementation=build)
     assert result.completed and result.cycles > 0 and result.events > 0
     assert [name for name, _ in result.kernels] == ["kernel0", "kernel1"]
     tables, (config, completed, open_tasks, end_ps) = dump(out)
@@ -91,11 +87,11 @@ def test_same_seed_same_trace_and_builds_agree(tmp_path):
     assert dump(cy) == dump(first)
 
 
-def test_ctrl_c_leaves_a_valid_trace_marked_incomplete(tmp_path, impl):
+def test_ctrl_c_leaves_a_valid_trace_marked_incomplete(tmp_path, build):
     out = tmp_path / "stopped.sqlite"
     with pytest.raises(SimulationInterrupted) as stop:
         simulate(HandMade(interrupt_after=1), tiny_config(), out, progress=False,
-                 implementation=impl)
+                 implementation=build)
     assert not stop.value.result.completed
     tables, (_, completed, open_tasks, _) = dump(out)
     assert completed == 0
@@ -104,18 +100,18 @@ def test_ctrl_c_leaves_a_valid_trace_marked_incomplete(tmp_path, impl):
     assert len(flagged) == 1
 
 
-def test_untraced_run_and_window(tmp_path, impl):
-    full = simulate(HandMade(), tiny_config(), None, progress=False, implementation=impl)
+def test_untraced_run_and_window(tmp_path, build):
+    full = simulate(HandMade(), tiny_config(), None, progress=False, implementation=build)
     assert full.tasks == 0 and full.cycles > 0
     out = tmp_path / "w.sqlite"
-    traced = simulate(HandMade(), tiny_config(), out, progress=False, implementation=impl,
+    traced = simulate(HandMade(), tiny_config(), out, progress=False, implementation=build,
                       window=(0, 200))
     assert traced.cycles == full.cycles  # tracing never changes timing
     tasks = dump(out)[0]["task"]
     assert tasks and all(row[4] < 200_000 for row in tasks)
     assert traced.tasks == len(tasks)
     late = simulate(HandMade(), tiny_config(), tmp_path / "late.sqlite", progress=False,
-                    implementation=impl, window=(200, None))
+                    implementation=build, window=(200, None))
     late_tasks = dump(tmp_path / "late.sqlite")[0]["task"]
     assert late.tasks == len(late_tasks) and all(row[5] >= 200_000 for row in late_tasks)
 
@@ -177,6 +173,33 @@ def test_run_command_rejects_bad_options(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_a_mistyped_option_is_answered_by_its_own_command(capsys):
+    from simulator.__main__ import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "transpose", "--sise", "64"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1  # one line, from the command given (not the list of commands)
+    assert err.startswith("python -m simulator run transpose: error:")
+    assert "unrecognized arguments: --sise 64 (did you mean --size?)" in err
+
+
+def test_the_summary_headline_counts_finalize(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "t.sqlite"
+    proc = subprocess.run([sys.executable, "-m", "simulator", "run", "vectoradd", "--size", "256",
+                           "-o", str(out)], capture_output=True, text=True, check=True)
+    line = next(text for text in proc.stdout.splitlines() if text.startswith("wall time"))
+    total, kernels, timing, finalize = (float(v) for v in
+                                        re.findall(r"(\d+\.\d+) s", line))
+    assert finalize > 0 and abs(total - (kernels + timing + finalize)) <= 0.015
+    # stderr is a pipe here: no progress bar's carriage returns in it
+    assert "\r" not in proc.stderr
+
+
 def test_a_real_sigint_stops_between_events(tmp_path):
     import os
     import signal
@@ -188,6 +211,9 @@ def test_a_real_sigint_stops_between_events(tmp_path):
                     os.kill(os.getpid(), signal.SIGINT)  # handled: only a flag is set
                 yield item
 
+    # Compared with what was there before, not with Python's default: a test command started
+    # in the background inherits SIGINT ignored, and the run must hand that back unchanged.
+    before = signal.getsignal(signal.SIGINT)
     out = tmp_path / "sigint.sqlite"
     with pytest.raises(SimulationInterrupted) as stop:
         simulate(SelfInterrupting(kernels=3), tiny_config(), out, progress=False,
@@ -196,7 +222,7 @@ def test_a_real_sigint_stops_between_events(tmp_path):
     tables, (_, completed, open_tasks, _) = dump(out)
     assert completed == 0 and open_tasks == 1
     assert len(tables["task"]) == stop.value.result.tasks  # nothing lost mid-call
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_purepython_environment_selects_the_reference(monkeypatch):

@@ -2,21 +2,18 @@
 
 Helpers here (``run``, ``wavefront``, ``launch``...) are shared by the other GPU tests.
 """
+from pathlib import Path
+
 import pytest
 
+from simulator.build import compiled_available, is_compiled, module
 from simulator.gpu import GPU, apply_overrides, default_config
-from simulator.gpu.platform import cython_available
 from simulator.stream import KernelLaunch, Unit, WorkGroupStream, make_stream
-from simulator.tracing import PyTracer
+from simulator.tracing import tracer_class
 
 TINY = ["gpu.shader_arrays=1", "gpu.cus_per_shader_array=2", "l2.banks=2",
         "cp.launch_overhead=0"]
 FULL = {"active": 64, "exec_lo": 0xFFFFFFFF, "exec_hi": 0xFFFFFFFF}
-
-IMPLEMENTATIONS = [pytest.param("python", id="python"),
-                   pytest.param("cython", id="cython",
-                                marks=pytest.mark.skipif(not cython_available(),
-                                                         reason="Cython GPU not built"))]
 
 
 class Capture:
@@ -81,11 +78,7 @@ def launch(groups, name="k", lds_bytes=0, launch_id=0, vgprs=32, sgprs=16):
 def run(launches, overrides=(), implementation="python", level="all", tiny=True):
     cfg = apply_overrides(default_config(), (TINY if tiny else []) + list(overrides))
     sink = Capture()
-    if implementation == "python":
-        tracer = PyTracer(sink, ps_per_tick=1)
-    else:
-        from simulator.tracing._api import Tracer
-        tracer = Tracer(sink, ps_per_tick=1)
+    tracer = tracer_class(implementation)(sink, ps_per_tick=1)
     gpu = GPU(cfg, tracer, level, implementation)
     gpu.start_simulation()
     cycles = [gpu.run_kernel(item) for item in launches]
@@ -94,15 +87,10 @@ def run(launches, overrides=(), implementation="python", level="all", tiny=True)
     return gpu, sink, cycles
 
 
-@pytest.fixture(params=IMPLEMENTATIONS)
-def impl(request):
-    return request.param
-
-
 @pytest.mark.parametrize("n", [1, 5, 17])
-def test_n_independent_valu_on_one_simd_take_4n_cycles(impl, n):
+def test_n_independent_valu_on_one_simd_take_4n_cycles(build, n):
     gpu, trace, (cycles,) = run([launch([[wavefront(*[inst(Unit.VALU)] * n)]])],
-                                implementation=impl)
+                                implementation=build)
     valu = trace.rows("inst", "VALU")
     assert len(valu) == n
     first, last = valu[0][4], valu[-1][5]
@@ -114,25 +102,25 @@ def test_n_independent_valu_on_one_simd_take_4n_cycles(impl, n):
     assert cycles == 2 + 4 * n
 
 
-def test_simds_run_in_parallel_but_share_issue(impl):
+def test_simds_run_in_parallel_but_share_issue(build):
     n = 8
     two = [[wavefront(*[inst(Unit.VALU)] * n), wavefront(*[inst(Unit.VALU)] * n)]]
-    _, trace, (parallel,) = run([launch(two)], implementation=impl)
+    _, trace, (parallel,) = run([launch(two)], implementation=build)
     simds = {trace.locations[r[3]] for r in trace.rows("inst", "VALU")}
     assert len(simds) == 2  # the dispatcher spread them over two SIMDs
     # one SIMD pool issues per cycle: the second wavefront trails by one cycle
     assert parallel == 2 + 4 * n + 1
-    _, trace, (serial,) = run([launch(two)], ["cu.simds=1"], implementation=impl)
+    _, trace, (serial,) = run([launch(two)], ["cu.simds=1"], implementation=build)
     assert serial == 2 + 8 * n
 
 
-def test_lds_bank_conflicts_cost_their_passes(impl):
+def test_lds_bank_conflicts_cost_their_passes(build):
     k = 6
     lat = default_config()["cu"]["lds_latency"]
     durations = {}
     for passes in (1, 8):
         stream = wavefront(*[inst(Unit.LDS, passes=passes)] * k)
-        _, trace, (cycles,) = run([launch([[stream]])], implementation=impl)
+        _, trace, (cycles,) = run([launch([[stream]])], implementation=build)
         lds = trace.rows("inst", "LDS")
         # two half-wavefronts, each served in `passes` passes
         assert {r[5] - r[4] for r in lds} == {lat + 2 * passes}
@@ -140,29 +128,29 @@ def test_lds_bank_conflicts_cost_their_passes(impl):
     assert durations[8] - durations[1] == k * 2 * (8 - 1)
     # a half-wavefront EXEC mask needs half the passes
     half = wavefront(inst(Unit.LDS, passes=8, exec_hi=0, active=32))
-    _, trace, _ = run([launch([[half]])], implementation=impl)
+    _, trace, _ = run([launch([[half]])], implementation=build)
     (row,) = trace.rows("inst", "LDS")
     assert row[5] - row[4] == lat + 8
     # the executor's lds_cycles (all lane groups: 8 for a conflict-free 128-bit access)
     # is used when given, whatever the worst-group degree
     wide = wavefront(inst(Unit.LDS, passes=1, lds_cycles=8), inst(Unit.LDS, passes=2, lds_cycles=16))
-    _, trace, _ = run([launch([[wide]])], implementation=impl)
+    _, trace, _ = run([launch([[wide]])], implementation=build)
     assert [r[5] - r[4] for r in trace.rows("inst", "LDS")] == [lat + 8, lat + 16]
 
 
-def test_scalar_and_branch_units(impl):
+def test_scalar_and_branch_units(build):
     cfg = default_config()["cu"]
     stream = wavefront(inst(Unit.SALU), inst(Unit.BRANCH), inst(Unit.SALU))
-    _, trace, (cycles,) = run([launch([[stream]])], implementation=impl)
+    _, trace, (cycles,) = run([launch([[stream]])], implementation=build)
     assert cycles == 2 + 2 * cfg["salu_latency"] + cfg["branch_latency"]
     assert [trace.locations[r[3]] for r in trace.rows("inst")] == [
         "GPU.SA[0].CU[0].Scalar", "GPU.SA[0].CU[0].Branch", "GPU.SA[0].CU[0].Scalar"]
 
 
-def test_barrier_waits_for_every_wavefront_of_the_group(impl):
+def test_barrier_waits_for_every_wavefront_of_the_group(build):
     slow = wavefront(*[inst(Unit.VALU)] * 10, inst(Unit.BARRIER), inst(Unit.VALU))
     fast = wavefront(inst(Unit.VALU), inst(Unit.BARRIER), inst(Unit.VALU))
-    _, trace, _ = run([launch([[slow, fast]])], implementation=impl)
+    _, trace, _ = run([launch([[slow, fast]])], implementation=build)
     barriers = trace.rows("inst", "Barrier")
     assert len(barriers) == 2
     release = max(r[4] for r in barriers) + 1
@@ -171,15 +159,15 @@ def test_barrier_waits_for_every_wavefront_of_the_group(impl):
     assert len(after) == 2 and min(r[4] for r in after) == release
 
 
-def test_waitcnt_waits_for_the_load(impl):
+def test_waitcnt_waits_for_the_load(build):
     stream = wavefront(inst(Unit.VMEM, lines=[0]), inst(Unit.WAITCNT), inst(Unit.VALU))
-    _, trace, _ = run([launch([[stream]])], implementation=impl)
+    _, trace, _ = run([launch([[stream]])], implementation=build)
     (load,) = trace.rows("inst", "VMEM")
     (valu,) = trace.rows("inst", "VALU")
     assert valu[4] >= load[5] + 1
     # without the wait the VALU overlaps the load
     stream = wavefront(inst(Unit.VMEM, lines=[0]), inst(Unit.VALU))
-    _, trace, _ = run([launch([[stream]])], implementation=impl)
+    _, trace, _ = run([launch([[stream]])], implementation=build)
     (load,) = trace.rows("inst", "VMEM")
     (valu,) = trace.rows("inst", "VALU")
     assert valu[4] < load[5]
@@ -191,13 +179,13 @@ def test_waitcnt_waits_for_the_load(impl):
     {"vgprs": 200},             # 256 VGPRs per SIMD: one wavefront per SIMD
     {"sgprs": 790},             # rounded to 800 of the CU's 3200 SGPRs
 ], ids=["lds", "lds-granularity", "vgpr", "sgpr"])
-def test_dispatch_rate_and_occupancy_limits(impl, resources):
+def test_dispatch_rate_and_occupancy_limits(build, resources):
     long_wf = [inst(Unit.VALU)] * 50
     groups = [[wavefront(*long_wf)] for _ in range(12)]
     for rate in (1, 2):
         _, trace, _ = run([launch(groups, **resources)],
                           [f"cp.wg_dispatch_per_cycle={rate}", "cp.map_buffer=8"],
-                          implementation=impl)
+                          implementation=build)
         maps = trace.rows("req_out", "MapWGReq")
         starts = [r[4] for r in maps]
         # the first wave: 2 CUs x 4 work-groups, then the resource is exhausted
@@ -210,17 +198,29 @@ def test_dispatch_rate_and_occupancy_limits(impl, resources):
             assert peak == 4
 
 
+def test_lds_allocation_rounds_up_to_its_granularity(build):
+    # 16,385 B take 65 granules of 256 B (16,640 B): three work-groups fit in 64 KB, not
+    # four (rounding by C's truncating division once gave 16,128 B, and four)
+    groups = [[wavefront(*[inst(Unit.VALU)] * 50)] for _ in range(8)]
+    _, trace, _ = run([launch(groups, lds_bytes=16385)], ["cp.map_buffer=8"],
+                      implementation=build)
+    wgs = trace.rows("work-group")
+    for cu in ("CU[0]", "CU[1]"):
+        mine = [r for r in wgs if cu in trace.locations[r[3]]]
+        assert max(sum(1 for o in mine if o[4] <= r[4] < o[5]) for r in mine) == 3
+
+
 def test_oversized_work_group_is_a_clear_error():
     wfs = [wavefront(inst(Unit.VALU)) for _ in range(41)]
     with pytest.raises(ValueError, match="cannot fit on an empty CU"):
         run([launch([wfs])])
 
 
-def test_trace_levels_select_detail(impl):
+def test_trace_levels_select_detail(build):
     stream = wavefront(inst(Unit.VALU), inst(Unit.VMEM, lines=[0, 64]), inst(Unit.WAITCNT))
     counts = {}
     for level in ("kernel", "wg", "wf", "inst", "all", "kernel,mem"):
-        _, trace, _ = run([launch([[stream]])], implementation=impl, level=level)
+        _, trace, _ = run([launch([[stream]])], implementation=build, level=level)
         counts[level] = {c for c, _ in (trace.kinds[r[2]] for r in trace.tasks.values())}
     assert counts["kernel"] == {"Simulation", "kernel"}
     assert counts["wg"] == {"Simulation", "kernel", "req_out", "req_in", "work-group"}
@@ -230,9 +230,9 @@ def test_trace_levels_select_detail(impl):
     assert counts["kernel,mem"] == {"Simulation", "kernel", "req_out", "req_in"}
 
 
-def test_task_tree_is_rooted_at_the_simulation(impl):
+def test_task_tree_is_rooted_at_the_simulation(build):
     stream = wavefront(inst(Unit.VALU), inst(Unit.VMEM, lines=[0]), inst(Unit.WAITCNT))
-    _, trace, _ = run([launch([[stream]]), launch([[stream]], name="k2")], implementation=impl)
+    _, trace, _ = run([launch([[stream]]), launch([[stream]], name="k2")], implementation=build)
     tasks = trace.tasks
     (root,) = trace.rows("Simulation")
     kernels = trace.rows("kernel")
@@ -248,9 +248,9 @@ def test_task_tree_is_rooted_at_the_simulation(impl):
     assert trace.kinds[tasks[cu_out[1]][2]] == ("inst", "VMEM")
 
 
-def test_idle_components_do_not_tick(impl):
+def test_idle_components_do_not_tick(build):
     n = 30
-    gpu, _, (cycles,) = run([launch([[wavefront(*[inst(Unit.VALU)] * n)]])], implementation=impl)
+    gpu, _, (cycles,) = run([launch([[wavefront(*[inst(Unit.VALU)] * n)]])], implementation=build)
     busy, idle = gpu.cus
     assert idle.ticks == 0 and all(c.ticks == 0 for c in gpu.l1v + gpu.l2 + gpu.dram)
     # a tick to issue, one to find nothing to do, then asleep until the SIMD frees
@@ -258,8 +258,18 @@ def test_idle_components_do_not_tick(impl):
     assert gpu.events < 3 * n + 10
 
 
-@pytest.mark.skipif(not cython_available(), reason="Cython GPU not built")
-def test_the_cython_unit_codes_match_the_stream_format():
-    from simulator.gpu import _compute_unit
+def test_the_unit_codes_are_the_stream_formats(build):
+    # the compiled build holds them as C constants (compute_unit.pxd), a copy
+    compute_unit = module("simulator.gpu.compute_unit", build)
+    assert compute_unit.UNIT_CODES == {unit.name: int(unit) for unit in Unit}
 
-    assert _compute_unit.UNIT_CODES == {unit.name: int(unit) for unit in Unit}
+
+@pytest.mark.skipif(not compiled_available(), reason="compiled build missing")
+@pytest.mark.parametrize("name", ["memory", "compute_unit", "command_processor"])
+def test_each_component_is_one_source_run_by_both_builds(name):
+    compiled = module(f"simulator.gpu.{name}", "cython")
+    source = module(f"simulator.gpu.{name}", "python")
+    assert is_compiled(compiled) and not is_compiled(source)
+    assert Path(source.__file__).name == f"{name}.py"
+    assert Path(compiled.__file__).parent == Path(source.__file__).parent
+    assert Path(compiled.__file__).name.startswith(f"{name}.")

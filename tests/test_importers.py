@@ -3,9 +3,9 @@ import json
 import sqlite3
 
 import pytest
+from trace_compare import canonical_tasks
 
 from simulator.tracing.importers import TraceFormatError, detect_format, import_trace
-from trace_compare import canonical_tasks
 
 V3_ROWS = [  # task_id, parent_id, kind, what, location, start_time (s), end_time (s)
     ("sim", "", "Simulation", "Simulation", "Driver", 0.0, 2e-6),
@@ -44,9 +44,8 @@ def _akita_v45(path, version):
 def test_akita_v3_times_in_seconds_become_exact_picoseconds(tmp_path):
     _akita_v3(tmp_path / "a.sqlite3")
     assert detect_format(tmp_path / "a.sqlite3") == "akita-v3"
-    fmt, tasks, orphans, _ = import_trace(tmp_path / "a.sqlite3", tmp_path / "out.sqlite",
-                                          show_progress=False)
-    assert (fmt, tasks, orphans) == ("akita-v3", 4, 0)
+    report = import_trace(tmp_path / "a.sqlite3", tmp_path / "out.sqlite", show_progress=False)
+    assert (report.format, report.tasks, report.orphans) == ("akita-v3", 4, 0)
     got = {t[0]: t for t in canonical_tasks(tmp_path / "out.sqlite")}
     assert got["m1@GPU[1].L2[2]"] == ("m1@GPU[1].L2[2]", "m1_req_out", "req_in", "*mem.ReadReq",
                                       "GPU[1].L2[2]", 2001, 8000, None)
@@ -57,15 +56,14 @@ def test_akita_v3_times_in_seconds_become_exact_picoseconds(tmp_path):
 @pytest.mark.parametrize("version", [4, 5])
 def test_akita_datarecorder_v4_seconds_and_v5_picoseconds(tmp_path, version):
     _akita_v45(tmp_path / "d.sqlite3", version)
-    fmt, tasks, orphans, _ = import_trace(tmp_path / "d.sqlite3", tmp_path / "o.sqlite",
-                                          show_progress=False)
-    assert fmt == f"akita-v{version}" and tasks == 2 and orphans == 0
+    report = import_trace(tmp_path / "d.sqlite3", tmp_path / "o.sqlite", show_progress=False)
+    assert (report.format, report.tasks, report.orphans) == (f"akita-v{version}", 2, 0)
     got = canonical_tasks(tmp_path / "o.sqlite")
     req_in = next(t for t in got if t[2] == "req_in")
     assert req_in[4] == "GPU[1].L2[0]"
     assert req_in[5:7] == (2500, 8000)
     db = sqlite3.connect(tmp_path / "o.sqlite")
-    assert db.execute("SELECT source, completed, finalized FROM run").fetchone() == (fmt, 1, 1)
+    assert db.execute("SELECT source, completed, finalized FROM run").fetchone() == (report.format, 1, 1)
     assert db.execute("SELECT sum(buffer_ps) FROM metric_bin m JOIN location l ON l.id = m.location"
                       " WHERE l.name = 'GPU[1].L2[0]' AND m.level = l.pyramid_min_level"
                       ).fetchone() == (1500,)
@@ -76,8 +74,8 @@ def test_daisen_csv_with_akita_separators(tmp_path):
     src.write_text("ID, ParentID, Kind, What, Where, Start, End\n"
                    "sim, , Simulation, Simulation, Driver, 0.0000000000, 0.0000010000\n"
                    "w1, sim, wavefront, wavefront, GPU.CU[1], 0.0000000012, 0.0000000099\n")
-    fmt, tasks, _, _ = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
-    assert (fmt, tasks) == ("daisen-csv", 2)
+    report = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    assert (report.format, report.tasks) == ("daisen-csv", 2)
     got = {t[0]: t for t in canonical_tasks(tmp_path / "o.sqlite")}
     assert got["w1"] == ("w1", "sim", "wavefront", "wavefront", "GPU.CU[1]", 1200, 9900, None)
 
@@ -94,13 +92,16 @@ def test_chrome_json_nesting_per_track_and_metadata_names(tmp_path):
     ]
     src = tmp_path / "t.json"
     src.write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns"}, indent=1))
-    fmt, tasks, _, skipped = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
-    assert (fmt, tasks, skipped) == ("chrome", 3, 1)
+    report = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    assert (report.format, report.tasks, report.counters, report.skipped) == ("chrome", 3, 1, 0)
     got = {t[3]: t for t in canonical_tasks(tmp_path / "o.sqlite")}
     assert got["inner"][1] == got["outer"][0]
-    assert got["inner"][4] == "GPU.CU[0]" and got["other"][4] == "GPU.tid 2"
-    assert got["inner"][5:7] == (2_000_000, 3_000_001)
-    assert got["outer"][5:7] == (1_500_000, 11_500_000)
+    assert got["inner"][4] == "GPU.CU[0]" and got["other"][4] == "GPU.thread[2]"
+    # times relative to the first event (1.5 µs), which is the run's time origin
+    assert got["inner"][5:7] == (500_000, 1_500_001)
+    assert got["outer"][5:7] == (0, 10_000_000)
+    assert sqlite3.connect(tmp_path / "o.sqlite").execute(
+        "SELECT time_origin, clock FROM run").fetchone() == ("0.0000015", "source")
     assert json.loads(got["inner"][7]) == {"pc": 4}
     assert got["other"][1] is None
 
@@ -144,11 +145,14 @@ BAD_INPUTS = [
     ("t.csv", "ID, ParentID, Kind, What, Where, Start\n", r"t.csv:1: header is .*; expected"),
     ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 2},\n {"name": "b", "ph": "X", "ts": }]',
      r"t.json:2:\d+: invalid JSON"),
-    ("t.json", '[{"name": "a", "ph": "E", "ts": 1}]', r"t.json:1:2: 'E' event without a matching 'B'"),
-    ("t.json", '[\n{"name": "a", "ph": "B", "ts": 1}]', r"t.json:2:1: 'B' event without a matching 'E'"),
+    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": -2}]', r"t.json:1:2: task .* ends"),
+    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1, "pid": [1]}]',
+     r"t.json:1:2: 'pid' and 'tid' must be numbers or strings"),
     ("t.json", '[{"name": "a", "ph": "X", "dur": 1}]', r"t.json:1:2: event has no 'ts'"),
     ("t.json", '{"meta": 1}', r"no \"traceEvents\" array"),
-    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1}', r"unexpected end of file"),
+    ("t.json", '{"traceEvents": [{"name": "a", "ph": "X", "ts": 1, "dur": 1}', r"unexpected end of file"),
+    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1}, {"name": "b", "ph": "X",',
+     r"t.json:1:\d+: invalid JSON"),
     ("t.bin", "\x00\x01garbage", r"unknown trace format"),
 ]
 
@@ -171,8 +175,8 @@ def test_bad_input_gets_a_positioned_error_and_leaves_nothing(tmp_path, name, co
 
 def test_missing_parents_are_counted_not_defaulted(tmp_path):
     _akita_v3(tmp_path / "a.sqlite3", V3_ROWS + [("lost", "nowhere", "req_in", "w", "L", 1e-9, 2e-9)])
-    _, _, orphans, _ = import_trace(tmp_path / "a.sqlite3", tmp_path / "o.sqlite", show_progress=False)
-    assert orphans == 1
+    report = import_trace(tmp_path / "a.sqlite3", tmp_path / "o.sqlite", show_progress=False)
+    assert report.orphans == 1
     db = sqlite3.connect(tmp_path / "o.sqlite")
     assert db.execute("SELECT orphan_tasks FROM run").fetchone() == (1,)
     assert db.execute("SELECT parent FROM task WHERE ext_id = 'lost'").fetchone() == (None,)

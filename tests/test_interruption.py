@@ -1,4 +1,9 @@
-"""A run that is interrupted or killed leaves a readable trace marked incomplete."""
+"""A run that is interrupted or killed leaves a readable trace marked incomplete.
+
+Commands write beside their output (``.NAME.partial-PID``) and rename at the end: Ctrl-C
+still ends in a finalized trace at the output; ``kill -9`` leaves the partial file,
+which the next command names and ``finalize`` turns into the trace.
+"""
 import signal
 import sqlite3
 import subprocess
@@ -14,8 +19,12 @@ def _start_synth(path):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _partial(path, proc):
+    return path.with_name(f".{path.name}.partial-{proc.pid}")
+
+
 def _wait_for_rows(path, proc, minimum=100_000, timeout=60):
-    """Poll the file read-only while it is being written (WAL lets us)."""
+    """Poll the file read-only while it is being written (between its transactions)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read()
@@ -35,7 +44,7 @@ def _wait_for_rows(path, proc, minimum=100_000, timeout=60):
 def test_ctrl_c_closes_open_tasks_and_marks_the_run_incomplete(tmp_path):
     path = tmp_path / "run.sqlite"
     proc = _start_synth(path)
-    _wait_for_rows(path, proc)
+    _wait_for_rows(_partial(path, proc), proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
@@ -55,18 +64,28 @@ def test_ctrl_c_closes_open_tasks_and_marks_the_run_incomplete(tmp_path):
 def test_a_killed_writer_leaves_committed_batches_readable_and_repairable(tmp_path):
     path = tmp_path / "run.sqlite"
     proc = _start_synth(path)
-    seen = _wait_for_rows(path, proc)
+    partial = _partial(path, proc)
+    seen = _wait_for_rows(partial, proc)
     proc.kill()
     proc.wait()
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert not path.exists()
+    # Killed mid-batch, the file has a hot rollback journal: the first reader must be
+    # able to write, to roll the unfinished batch back (a read-only one is refused).
+    db = sqlite3.connect(partial)
     assert db.execute("SELECT completed, finalized FROM run").fetchone() == (0, 0)
     assert db.execute("SELECT count(*) FROM task").fetchone()[0] >= seen
     db.close()
+    named = subprocess.run([sys.executable, "-m", "simulator", "info", str(path)],
+                           capture_output=True, text=True, timeout=60)
+    assert named.returncode == 2 and partial.name in named.stderr and "finalize" in named.stderr
     repaired = subprocess.run([sys.executable, "-m", "simulator", "finalize", str(path)],
                               capture_output=True, text=True, timeout=120)
     assert repaired.returncode == 0, repaired.stderr
+    assert not partial.exists()
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     assert db.execute("SELECT completed, finalized FROM run").fetchone() == (0, 1)
+    assert db.execute("SELECT count(*) FROM task").fetchone()[0] >= seen
+    db.close()
     info = subprocess.run([sys.executable, "-m", "simulator", "info", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert "INCOMPLETE" in info.stdout

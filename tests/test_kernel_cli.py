@@ -79,3 +79,92 @@ def test_run_kernel_syntax_error_is_located(tmp_path, capsys):
     rc = main(["run-kernel", str(source), "--global", "64", "--local", "64", "--arg", "a=zeros:1"])
     assert rc == 1
     assert capsys.readouterr().err.strip().startswith(f"{source}:3:")
+
+
+MULTI = """#include "params.h"
+typedef struct { float2 v; int tag; } Item;
+__kernel void fill(__global float *out, uint2 dims, Item it) {
+    uint x = get_global_id(0), y = get_global_id(1);
+    if (x < dims.x && y < dims.y)
+        out[y * dims.x + x] = SCALE * (x + y) + it.v.y + it.tag;
+}
+__kernel void shift(__global Item *items, float by) {
+    __global Item *p = items + get_global_id(0);
+    p->v += by;
+    p->tag = TAG;
+}
+__kernel void broken(__global float *out) { image3d_t unused; }
+"""
+
+
+def test_run_kernel_build_options_kernel_choice_vector_struct_and_struct_buffers(tmp_path, capsys):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "params.h").write_text("#ifndef SCALE\n#define SCALE 1\n#endif\n")
+    source = tmp_path / "multi.cl"
+    source.write_text(MULTI)
+    rc = main(["run-kernel", str(source), "--kernel", "fill", "--global", "32x16", "--local", "16x4",
+               "-I", str(tmp_path / "inc"), "-D", "SCALE=3", "--arg", "out=zeros:512",
+               "--arg", "dims=(uint2)(30,10)", "--arg", "it={1.5, 2.5, 7}", "--no-progress",
+               "--no-instrument", "--save", f"out={tmp_path / 'out.npy'}"])
+    assert rc == 0, capsys.readouterr().err
+    out = np.load(tmp_path / "out.npy")
+    y, x = np.mgrid[0:10, 0:30]
+    expect = np.zeros(512, np.float32)
+    expect[:300] = (3 * (x + y) + 2.5 + 7).reshape(-1)   # rows of dims.x = 30 elements
+    np.testing.assert_allclose(out, expect)
+
+    item = np.dtype({"names": ["v", "tag"], "formats": [(np.float32, (2,)), np.int32],
+                     "offsets": [0, 8], "itemsize": 16})
+    items = np.zeros(64, dtype=item)
+    items["v"] = np.arange(128, dtype=np.float32).reshape(64, 2)
+    np.save(tmp_path / "items.npy", items)
+    rc = main(["run-kernel", str(source), "--kernel", "shift", "--global", "64", "--local", "64",
+               f"--build-options=-I {tmp_path / 'inc'} -DTAG=9 -cl-fast-relaxed-math",
+               "--arg", f"items={tmp_path / 'items.npy'}", "--arg", "by=0.5", "--no-progress",
+               "--no-instrument", "--save", f"items={tmp_path / 'items_out.npy'}"])
+    assert rc == 0, capsys.readouterr().err
+    after = np.load(tmp_path / "items_out.npy")
+    np.testing.assert_allclose(after["v"], items["v"] + 0.5)
+    assert (after["tag"] == 9).all()
+    # Without --kernel every kernel is compiled, and the broken one is named.
+    rc = main(["run-kernel", str(source), "-I", str(tmp_path / "inc"), "-DTAG=1", "--global", "64", "--local",
+               "64", "--arg", "out=zeros:64", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 1 and f"{source}:13:" in err and "unsupported: type image3d_t" in err
+
+
+def test_run_kernel_image_and_sampler_arguments(tmp_path, capsys):
+    source = tmp_path / "img.cl"
+    source.write_text("""__kernel void flip(read_only image2d_t src, write_only image2d_t dst, sampler_t s) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    int w = get_image_width(src);
+    write_imagef(dst, p, read_imagef(src, s, (int2)(w - 1 - p.x, p.y)) * 2.0f);
+}""")
+    picture = np.random.default_rng(1).random((8, 16, 4), dtype=np.float32)
+    np.save(tmp_path / "pic.npy", picture)
+    rc = main(["run-kernel", str(source), "--global", "16x8", "--local", "16x4",
+               "--arg", f"src={tmp_path / 'pic.npy'}", "--arg", "dst=zeros:16x8x4",
+               "--arg", "s=CLK_NORMALIZED_COORDS_FALSE|CLK_ADDRESS_CLAMP_TO_EDGE|CLK_FILTER_NEAREST",
+               "--save", f"dst={tmp_path / 'dst.npy'}", "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    np.testing.assert_allclose(np.load(tmp_path / "dst.npy"), picture[:, ::-1] * 2)
+
+
+@pytest.mark.parametrize("source_text,argv,expected", [
+    (KERNEL, ["--arg", "in=zeros:64", "--arg", "out=zeros:64", "--arg", "factor=1", "--arg", "n=64",
+              "--build-options=-O9 --bogus"], "build options: unknown option '--bogus'"),
+    ("kernel void k(global float *a, uint2 d) { a[0] = d.x; }",
+     ["--arg", "a=zeros:1", "--arg", "d=(uint2)(1,2,3)"], "a uint2 takes 2 numbers like (uint2)(1, 1)"),
+    ("kernel void k(global float *a, sampler_t s) { a[0] = 1; }",
+     ["--arg", "a=zeros:1", "--arg", "s=CLK_FAST"], "a sampler takes CLK_* flags"),
+    ("kernel void k(global float *a, image2d_t im) { a[0] = 1; }",
+     ["--arg", "a=zeros:1", "--arg", "im=zeros:4"], "an image takes FILE.npy, zeros:WxH[xC] or random:WxH[xC]"),
+    ("kernel void k(global float *a, dims_t d) { a[0] = 1; }",
+     ["--arg", "a=zeros:1"], ":1:32: unknown type name 'dims_t'"),
+])
+def test_run_kernel_reports_bad_new_arguments(tmp_path, capsys, source_text, argv, expected):
+    source = tmp_path / "k.cl"
+    source.write_text(source_text)
+    rc = main(["run-kernel", str(source), "--global", "64", "--local", "64", *argv, "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc in (1, 2) and expected in err and "Traceback" not in err, err

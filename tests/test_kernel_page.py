@@ -4,15 +4,16 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_app import _render, _texts
+from test_app_traces import write_synthetic_trace
 
 from dashapp.klein import runner
 from dashapp.klein import views as klein_views
-from test_app import _render, _texts
-from test_app_traces import write_synthetic_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = ROOT / "simulator" / "kernels" / "builtin"
@@ -171,19 +172,33 @@ def _spec(source, args=(("g_idata", "random:256"), ("g_odata", "random:2"), ("n"
 
 
 def test_an_edited_v3_runs_into_a_trace_without_conflicts():
-    run_id, path, _seconds = runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))
-    assert runner.run_path(run_id) == path
+    run_id, path, _seconds = runner.default_pool().run(_spec((BUILTIN / "reduction_v3.cl").read_text()))
+    assert runner.default_pool().run_path(run_id) == path
     views = klein_views.build(path, 0)
     assert views.memory[0].found.conflicted == 0 and views.memory[0].found.instructions > 0
     # The same run again is the same trace, not a second run.
-    assert runner.run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
+    assert runner.default_pool().run(_spec((BUILTIN / "reduction_v3.cl").read_text()))[2] == 0.0
+
+
+def test_an_edited_run_takes_build_options():
+    """-D reaches the preprocessor of the run; an over-long options string is refused."""
+    source = (BUILTIN / "reduction_v3.cl").read_text().replace("kernel void", "#ifndef BODY\n"
+                                                                "#error needs -D BODY\n#endif\nkernel void", 1)
+    spec = replace(_spec(source), options="-D BODY=1 -cl-mad-enable")
+    assert spec.run_id() != _spec(source).run_id()
+    run_id, path, _seconds = runner.default_pool().run(spec)
+    assert klein_views.build(path, 0).memory[0].found.instructions > 0
+    with pytest.raises(runner.RunError, match="#error needs -D BODY"):
+        runner.default_pool().run(_spec(source))
+    with pytest.raises(runner.RunError, match="build options are longer than"):
+        runner.default_pool().run(replace(_spec(source), options="-DX " * 2000))
 
 
 def test_a_syntax_error_comes_back_with_line_and_column():
     source = (BUILTIN / "reduction_v3.cl").read_text().replace("int i = get_global_id(0);",
                                                                 "int i = get_global_id(0)")
     with pytest.raises(runner.RunError) as err:
-        runner.run(_spec(source))
+        runner.default_pool().run(_spec(source))
     line = source.split("\n").index("    int i = get_global_id(0)") + 1
     assert err.value.line in (line, line + 1) and err.value.col >= 1
     assert str(err.value).startswith(f"kernel.cl:{err.value.line}:")
@@ -194,16 +209,16 @@ def test_a_kernel_that_never_ends_is_stopped_by_the_timeout():
     endless = ("kernel void reduce(global float *g_idata, global float *g_odata, int n,"
                " local float *sdata)\n{\n    int k = 0;\n    while (k >= 0) { k = k + 1; }\n}\n")
     with pytest.raises(runner.RunError, match="longer than 3 s"):
-        runner.run(_spec(endless), timeout=3)
+        runner.default_pool().run(_spec(endless), timeout=3)
     # Nothing of the stopped run is left behind: no work directory, no partial trace.
     run_id = _spec(endless).run_id()
-    assert not [p for p in runner.scratch_dir().iterdir() if p.name.startswith(run_id)]
+    assert not [p for p in runner.default_pool().scratch_dir().iterdir() if p.name.startswith(run_id)]
 
 
 def test_the_child_limits_bound_memory():
     # As a spare is bounded: started unbounded, limited when the run is handed over.
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline(); "
-                              "bytearray(%d)" % (runner.MEMORY_BYTES + (1 << 30))],
+                              f"bytearray({runner.MEMORY_BYTES + (1 << 30)})"],
                              stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     runner.bound(child.pid)
     _out, err = child.communicate("go\n")
@@ -258,6 +273,7 @@ def test_an_edit_is_run_at_an_offered_size_with_arguments_scaled(app):
     trace = directory / "v2.sqlite"
     spec = klein_views.edit_spec(trace, 0, "kernel source", "256")
     assert (spec.source, spec.global_size, spec.local_size) == ("kernel source", (256,), (128,))
+    assert spec.options == "" and klein_views.edit_spec(trace, 0, "", "256", "-DN=4").options == "-DN=4"
     assert spec.kernel.startswith("reduce")
     with pytest.raises(ValueError, match="not offered"):
         klein_views.edit_spec(trace, 0, "", "100")

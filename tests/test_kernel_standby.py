@@ -13,8 +13,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from app_server import serve
+
 from dashapp.klein import runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,20 +31,22 @@ def _spec(source, tag):
                                  ("n", "256"), ("sdata", "local:128")))
 
 
-def _waiting():
-    runner.prepare()
-    return runner._spares[-1]
+@pytest.fixture
+def pool(tmp_path):
+    """A pool of our own over a scratch directory of its own, closed after the test."""
+    made = runner.SimulatorPool(scratch=tmp_path / "runs")
+    yield made
+    made.close()
 
 
-def _restart():
-    """Stop every child as the server's exit does, then let new ones start again."""
-    runner._stop_spares()
-    runner._closing.clear()
+def _waiting(pool):
+    pool.prepare()
+    return pool.spare
 
 
-def _child(command):
-    with runner._spare_lock:
-        return runner._start_spare(runner.simulator_digest(), command)
+def _pool_of(tmp_path, command):
+    """A pool whose children run ``command`` instead of the standby simulator."""
+    return runner.SimulatorPool(scratch=tmp_path / "runs", command=command)
 
 
 def test_standby_runs_one_command_line_from_stdin(tmp_path):
@@ -66,75 +68,79 @@ def test_standby_exits_at_end_of_input():
     assert (done.returncode, done.stdout) == (0, "ready\n")
 
 
-def test_the_waiting_spare_serves_one_run_and_a_new_one_waits():
-    spare = _waiting()
-    run_id, path, _seconds = runner.run(_spec(V3, "served"))
-    assert runner.run_path(run_id) == path
+def test_the_waiting_spare_serves_one_run_and_a_new_one_waits(pool):
+    spare = _waiting(pool)
+    run_id, path, _seconds = pool.run(_spec(V3, "served"))
+    assert pool.run_path(run_id) == path
     assert spare.proc.returncode == 0  # it ran the job, exited and was reaped
-    following = runner._spares[-1]
+    following = pool.spare
     assert following is not spare and following.proc.poll() is None
 
 
-def test_a_killed_spare_falls_back_to_a_fresh_child():
-    spare = _waiting()
+def test_a_killed_spare_falls_back_to_a_fresh_child(pool):
+    spare = _waiting(pool)
     os.killpg(spare.proc.pid, signal.SIGKILL)
     spare.proc.wait()
-    assert runner.run(_spec(V3, "killed"))[2] > 0
+    assert pool.run(_spec(V3, "killed"))[2] > 0
 
 
-def test_a_spare_that_dies_before_taking_the_job_falls_back():
-    # Alive when taken, gone before it says it is ready: it says something else and exits.
-    _restart()
-    dying = _child([sys.executable, "-c", "print('not ready', flush=True)"])
-    runner._spares.append(dying)
-    assert runner.run(_spec(V3, "dying"))[2] > 0
-    assert dying.proc.returncode == 0
+def test_a_spare_that_dies_before_taking_the_job_falls_back(tmp_path):
+    # The first child is alive when taken and gone before it says it is ready (it says
+    # something else and exits); every later one is the real standby simulator.
+    marker = tmp_path / "first-one-started"
+    first_dies = (f"import os, sys\nif not os.path.exists({str(marker)!r}):\n"
+                  f"    open({str(marker)!r}, 'w').close()\n    print('not ready', flush=True)\n"
+                  "else:\n    os.execv(sys.executable, [sys.executable, '-m', 'simulator',"
+                  " 'standby'])\n")
+    pool = _pool_of(tmp_path, [sys.executable, "-c", first_dies])
+    try:
+        pool.prepare()
+        dying = pool.spare
+        assert pool.run(_spec(V3, "dying"))[2] > 0
+        assert dying.proc.returncode == 0
+    finally:
+        pool.close()
 
 
-def test_a_spare_that_never_takes_the_job_still_meets_the_deadline():
-    _restart()
-    runner._spares.append(_child(
-        [sys.executable, "-c", "import time; print('hello', flush=True); time.sleep(30)"]))
+def test_a_spare_that_never_takes_the_job_still_meets_the_deadline(tmp_path):
+    pool = _pool_of(tmp_path, [sys.executable, "-c",
+                               "import time; print('hello', flush=True); time.sleep(30)"])
     started = time.monotonic()
-    with pytest.raises(runner.RunError, match="longer than 2 s"):
-        runner.run(_spec(V3, "never takes"), timeout=2)
+    try:
+        with pytest.raises(runner.RunError, match="longer than 2 s"):
+            pool.run(_spec(V3, "never takes"), timeout=2)
+    finally:
+        pool.close()
     assert time.monotonic() - started < 10
 
 
-def test_a_simulator_that_cannot_start_is_reported(monkeypatch):
-    real = runner._start_spare
-
-    def broken(digest, command=None):
-        return real(digest, [sys.executable, "-c", "raise ImportError('no simulator here')"])
-
-    _restart()
-    monkeypatch.setattr(runner, "_start_spare", broken)
-    with pytest.raises(runner.RunError, match="ImportError: no simulator here"):
-        runner.run(_spec(V3, "broken"))
-    _restart()
+def test_a_simulator_that_cannot_start_is_reported(tmp_path):
+    pool = _pool_of(tmp_path, [sys.executable, "-c", "raise ImportError('no simulator here')"])
+    try:
+        with pytest.raises(runner.RunError, match="ImportError: no simulator here"):
+            pool.run(_spec(V3, "broken"))
+    finally:
+        pool.close()
 
 
-def test_a_spare_that_writes_much_before_it_is_ready_does_not_stall(monkeypatch):
+def test_a_spare_that_writes_much_before_it_is_ready_does_not_stall(pool, monkeypatch):
     # Python's import trace is some 100 KB of stderr: more than a pipe holds.
-    _restart()
     monkeypatch.setenv("PYTHONVERBOSE", "1")
-    assert runner.run(_spec(V3, "verbose"), timeout=60)[2] > 0
-    monkeypatch.delenv("PYTHONVERBOSE")
-    _restart()
+    assert pool.run(_spec(V3, "verbose"), timeout=60)[2] > 0
 
 
-def test_a_spare_started_from_older_simulator_files_is_not_used():
-    spare = _waiting()
+def test_a_spare_started_from_older_simulator_files_is_not_used(pool):
+    spare = _waiting(pool)
     spare.digest = "older"
-    assert runner.run(_spec(V3, "stale"))[2] > 0
+    assert pool.run(_spec(V3, "stale"))[2] > 0
     assert spare.proc.returncode == -signal.SIGKILL  # discarded and reaped, never used
 
 
-def test_a_runaway_kernel_is_stopped_by_the_cpu_limit(monkeypatch):
+def test_a_runaway_kernel_is_stopped_by_the_cpu_limit(pool, monkeypatch):
     monkeypatch.setattr(runner, "CPU_SECONDS", 1)
-    _waiting()
+    _waiting(pool)
     with pytest.raises(runner.RunError, match="SIGXCPU"):
-        runner.run(_spec(ENDLESS, "cpu"), timeout=60)
+        pool.run(_spec(ENDLESS, "cpu"), timeout=60)
 
 
 def test_the_cpu_limit_counts_from_the_hand_over():
@@ -156,19 +162,19 @@ def test_the_cpu_limit_counts_from_the_hand_over():
         child.communicate()
 
 
-def test_a_runaway_kernel_on_a_spare_is_stopped_and_the_next_run_works():
-    _waiting()
+def test_a_runaway_kernel_on_a_spare_is_stopped_and_the_next_run_works(pool):
+    _waiting(pool)
     with pytest.raises(runner.RunError, match="longer than 2 s"):
-        runner.run(_spec(ENDLESS, "timeout"), timeout=2)
-    assert runner.run(_spec(V3, "after timeout"))[2] > 0
+        pool.run(_spec(ENDLESS, "timeout"), timeout=2)
+    assert pool.run(_spec(V3, "after timeout"))[2] > 0
 
 
-def test_two_runs_at_once_both_finish():
-    _waiting()
+def test_two_runs_at_once_both_finish(pool):
+    _waiting(pool)
     results = {}
 
     def one(tag):
-        results[tag] = runner.run(_spec(V3, tag))
+        results[tag] = pool.run(_spec(V3, tag))
 
     threads = [threading.Thread(target=one, args=(f"together {i}",)) for i in range(2)]
     for t in threads:
@@ -179,19 +185,19 @@ def test_two_runs_at_once_both_finish():
     assert all(path.is_file() for _id, path, _s in results.values())
 
 
-def test_stopping_at_exit_kills_and_reaps_the_spare():
-    spare = _waiting()
-    _restart()
-    assert spare.proc.returncode is not None and not runner._spares
+def test_stopping_at_exit_kills_and_reaps_the_spare(pool):
+    spare = _waiting(pool)
+    pool.close()
+    assert spare.proc.returncode is not None and pool.spare is None and not pool.children
 
 
-def test_stopping_at_exit_also_stops_a_run_in_progress():
-    _waiting()
+def test_stopping_at_exit_also_stops_a_run_in_progress(pool):
+    _waiting(pool)
     failed = []
 
     def endless():
         try:
-            runner.run(_spec(ENDLESS, "stopped at exit"), timeout=60)
+            pool.run(_spec(ENDLESS, "stopped at exit"), timeout=60)
         except runner.RunError as err:
             failed.append(str(err))
 
@@ -199,18 +205,16 @@ def test_stopping_at_exit_also_stops_a_run_in_progress():
     thread.start()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not any(
-            c.proc.poll() is None and c not in runner._spares
-            for c in runner._children):
+            c.proc.poll() is None and c is not pool.spare for c in pool.children):
         time.sleep(0.05)
-    running = [c for c in runner._children if c not in runner._spares]
+    running = [c for c in pool.children if c is not pool.spare]
     assert running
-    runner._stop_spares()
-    with pytest.raises(runner.RunError, match="shutting down"):
-        runner.prepare() or runner._fresh_child()
+    pool.close()
     thread.join(timeout=30)
-    runner._closing.clear()
     assert all(c.proc.returncode is not None for c in running)
-    assert failed and not runner._children
+    assert failed == ["the server is shutting down"] and not pool.children
+    with pytest.raises(runner.RunError, match="shutting down"):
+        pool.run(_spec(V3, "after the exit"))
 
 
 def _standby_children(pid):
@@ -241,8 +245,8 @@ def _open_kernel_page(url, trace):
         headers={"Content-Type": "application/json"}), timeout=60)
 
 
-def test_a_terminated_server_stops_and_reaps_its_spare(tmp_path):
-    _id, path, _seconds = runner.run(_spec(V3, "served page"))
+def test_a_terminated_server_stops_and_reaps_its_spare(tmp_path, pool):
+    _id, path, _seconds = pool.run(_spec(V3, "served page"))
     shutil.copy(path, tmp_path / "v3.sqlite")
     with serve(tmp_path) as (url, server):
         _open_kernel_page(url, "v3.sqlite")

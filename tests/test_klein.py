@@ -250,3 +250,70 @@ def test_a_float4_access_touches_four_banks_in_eight_lane_groups():
     table = klein.bank_table(found)
     assert list(table.accesses[:4]) == [8] * 4 and not table.accesses[4:].any()
     assert list(table.degree[:4]) == [8] * 4
+
+
+HELPERS = """#define WIDTH 64
+float pick(__local const float *row, int k, float limit) {
+    if (row[k] > limit) return row[k];
+    return -row[k];
+}
+void store_pair(__global float *out, int i, float a, float b) {
+    __global float *p = out + 2 * i;
+    *p = a;
+    p[1] = b;
+}
+__kernel void k(__global const float *in, __global float *out) {
+    __local float tile[WIDTH];
+    int i = get_global_id(0), l = get_local_id(0);
+    @watch tile;
+    @watch out;
+    tile[l] = in[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float a = pick(tile, (l * 2) % WIDTH, 0.5f);
+    store_pair(out, i, a, pick(tile, WIDTH - 1 - l, 0.25f));
+}
+"""
+
+
+def test_views_on_a_kernel_with_helper_functions_and_pointers(tmp_path):
+    """Accesses made through a helper's pointer parameters are in the memory view under
+    the array's name, and the helper's branches are in the branching view."""
+    from dashapp.klein import views
+
+    source = tmp_path / "helpers.cl"
+    source.write_text(HELPERS)
+    data = np.random.default_rng(3).random(128, dtype=np.float32)
+    np.save(tmp_path / "in.npy", data)
+    trace = tmp_path / "helpers.sqlite"
+    subprocess.run([sys.executable, "-m", "simulator", "run-kernel", str(source), "--global", "128",
+                    "--local", "64", "--arg", f"in={tmp_path / 'in.npy'}", "--arg", "out=zeros:256",
+                    "--save", f"out={tmp_path / 'out.npy'}", "--no-progress", "-o", str(trace)],
+                   cwd=ROOT, check=True, capture_output=True)
+    tile = data.reshape(2, 64)
+    lane = np.arange(64)
+    a = tile[:, (lane * 2) % 64]
+    b = tile[:, 63 - lane]
+    expect = np.stack([np.where(a > 0.5, a, -a), np.where(b > 0.25, b, -b)], axis=-1).reshape(-1)
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), expect)
+
+    built = views.build(trace, 0)
+    memory = {m.array: m for m in built.memory}
+    assert set(memory) == {"tile", "out"}
+    db = sqlite3.connect(trace)
+    lines = dict(db.execute("SELECT array, group_concat(DISTINCT line) FROM kernel_access"
+                            " WHERE kind != 2 GROUP BY array").fetchall())
+    # tile: written in the kernel (line 16), read through 'row' in pick (lines 3 and 4);
+    # out: written through the pointer p in store_pair (lines 8 and 9).
+    assert set(map(int, lines["tile"].split(","))) == {3, 4, 16}
+    assert set(map(int, lines["out"].split(","))) == {8, 9}
+    reads = db.execute("SELECT element FROM kernel_access WHERE array = 'tile' AND line = 3"
+                       " AND work_group = 0 ORDER BY seq, local_id").fetchall()
+    assert [r[0] for r in reads[:64]] == list((lane * 2) % 64)
+    # Each call of pick reads row[k] twice (the test, then the returned value).
+    assert memory["out"].accesses == 2 * 128 and memory["tile"].accesses == 128 + 2 * 2 * 128
+    # The helper's 'if' is a branch node (once per call site) and its outcomes differ
+    # between work-items: several patterns.
+    nodes = db.execute("SELECT type, line FROM kernel_branch_node ORDER BY id").fetchall()
+    assert nodes == [("if", 3), ("if", 3)]
+    assert len(built.patterns) == 4
+    assert sum(p[3] for p in built.patterns) == 128

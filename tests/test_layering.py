@@ -14,7 +14,7 @@ FORBIDDEN = {
 # below it, never one above; ``kernels`` and ``gpu`` share a floor and must not import
 # each other (the instruction-stream format below them is their only contract).
 SIMULATOR_FLOORS = [
-    {"interrupts"},
+    {"build", "interrupts", "user_input"},
     {"tracing", "engine", "stream"},
     {"kernels", "gpu"},
     {"workloads"},

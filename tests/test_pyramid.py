@@ -5,8 +5,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.tracing import NO_TASK, PyTracer, TraceWriter
-from simulator.tracing import pyramid
+from simulator.tracing import NO_TASK, PyTracer, TraceWriter, pyramid
 from simulator.tracing.pyramid import interval_integral, merge_intervals
 
 

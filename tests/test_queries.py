@@ -4,11 +4,11 @@ import sqlite3
 
 import numpy as np
 import pytest
+from test_app_traces import NS, write_exact_trace, write_synthetic_trace
 
 from dashapp import queries
-from dashapp.daisen import metrics
 from dashapp.catalog import Catalog, UnknownTrace, natural_key, trace_meta
-from test_app_traces import NS, write_exact_trace, write_synthetic_trace
+from dashapp.daisen import metrics
 
 
 @pytest.fixture(scope="module")
@@ -222,8 +222,33 @@ def test_a_trace_in_another_format_gets_a_message(tmp_path):
     db.execute("PRAGMA user_version = 0")
     db.commit()
     db.close()
-    with pytest.raises(queries.TraceError, match="trace format 0, and this app reads format 1"):
+    with pytest.raises(queries.TraceError, match="trace format 0, and this app reads formats 1, 2"):
         trace_meta(path)
+
+
+def test_a_version_1_trace_still_opens_without_links_markers_or_counters(tmp_path):
+    from dashapp import urls
+    from dashapp.daisen import views
+
+    path = write_exact_trace(tmp_path / "v1.sqlite")
+    db = sqlite3.connect(path)
+    for table in ("task_link", "instant", "counter_series", "counter"):
+        db.execute(f"DROP TABLE {table}")
+    for table, gone in (("location", {"sort_index"}), ("run", {"time_origin", "clock", "metadata"})):
+        keep = ", ".join(r[1] for r in db.execute(f"PRAGMA table_info({table})") if r[1] not in gone)
+        db.execute(f"CREATE TABLE old AS SELECT {keep} FROM {table}")
+        db.execute(f"DROP TABLE {table}")
+        db.execute(f"ALTER TABLE old RENAME TO {table}")
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    meta = trace_meta(path)
+    assert meta.format == 1 and meta.absolute(5) is None and meta.counters == ()
+    page = views.overview(path, urls.OverviewState(trace=path.name))
+    assert page.charts
+    loc = next(x for x in meta.locations if x.task_count)
+    comp = views.component(path, urls.ComponentState(trace=path.name, loc=loc.name, task=0))
+    assert comp.current is not None and comp.links_out == comp.links_in == comp.instants == []
 
 
 def test_errors_say_what_is_wrong_with_the_file(tmp_path):

@@ -13,7 +13,8 @@ def _tables():
 
 def test_schema_defines_the_core_tables():
     names = {name for name, _ in _tables()}
-    assert {"task", "location", "kind", "run", "metric_bin", "metric_kind_bin"} <= names
+    assert {"task", "location", "kind", "run", "metric_bin", "metric_kind_bin", "task_link",
+            "instant", "counter_series", "counter"} <= names
 
 
 def test_every_table_has_a_comment_line_above_it():

@@ -94,7 +94,9 @@ def _mixed_binary(op):
         ty = "float" if "float" in (lty, rty) else "int"
         if op == "/" and ty == "int":
             rt = f"((({rt}) | 1) & 0xFF)"
-            rf = (lambda a, k, f=rf: (f(a, k) | 1) & 0xFF)
+
+            def rf(a, k, f=rf):
+                return (f(a, k) | 1) & 0xFF
 
         def fn(a, k, lf=lf, rf=rf):
             x, y = lf(a, k), rf(a, k)

@@ -1,4 +1,6 @@
 """The trace commands: help text, summaries, and clean errors on bad input."""
+import json
+
 import pytest
 
 from simulator.__main__ import build_parser, main
@@ -7,7 +9,7 @@ from simulator.tracing.synthetic import generate
 from simulator.tracing.writer import TraceError
 
 
-@pytest.mark.parametrize("command", ["import", "export", "info", "synth", "finalize"])
+@pytest.mark.parametrize("command", ["import", "export", "info", "check", "synth", "finalize"])
 def test_every_trace_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
@@ -81,3 +83,18 @@ def test_a_reader_closing_the_pipe_early_gets_no_traceback(small_trace):
                           timeout=60)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
     assert done.returncode == 141
+
+
+def test_import_and_info_of_a_profile_state_links_markers_and_the_time_origin(tmp_path, capsys):
+    from test_chrome_import import BASE_NS, kineto_events
+
+    src = tmp_path / "prof.json"
+    src.write_text(json.dumps({"baseTimeNanoseconds": str(BASE_NS), "traceEvents": kineto_events()}))
+    assert main(["import", str(src), "-o", str(tmp_path / "p.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "1 links between tasks (flows)" in out and "2 instant markers" in out
+    assert "1 flow ends or links without a task at the other end" in out
+    assert main(["info", str(tmp_path / "p.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "time origin  2025-07-18 09:14:43.333400684 UTC" in out
+    assert "1 links (flows), 2 markers" in out and "baseTimeNanoseconds" in out

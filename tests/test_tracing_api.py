@@ -4,8 +4,12 @@ import sqlite3
 import numpy as np
 import pytest
 
+from simulator import tracing
+from simulator.build import compiled_available
 from simulator.tracing import NO_TASK, OPEN_AT_STOP, PyTracer, Tracer, TraceWriter
 from simulator.tracing.synthetic import generate
+
+CyTracer = tracing.tracer_class("cython") if compiled_available() else None
 
 
 def _setup(tracer):
@@ -108,10 +112,13 @@ def test_details_and_tags_reach_the_file(tracer_class, tmp_path):
                       ).fetchall() == [(2, "read-hit")]
 
 
-@pytest.mark.skipif(Tracer is PyTracer, reason="Cython tracer not built")
+needs_compiled = pytest.mark.skipif(not compiled_available(), reason="compiled build missing")
+
+
+@needs_compiled
 def test_cython_and_python_tracers_write_identical_traces(tmp_path):
     paths = []
-    for cls in (PyTracer, Tracer):
+    for cls in (PyTracer, CyTracer):
         path = tmp_path / f"{cls.__module__}.sqlite"
         generate(path, tasks=5000, seed=7, tracer_class=cls)
         paths.append(path)
@@ -134,11 +141,11 @@ def test_same_seed_gives_the_same_trace(tmp_path):
 
 
 @pytest.mark.parametrize("temporary, during_load", [(False, "wal"), (True, "delete")])
-def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_in_wal(
+def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_out_of_wal(
         tmp_path, temporary, during_load):
     """WAL lets viewers read a file written in place, and costs load time that a
-    temporary file does not need; every finished trace is WAL, so kernel records can be
-    appended while the app reads."""
+    temporary file does not need; every finished trace leaves WAL, so a reader who may
+    not write its directory can open it (docs/reliability.md)."""
     path = tmp_path / "t.sqlite"
     writer = TraceWriter(path, command="test", temporary=temporary)
     tr = Tracer(writer)
@@ -148,8 +155,9 @@ def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_in_
     assert writer.db.execute("PRAGMA journal_mode").fetchone() == (during_load,)
     writer.finalize(completed=True)
     writer.close()
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("delete",)
     assert sqlite3.connect(path).execute("SELECT count(*) FROM task").fetchone() == (1,)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.sqlite"]  # no -wal, no -shm
 
 
 def _interleaved(tracer_class, seed, steps, max_open):
@@ -179,19 +187,19 @@ def _interleaved(tracer_class, seed, steps, max_open):
     return sink.rows
 
 
-@pytest.mark.skipif(Tracer is PyTracer, reason="Cython tracer not built")
+@needs_compiled
 @pytest.mark.parametrize("max_open", [3, 10_000])
 def test_cython_open_task_ring_matches_the_reference_in_any_end_order(max_open):
     """Thousands in flight grow the ring past its first size; rows and order are unchanged."""
-    rows = [_interleaved(cls, 5, 60_000, max_open) for cls in (PyTracer, Tracer)]
+    rows = [_interleaved(cls, 5, 60_000, max_open) for cls in (PyTracer, CyTracer)]
     assert rows[0] == rows[1]
     assert sum(1 for r in rows[1] if r[6] == OPEN_AT_STOP) > 1
 
 
-@pytest.mark.skipif(Tracer is PyTracer, reason="Cython tracer not built")
+@needs_compiled
 def test_a_task_open_for_millions_of_keys_is_kept_exactly(memory_sink):
     """Past the ring's largest size its oldest open task moves aside; it still ends right."""
-    tr = Tracer(memory_sink, batch_size=1 << 16)
+    tr = CyTracer(memory_sink, batch_size=1 << 16)
     cu, _, _, _, valu = _setup(tr)
     root = tr.start_task(NO_TASK, valu, cu, 1)
     middle = None

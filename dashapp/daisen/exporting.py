@@ -18,8 +18,9 @@ def _number(value):
 
 
 def overview_csv(page):
-    """One row per component and bin of an ``views.OverviewPage``: every metric."""
-    keys = list(METRICS)
+    """One row per component and bin of an ``views.OverviewPage``: every metric, and the
+    counters the page charts (``counter:NAME`` columns)."""
+    keys = list(METRICS) + sorted({k for chart in page.charts for k in chart.series.counters})
     rows = []
     for chart in page.charts:
         s = chart.series
@@ -29,7 +30,7 @@ def overview_csv(page):
             rows.append([chart.location.name, start, start + s.width_ps, s.source,
                          *(_number(values[k][i]) for k in keys)])
     header = ["component", "bin_start_ps", "bin_end_ps", "source"] + [
-        f"{k} ({METRICS[k].unit})" if METRICS[k].unit else k for k in keys]
+        f"{k} ({METRICS[k].unit})" if k in METRICS and METRICS[k].unit else k for k in keys]
     return _csv(header, rows)
 
 

@@ -9,19 +9,25 @@ import json
 import numpy as np
 
 from ..colors import MUTED
-from ..units import fmt_ps
-from .metrics import METRICS, PS
+from ..units import fmt_at, fmt_ps
+from .metrics import PS, describe
 from .placement import merge_thin, up_float
 
 PRIMARY_COLOUR = "#d7191c"
 SECONDARY_COLOUR = "#2c7bb6"
 DETAIL_CHARS = 240
 BAR_LINE = 0.5  # a hairline outline keeps sub-pixel bars visible rather than dropped
+SEPARATOR = "rgba(255, 255, 255, 0.85)"
+"""Outline of a bar at least a pixel wide: back-to-back tasks stay separate bars (runs
+of sub-pixel bars are merged before drawing and keep their own colour's outline)."""
+CURRENT_LINE = ("#000000", 2.5)
+"""Outline marking the current task where the Component view draws it."""
 
 
 def _axis_title(key):
-    metric = METRICS[key]
-    return f"{metric.title} ({metric.unit})" if metric.unit else metric.title
+    metric = describe(key)
+    unit = metric.axis_unit or metric.unit
+    return f"{metric.title} ({unit})" if unit else metric.title
 
 
 def _time_axis(window_ps):
@@ -46,17 +52,23 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
     for key, axis, colour in ((primary, "y", PRIMARY_COLOUR), (secondary, "y2", SECONDARY_COLOUR)):
         if key is None:
             continue
-        title = METRICS[key].title
+        metric = describe(key)
+        unit = metric.axis_unit or metric.unit
         data.append(dict(
-            type="scatter", x=x, y=_gaps(series.values(key)), yaxis=axis, name=title,
-            mode="lines+markers", marker=dict(size=3, color=colour),
+            type="scatter", x=x, y=_gaps(series.values(key) * metric.axis_scale), yaxis=axis,
+            name=metric.title, mode="lines+markers", marker=dict(size=3, color=colour),
             line=dict(color=colour, width=1.5), connectgaps=False,
-            hovertemplate="%{x:.4s}s: %{y:.4s}<extra>" + title + "</extra>"))
+            hovertemplate="%{x:.4s}s: %{y:.4s} " + unit + "<extra>" + metric.title
+                          + "</extra>"))
 
     def y_axis(key, colour, **extra):
         title = dict(text=_axis_title(key), font=dict(size=9, color=colour)) if key else None
-        return dict(title=title, rangemode="tozero", fixedrange=True, exponentformat="SI",
+        axis = dict(title=title, rangemode="tozero", fixedrange=True, exponentformat="SI",
                     tickfont=dict(size=9, color=colour), **extra)
+        if key is not None and not np.nanmax(series.values(key), initial=0) > 0:
+            # All zero (or empty): one honest 0 tick, not Plotly's 0 / 0.464 / 0.929.
+            axis.update(range=[0, 1], tickvals=[0])
+        return axis
 
     return dict(data=data, layout=dict(
         height=height, margin=dict(l=48, r=48, t=22, b=28), showlegend=False,
@@ -67,16 +79,22 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
         plot_bgcolor="white"))
 
 
-def task_hover_fields(task, kinds, location_names):
-    """The customdata of one bar: key first (clicks read it), then every field shown."""
+def task_hover_fields(task, kinds, location_names, absolute=None):
+    """The customdata of one bar: key first (clicks read it), then every field shown.
+    ``absolute(ps)`` gives a time on the run's own clock, shown after the start."""
     k = kinds[task.kind]
     details = task.details or ""
     if len(details) > DETAIL_CHARS:
         details = details[:DETAIL_CHARS] + "…"
     return [task.id, task.ext_id or str(task.id), k.category, k.action,
-            location_names.get(task.location, str(task.location)), fmt_ps(task.start_ps),
-            fmt_ps(task.end_ps), fmt_ps(task.end_ps - task.start_ps),
+            location_names.get(task.location, str(task.location)),
+            _with_absolute(fmt_at(task.start_ps), absolute and absolute(task.start_ps)),
+            fmt_at(task.end_ps), fmt_ps(task.end_ps - task.start_ps),
             "–" if task.parent is None else str(task.parent), details or "–"]
+
+
+def _with_absolute(relative, absolute):
+    return relative if absolute is None else f"{relative} ({absolute})"
 
 
 HOVER = ("<b>%{customdata[2]}-%{customdata[3]}</b><br>ID: %{customdata[1]}"
@@ -85,13 +103,14 @@ HOVER = ("<b>%{customdata[2]}-%{customdata[3]}</b><br>ID: %{customdata[1]}"
          "<br>Details: %{customdata[9]}<extra></extra>")
 
 
-def bar_traces(tasks, extents, meta, role, location_names, yaxis):
+def bar_traces(tasks, extents, meta, role, location_names, yaxis, current=None):
     """Horizontal bar traces on ``yaxis``; ``extents`` maps key → (y0, y1[, depth]).
 
     One trace per (depth, kind), shallow first: Plotly draws later traces on top, so a
     subtask nested in its parent's band is never hidden under the parent's bar.
     ``meta`` (a ``catalog.TraceMeta``) gives kinds and colours; ``role`` names the view
-    so client-side highlighting can tell the Task view from the Component view.
+    so client-side highlighting can tell the Task view from the Component view. The bar
+    of task ``current`` (a key) is outlined in black.
     """
     groups = {}
     for t in tasks:
@@ -107,9 +126,12 @@ def bar_traces(tasks, extents, meta, role, location_names, yaxis):
             x=[(t.end_ps - t.start_ps) * PS for t in group],
             y=[(extents[t.id][0] + extents[t.id][1]) / 2 for t in group],
             width=[extents[t.id][1] - extents[t.id][0] for t in group],
-            customdata=[task_hover_fields(t, meta.kinds, location_names) for t in group],
+            customdata=[task_hover_fields(t, meta.kinds, location_names, meta.absolute)
+                        for t in group],
             hovertemplate=HOVER, name=meta.kind_label(kind), meta=[meta.kind_label(kind), role],
-            marker=dict(color=colour, line=dict(color=colour, width=BAR_LINE)),
+            marker=dict(color=colour, line=dict(
+                color=[CURRENT_LINE[0] if t.id == current else SEPARATOR for t in group],
+                width=[CURRENT_LINE[1] if t.id == current else BAR_LINE for t in group])),
             showlegend=False, xaxis="x", yaxis=yaxis))
     return traces
 
@@ -162,14 +184,33 @@ COMPONENT_BAND = (0.19, 0.74)
 TASK_BAND = (0.77, 1.0)
 
 
-def component_figure(meta, window_ps, task_view, component, concurrency, location_names):
+def instant_trace(instants, location_names, yaxis="y2"):
+    """Markers (``queries.instants`` rows) along the top of the Component view: at the
+    location in dark red, trace-wide ones in grey; hover shows name, time and details."""
+    def text(name, category, details, location):
+        where = "whole trace" if location is None else location_names.get(location, "")
+        body = (details or "")[:DETAIL_CHARS]
+        return f"<b>{name}</b> ({category or 'marker'}, {where})" + (f"<br>{body}" if body else "")
+    return dict(
+        type="scatter", mode="markers", xaxis="x", yaxis=yaxis, name="markers",
+        x=[t * PS for t, *_ in instants], y=[0.15] * len(instants),
+        marker=dict(symbol="triangle-down", size=9,
+                    color=["#888" if loc is None else "#8b0000" for *_, loc in instants]),
+        customdata=[[fmt_ps(t), text(n, c, d, loc)] for t, n, c, d, loc in instants],
+        hovertemplate="%{customdata[1]}<br>at %{customdata[0]}<extra></extra>",
+        meta=["instant", "component"])
+
+
+def component_figure(meta, window_ps, task_view, component, concurrency, location_names,
+                     instants=()):
     """The Task view (top), Component view (middle) and concurrent-task line (bottom)
     of one component, over one shared time axis (so a zoom in either moves both).
 
     ``task_view`` is None or (parent, current, children); ``component`` is either
     ("bars", tasks, placements, rows, pixel_ps) or ("density", centres_ps, {kind: values});
     runs of bars thinner than ``pixel_ps`` are drawn merged (``layout.merge_thin``);
-    ``concurrency`` is a ``metrics.Series``. Returns a plain figure dict.
+    ``concurrency`` is a ``metrics.Series``; ``instants`` are markers drawn along the top
+    of the Component view. Returns a plain figure dict.
     """
     data, annotations = [], []
     plain = dict(fixedrange=True, showgrid=False, zeroline=False)
@@ -194,7 +235,8 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
         _, tasks, placements, rows, pixel_ps = component
         singles, aggregates = merge_thin(tasks, placements, pixel_ps)
         extents = {k: (p.y0, p.y1, p.depth) for k, p in placements.items()}
-        data += bar_traces(singles, extents, meta, "component", location_names, "y2")
+        current = task_view[1].id if task_view is not None else None
+        data += bar_traces(singles, extents, meta, "component", location_names, "y2", current)
         if aggregates:
             loc_name = location_names.get(tasks[0].location, "")
             data += aggregate_traces(aggregates, meta, loc_name)
@@ -202,15 +244,13 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
                                 showticklabels=False)
     else:
         _, centres, density = component
-        kinds = sorted(density, key=meta.kind_label)
-        data.append(dict(
-            type="heatmap", x=(np.asarray(centres) * PS).tolist(),
-            y=[meta.kind_label(k) for k in kinds],
-            z=[np.asarray(density[k], dtype=float).tolist() for k in kinds],
-            colorscale="Blues", showscale=False, xaxis="x", yaxis="y2",
-            hovertemplate="%{y}<br>%{x:.4s}s: %{z:.3g} tasks in flight<extra></extra>"))
-        layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, autorange="reversed",
+        data += density_traces(meta, centres, density)
+        labels = [meta.kind_label(k) for k in sorted(density, key=meta.kind_label)]
+        layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, range=[len(labels) - 0.5, -0.5],
+                                tickvals=list(range(len(labels))), ticktext=labels,
                                 tickfont=dict(size=9), automargin=True)
+    if instants:
+        data.append(instant_trace(instants, location_names))
     data.append(dict(
         type="scatter", x=(concurrency.centres_ps() * PS).tolist(),
         y=_gaps(concurrency.values("concurrency")), mode="lines", xaxis="x", yaxis="y3",
@@ -221,6 +261,33 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
                             tickfont=dict(size=9))
     layout["annotations"] = annotations
     return dict(data=data, layout=layout)
+
+
+def density_traces(meta, centres, density):
+    """The exact density of a busy component: one row per kind, shaded from white (none
+    in flight) to that kind's legend colour (the most in flight of any kind and bin),
+    one colour bar for the scale. A cell carries its bin centre in ps (custom data),
+    so a click can zoom to a window where bars are drawn."""
+    kinds = sorted(density, key=meta.kind_label)
+    peak = max((float(np.max(v)) for v in density.values() if len(v)), default=0.0) or 1.0
+    x = (np.asarray(centres) * PS).tolist()
+    custom = [[int(c) for c in centres]]
+    traces = []
+    for i, kind in enumerate(kinds):
+        label = meta.kind_label(kind)
+        traces.append(dict(
+            # One numeric row each (the axis names them): plotly.js cannot lay out
+            # several one-row heatmaps on a shared category axis.
+            type="heatmap", x=x, y=[i], z=[np.asarray(density[kind], dtype=float).tolist()],
+            zmin=0, zmax=peak, colorscale=[[0, "#ffffff"], [1, meta.colours.get(kind, MUTED)]],
+            showscale=i == 0, customdata=custom, meta=[label, "density"],
+            colorbar=dict(title=dict(text="tasks in flight", side="right", font=dict(size=9)),
+                          thickness=10, len=0.5, y=sum(COMPONENT_BAND) / 2,
+                          tickfont=dict(size=9)),
+            xaxis="x", yaxis="y2", xgap=0, ygap=1,
+            hovertemplate=label + "<br>%{x:.4s}s: %{z:.3g} tasks in flight"
+                          "<br>click to zoom in to the bars<extra></extra>"))
+    return traces
 
 
 def details_text(task):

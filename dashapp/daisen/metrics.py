@@ -10,7 +10,7 @@ A bin without any activity is a gap (NaN), never a zero, and so is the latency o
 where no request ended. Rates are per second, latency is in seconds.
 """
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,18 +27,47 @@ class Metric:
     key: str
     title: str
     unit: str
+    axis_unit: str = None
+    """The unit a chart shows (an architect reads requests per ns, not 0.76G per s)."""
+    axis_scale: float = 1.0
+    """Factor from ``unit`` to ``axis_unit``."""
 
 
 METRICS = {m.key: m for m in (
-    Metric("arrival", "Request arrival rate", "1/s"),
-    Metric("completion", "Request completion rate", "1/s"),
-    Metric("latency", "Average request latency", "s"),
+    Metric("arrival", "Request arrival rate", "1/s", "per ns", 1e-9),
+    Metric("completion", "Request completion rate", "1/s", "per ns", 1e-9),
+    Metric("latency", "Average request latency", "s", "ns", 1e9),
     Metric("concurrency", "Concurrent tasks", ""),
     Metric("buffer", "Buffer pressure", ""),
     Metric("pending_out", "Pending outgoing requests", ""),
     Metric("busy", "Busy fraction", ""),
 )}
 """The metrics a chart may show, by URL key (a whitelist)."""
+
+NEEDS = {"arrival": "req_in", "completion": "req_in", "latency": "req_in", "buffer": "req_in",
+         "pending_out": "req_out"}
+"""The task category a metric is made of; the rest hold for any tasks."""
+
+
+def applicable(categories):
+    """The metric keys that mean something for a trace with tasks of ``categories``: a
+    profile of a real GPU (kernels, API calls) has no req_in/req_out requests."""
+    return tuple(k for k in METRICS if NEEDS.get(k, "") in set(categories) | {""})
+
+COUNTER_PREFIX = "counter:"
+"""URL key prefix of a counter series (Chrome ``C`` events), followed by its name: the
+trace's own counters chart beside the six metrics at every location that has them."""
+
+
+def is_counter(key):
+    return key is not None and key.startswith(COUNTER_PREFIX)
+
+
+def describe(key):
+    """The ``Metric`` of a URL key: one of ``METRICS`` or a counter series."""
+    if is_counter(key):
+        return Metric(key, key[len(COUNTER_PREFIX):], "")
+    return METRICS[key]
 
 
 @dataclass
@@ -54,6 +83,8 @@ class Series:
     sums: dict
     present: np.ndarray
     source: str
+    counters: dict = field(default_factory=dict)  # counter key -> values per bin
+
 
     @property
     def nbins(self):
@@ -64,6 +95,8 @@ class Series:
 
     def values(self, key):
         """The metric ``key`` per bin, NaN for gaps."""
+        if is_counter(key):
+            return self.counters.get(key, np.full(self.nbins, np.nan))
         s, w = self.sums, float(self.width_ps)
         with np.errstate(divide="ignore", invalid="ignore"):
             if key == "arrival":
@@ -183,14 +216,12 @@ def task_series(db, meta, loc, level, width, t0, t1):
 
 def _max_wait(db, meta, loc):
     """Longest req_in wait at a location, 0 where it never has buffer pressure (cached)."""
-    key = ("max_wait", loc.id)
-    if key not in meta.cache:
+    def make():
         top = top_level(loc, meta.base_ps)
         total = queries.metric_bins(db, loc.id, top, 0, 1 << 62)
         waits = any(queries.MetricRow(*row).buffer_ps for row in total)
-        meta.cache[key] = (queries.max_request_wait(db, loc.id, meta.req_in_kinds)
-                           if waits else 0)
-    return meta.cache[key]
+        return queries.max_request_wait(db, loc.id, meta.req_in_kinds) if waits else 0
+    return meta.memo(("max_wait", loc.id), make)
 
 
 def kind_density(db, meta, loc, t0, t1, points):
@@ -219,3 +250,24 @@ def kind_density(db, meta, loc, t0, t1, points):
         sel = arr[:, 2] == kind
         out[kind] = binning.interval_integrals(arr[sel, 0], arr[sel, 1], first, n, width)
     return first, width, out
+
+
+def counter_values(db, series_id, series):
+    """A counter on the bins of ``series``: the mean of the samples in a bin, and in a
+    bin without samples the value the counter holds from its last sample (NaN before
+    its first)."""
+    out = np.full(series.nbins, np.nan)
+    rows = queries.counter_bins(db, series_id, series.first_bin * series.width_ps,
+                                series.width_ps, series.nbins)
+    held, at = np.nan, 0
+    for b, value in rows:
+        b = int(b)
+        if b >= 0:
+            out[at:b] = held
+            at = b
+        held = float(value)
+        if b >= 0:
+            out[b] = held
+            at = b + 1
+    out[at:] = held
+    return out

@@ -5,7 +5,6 @@ plain data plus the figures and messages for the page, so a page's layout functi
 a thin wrapper and the benchmark can time exactly the server-side work of one view.
 """
 import math
-import threading
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -23,6 +22,10 @@ DENSITY_POINTS = 300
 MAX_BARS = 2500
 """Above this many tasks in the window the Component view draws an exact density."""
 MAX_SUBTASKS = 1000
+MAX_LINKS = 50
+"""Linked tasks listed each way in the Task view."""
+MAX_INSTANTS = 2000
+"""Markers drawn in one Component view window."""
 PLOT_PIXELS = 1000
 """About the width of the Component view's plot area; sets what counts as sub-pixel."""
 
@@ -53,47 +56,55 @@ def window_of(meta, t0, t1):
 
 
 def ordered_locations(meta, sort):
-    """Locations with tasks, in natural name order or by busy time (descending); cached."""
-    key = ("order", sort)
-    if key not in meta.cache:
-        locs = [loc for loc in meta.locations if loc.task_count]
+    """Locations with tasks or counters, in the source's order (natural name order where
+    it gives none) or by busy time (descending); cached."""
+    def make():
+        counting = {series[1] for series in meta.counters}
+        locs = [loc for loc in meta.locations if loc.task_count or loc.id in counting]
         if sort == "load":
             locs.sort(key=lambda loc: (-(loc.busy_ps or 0), natural_key(loc.name)))
         else:
-            locs.sort(key=lambda loc: natural_key(loc.name))
-        meta.cache[key] = tuple(locs)
-    return list(meta.cache[key])
-
-
-FILTER_CACHE = 64
-FILTER_LOCK = threading.Lock()
+            locs.sort(key=meta.order_key)
+        return tuple(locs)
+    return list(meta.memo(("order", sort), make))
 
 
 def filtered_locations(meta, sort, pattern):
-    """``ordered_locations`` whose names match ``pattern``; the last few results are cached
-    per trace, since paging and zooming repeat the same filter."""
-    cache = meta.cache.setdefault("filtered", {})
-    key = (sort, pattern)
-    found = cache.get(key)
-    if found is None:
+    """``ordered_locations`` whose names match ``pattern``; kept with the trace's derived
+    facts (least recently used first to go), since paging and zooming repeat a filter."""
+    def make():
         locs = ordered_locations(meta, sort)
         keep = set(filter_names(pattern, [loc.name for loc in locs]))
-        found = tuple(loc for loc in locs if loc.name in keep)
-        # Request threads share this cache: evictions must not race each other.
-        with FILTER_LOCK:
-            while len(cache) >= FILTER_CACHE:
-                cache.pop(next(iter(cache)))
-            cache[key] = found
-    return list(found)
+        return tuple(loc for loc in locs if loc.name in keep)
+    return list(meta.memo(("filtered", sort, pattern), make))
 
 
 def _metric(key):
     return None if key == NO_METRIC else key
 
 
+def metric_keys(meta):
+    """The Overview metrics that apply to the trace (no request metrics for a profile)."""
+    return metrics.applicable({k.category for k in meta.kinds.values()})
+
+
+FITTING = {"primary": "concurrency", "secondary": "busy"}
+"""What a metric that does not apply to the trace is replaced by."""
+
+
+def fit_metrics(meta, state):
+    """``state`` with a metric that does not apply to the trace replaced (a real GPU's
+    profile shows kernels in flight and busy fraction, not request rates)."""
+    keys = metric_keys(meta)
+    return replace(state, **{name: fallback for name, fallback in FITTING.items()
+                             if getattr(state, name) in metrics.METRICS
+                             and getattr(state, name) not in keys})
+
+
 def overview(path, state, points=OVERVIEW_POINTS):
     """The charts of one Overview page for ``state`` (an ``urls.OverviewState``)."""
     meta = trace_meta(path)
+    state = fit_metrics(meta, state)
     messages = []
     try:
         locs = filtered_locations(meta, state.sort, state.filter)
@@ -111,9 +122,18 @@ def overview(path, state, points=OVERVIEW_POINTS):
     window = window_of(meta, state.t0, state.t1)
     shown = locs[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     charts = []
+    counters = {key: {loc: sid for sid, loc, name, _ in meta.counters
+                      if name == key[len(metrics.COUNTER_PREFIX):]}
+                for key in (state.primary, state.secondary) if metrics.is_counter(key)}
+    for key, where in counters.items():
+        if not where:
+            messages.append(f"This trace has no counter named {metrics.describe(key).title!r}.")
     with queries.open_trace(path) as db:
         for loc in shown:
             series = metrics.location_series(db, meta, loc, *window, points)
+            for key, where in counters.items():
+                if loc.id in where:
+                    series.counters[key] = metrics.counter_values(db, where[loc.id], series)
             fig = figures.overview_chart(series, _metric(state.primary), _metric(state.secondary),
                                          window)
             charts.append(Chart(loc, series, fig))
@@ -137,6 +157,9 @@ class ComponentPage:
     drawn: tuple
     figure: object
     messages: list = field(default_factory=list)
+    links_out: list = field(default_factory=list)  # queries.Link to the tasks this one flows to
+    links_in: list = field(default_factory=list)  # queries.Link from the tasks flowing into it
+    instants: list = field(default_factory=list)  # markers in the window here or trace-wide
 
 
 def default_window(meta, loc, current):
@@ -146,7 +169,24 @@ def default_window(meta, loc, current):
         span = max(1, current.end_ps - current.start_ps)
         return max(0, current.start_ps - span // 5), current.end_ps + span // 5
     margin = max(1, (loc.last_end_ps - loc.first_start_ps) // 50)
-    return max(0, loc.first_start_ps - margin), loc.last_end_ps + margin
+    # The margin never runs past the end of the run (nothing is drawn there).
+    end = max(loc.last_end_ps + 1, min(loc.last_end_ps + margin, meta.end_ps))
+    return max(0, loc.first_start_ps - margin), end
+
+
+def bars_window(path, loc_name, centre_ps, window):
+    """The widest window around ``centre_ps`` (halving ``window``) in which the Component
+    view of ``loc_name`` draws bars: where a click on the density leads."""
+    meta = trace_meta(path)
+    loc = meta.by_name[loc_name]
+    half = max(1, (window[1] - window[0]) // 2)
+    with queries.open_trace(path) as db:
+        while half > 1:
+            half //= 2
+            t0, t1 = max(0, centre_ps - half), centre_ps + half
+            if windows.count(db, meta, loc, t0, t1, MAX_BARS + 1) <= MAX_BARS:
+                return t0, t1
+    return max(0, centre_ps - 1), centre_ps + 1
 
 
 def component(path, state):
@@ -175,13 +215,21 @@ def component(path, state):
         count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
         drawn = _drawn(db, meta, loc, window, count, messages)
         concurrency = metrics.location_series(db, meta, loc, t0, t1, CONCURRENCY_POINTS)
+        links_out, links_in, marks = [], [], []
+        if meta.format >= 2:
+            if current is not None:
+                links_out, links_in = queries.task_links(db, current.id, MAX_LINKS)
+            marks = queries.instants(db, loc.id, t0, t1, MAX_INSTANTS + 1)
+            if len(marks) > MAX_INSTANTS:
+                messages.append(f"Showing the first {MAX_INSTANTS} markers in this window.")
+                marks = marks[:MAX_INSTANTS]
     parent, current, children, children_total, tags = tree
     names = {x.id: x.name for x in meta.locations}
     task_view = (parent, current, children) if current is not None else None
-    fig = figures.component_figure(meta, window, task_view, drawn, concurrency, names)
+    fig = figures.component_figure(meta, window, task_view, drawn, concurrency, names, marks)
     tasks = drawn[1] if drawn[0] == "bars" else []
     return ComponentPage(state, loc, window, drawn[0], tasks, count, current, parent, children,
-                         children_total, tags, drawn, fig, messages)
+                         children_total, tags, drawn, fig, messages, links_out, links_in, marks)
 
 
 def _task_tree(db, key, messages):
@@ -231,8 +279,10 @@ class Summary:
 def summary(path, top=8):
     """The Traces page summary of one trace (cached with its metadata)."""
     meta = trace_meta(path)
-    if "summary" in meta.cache:
-        return meta.cache["summary"]
+    return meta.memo(("summary", top), lambda: _summary(path, meta, top))
+
+
+def _summary(path, meta, top):
     span = max(1, meta.end_ps - meta.start_ps)
     busiest = [(loc.name, (loc.busy_ps or 0) / span, loc.task_count)
                for loc in sorted(meta.locations, key=lambda x: -(x.busy_ps or 0))[:top]
@@ -261,5 +311,4 @@ def summary(path, top=8):
             if meta.kinds[k].category == "inst"}
     inst_total = sum(inst.values()) or 1
     mix = sorted(((a, n, n / inst_total) for a, n in inst.items()), key=lambda r: -r[1])
-    meta.cache["summary"] = Summary(busiest, category_time, mix)
-    return meta.cache["summary"]
+    return Summary(busiest, category_time, mix)

@@ -20,11 +20,8 @@ class Reach:
 
 def reach(db, meta, loc):
     """The cached ``Reach`` of ``loc``."""
-    key = ("reach", loc.id)
-    if key not in meta.cache:
-        meta.cache[key] = Reach(loc.short_duration_ps or 0,
-                                tuple(map(tuple, queries.long_tasks(db, loc.id))))
-    return meta.cache[key]
+    return meta.memo(("reach", loc.id), lambda: Reach(
+        loc.short_duration_ps or 0, tuple(map(tuple, queries.long_tasks(db, loc.id)))))
 
 
 def _long_overlapping(r, t0, t1):

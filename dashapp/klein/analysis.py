@@ -137,6 +137,17 @@ def group_window(acc, first, budget):
     return Window(start, stop, int(groups[start]), int(groups[stop - 1]), len(groups))
 
 
+def tile_order(acc, group_size):
+    """``acc`` with each access's ``work_item`` replaced by its place in tile order:
+    work-group after work-group, work-items in local-id order within each. For a 1-D
+    launch this is the global id; a 2-D launch's tile (a work-group of rows of pixels)
+    then draws as one contiguous block instead of strips a whole image row apart."""
+    events = acc.kind != BARRIER
+    place = acc.work_item.copy()
+    place[events] = acc.work_group[events] * group_size + acc.local_id[events]
+    return acc._replace(work_item=place)
+
+
 def select(acc, rows):
     """The ``Accesses`` at ``rows`` (a boolean mask or indices)."""
     return Accesses(*(column[rows] for column in acc))
@@ -186,7 +197,7 @@ def conflicts(acc, elem_bytes=4):
     local = acc.local_id[rows]
     group = _group_ids(acc.work_group[rows], acc.seq[rows], local // WAVEFRONT,
                        local % WAVEFRONT // group_lanes)
-    words = int(dword.max()) + 1
+    words = int(dword.max()) + 1  # a radix above every dword (a larger one: the same keys)
     distinct = np.unique(group * words + dword)
     pair = distinct // words * BANKS + distinct % words % BANKS
     pairs, per_pair = np.unique(pair, return_counts=True)

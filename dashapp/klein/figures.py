@@ -25,7 +25,7 @@ PATTERN_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab
                    "#a6761d", "#1f78b4", "#b15928", "#6a3d9a", "#33a02c", "#fb9a99")
 MAX_DONUTS = 12
 DONUTS_PER_ROW = 6
-MEMORY_CUSTOM = ("bank", "address", "line", "element", "degree")
+MEMORY_CUSTOM = ("bank", "address", "line", "element", "degree", "work_item")
 """Columns of a memory-view access point's customdata (kernel.js reads them by index)."""
 CHART_CLASSES = ("lineChart", "scatterPlot", "multiBarChart", "stackedAreaChart")
 
@@ -59,6 +59,12 @@ def pattern_colour(rank):
     return PATTERN_COLOURS[rank % len(PATTERN_COLOURS)]
 
 
+def _axis(text, **extra):
+    """An axis named ``text`` (plotly.js 3 ignores a plain-string ``title``); its margin
+    grows to fit the name and the tick labels."""
+    return dict(title=dict(text=text, standoff=4), automargin=True, **extra)
+
+
 def _base_layout(height, **extra):
     layout = dict(height=height, margin=dict(l=50, r=10, t=24, b=36), plot_bgcolor="#fff",
                   hovermode="closest", uirevision="kernel")
@@ -66,11 +72,14 @@ def _base_layout(height, **extra):
     return layout
 
 
-def memory_figure(acc, lay, found, array, segments):
+def memory_figure(acc, lay, found, array, segments, work_items):
     """The memory view of one watched array.
 
-    ``segments`` are ``analysis.barrier_segments`` rows (x0, x1, y, line): each barrier is
-    drawn across the contiguous work-item runs of the group that passed it.
+    ``acc.work_item`` is each access's column (``analysis.tile_order``), ``work_items``
+    its global work-item id (hover and highlighting use it). ``segments`` are
+    ``analysis.barrier_segments`` rows (x0, x1, y, line): each barrier is drawn across the
+    contiguous columns of the group that passed it. The view opens on every drawn
+    work-group: the page already draws only as many as fit on screen.
     """
     events = acc.kind != analysis.BARRIER
     traces = []
@@ -78,7 +87,7 @@ def memory_figure(acc, lay, found, array, segments):
                                (analysis.WRITE, "write", WRITE_COLOUR)):
         rows = np.flatnonzero(events & (acc.kind == kind))
         custom = np.stack([acc.bank[rows], acc.address[rows], acc.line[rows],
-                           acc.element[rows], found.bank_degree[rows]], axis=1)
+                           acc.element[rows], found.bank_degree[rows], work_items[rows]], axis=1)
         traces.append(dict(
             type="scattergl", mode="markers", name=name, x=typed(acc.work_item[rows]),
             y=typed(lay.y[rows]), customdata=typed(custom.reshape(-1, len(MEMORY_CUSTOM))),
@@ -86,7 +95,7 @@ def memory_figure(acc, lay, found, array, segments):
             selected=dict(marker=dict(color=HIGHLIGHT, opacity=1)),
             unselected=dict(marker=dict(opacity=0.25)),
             meta=["access", name],
-            hovertemplate=f"work-item %{{x}}<br>{name} {array}[%{{customdata[3]}}]"
+            hovertemplate=f"work-item %{{customdata[5]}}<br>{name} {array}[%{{customdata[3]}}]"
                           "<br>address %{customdata[1]}, bank %{customdata[0]}"
                           "<br>bank conflict degree %{customdata[4]}"
                           "<br>line %{customdata[2]}<extra></extra>"))
@@ -101,18 +110,15 @@ def memory_figure(acc, lay, found, array, segments):
                        hovertemplate="barrier, line %{customdata}<extra></extra>"))
     first = int(acc.work_item[events].min()) if events.any() else 0
     items = int(acc.work_item[events].max()) + 1 - first if events.any() else 1
-    # Open on the first 128 work-items (two wavefronts), large enough to see each access;
-    # the rest is a pan or a zoom-out away.
-    shown = min(items, 128)
-    size = max(2, min(12, int(700 / max(shown, 1)), int(480 / max(lay.rows, 1))))
+    size = max(2, min(12, int(700 / max(items, 1)), int(480 / max(lay.rows, 1))))
     for trace in traces[:2]:
         trace["marker"]["size"] = size
     return dict(data=traces, layout=_base_layout(
         max(240, min(640, 14 * lay.rows + 80)),
-        xaxis=dict(title="work-item", range=[first - 0.5, first + shown - 0.5],
-                   zeroline=False),
-        yaxis=dict(title="logical time (barriers)", autorange="reversed", zeroline=False,
-                   showticklabels=False),
+        xaxis=_axis("work-item (work-group by work-group)",
+                    range=[first - 0.5, first + items - 0.5], zeroline=False),
+        yaxis=_axis("logical time (barriers) →", autorange="reversed", zeroline=False,
+                    showticklabels=False),
         legend=dict(orientation="h", y=1.08, x=0), dragmode="pan"))
 
 
@@ -129,8 +135,8 @@ def bank_figure(table):
         hovertemplate="bank %{x}: %{y} accesses<br>conflict degree %{customdata[1]}"
                       "<br>%{customdata[2]} accesses in a conflict<extra></extra>")],
         layout=_base_layout(170, bargap=0.08,
-                            xaxis=dict(title="LDS bank", dtick=1, tickfont=dict(size=9)),
-                            yaxis=dict(title="accesses"), dragmode=False))
+                            xaxis=_axis("LDS bank", dtick=1, tickfont=dict(size=9)),
+                            yaxis=_axis("accesses"), dragmode=False))
 
 
 def histogram_figure(patterns):
@@ -141,8 +147,8 @@ def histogram_figure(patterns):
         marker=dict(color=[pattern_colour(i) for i in range(len(patterns))]),
         meta=["pattern"],
         hovertemplate="pattern %{customdata[1]}<br>%{y} work-items<extra></extra>")],
-        layout=_base_layout(220, bargap=0.1, xaxis=dict(title="branch pattern, by size"),
-                            yaxis=dict(title="work-items"), dragmode=False))
+        layout=_base_layout(220, bargap=0.1, xaxis=_axis("branch pattern, by size", type="category"),
+                            yaxis=_axis("work-items"), dragmode=False))
 
 
 def donut_figure(proxies, rank_of):
@@ -164,7 +170,8 @@ def donut_figure(proxies, rank_of):
             customdata=[[pid, proxy.id] for pid in ids],
             marker=dict(colors=[pattern_colour(rank_of[pid]) for pid in ids],
                         line=dict(color="#fff", width=1)),
-            textinfo="value", meta=["proxy", proxy.id], showlegend=False,
+            textinfo="value", textposition="inside", meta=["proxy", proxy.id],
+            showlegend=False,
             hovertemplate="%{label}: %{value} lanes<br>proxy warp of " + str(proxy.wavefronts)
                           + " warps<extra></extra>"))
         notes.append(dict(text=f"<b>{proxy.wavefronts}</b>", showarrow=False,
@@ -227,5 +234,5 @@ def debug_figure(bind, series):
     return dict(data=data, layout=_base_layout(
         240, barmode="group", title=dict(text=f"{chart} (line {bind.get('line', '?')})",
                                          font=dict(size=12)),
-        xaxis=dict(title="index"), yaxis=dict(title="value"),
+        xaxis=_axis("index (emit slot)"), yaxis=_axis("emitted value"),
         legend=dict(orientation="h", y=-0.25)))

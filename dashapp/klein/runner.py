@@ -4,18 +4,22 @@ The app never imports the simulator (data flows simulator → trace file → app
 edited kernel is run as ``python -m simulator run-kernel`` in a child process that writes
 a trace into a scratch directory. Starting Python and importing the simulator takes
 about as long as a whole run at these sizes (~0.3 s), so each server process (each
-gunicorn worker) keeps one *spare*: a ``python -m simulator standby`` child started ahead
-of time, imported and waiting for one command line on stdin. A run hands its command
-line to the spare (or, when the spare has died or the simulator's files changed since it
-started, to a fresh one), and the next spare starts at once. A spare serves exactly one
-run and exits, so nothing of one run can leak into the next; the server stops and reaps
-its spare when it exits.
+gunicorn worker) has a ``SimulatorPool`` that keeps one *spare*: a
+``python -m simulator standby`` child started ahead of time, imported and waiting for
+one command line on stdin. A run hands its command line to the spare (or, when the
+spare has died or the simulator's files changed since it started, to a fresh one), and
+the next spare starts at once. A spare serves exactly one run and exits, so nothing of
+one run can leak into the next.
 
-The child is bounded three ways so a bad kernel cannot take the server down: a
-wall-clock timeout (its whole process group is killed), a CPU-time limit and an
-address-space limit (``prlimit`` on the child when the run is handed over; the CPU limit
-counts from the CPU time the child has already spent importing). A kernel error comes
-back as ``RunError`` with the line and column the simulator reported
+The child is bounded so a bad kernel cannot take the server down: a wall-clock timeout
+(its whole process group is killed), a CPU-time limit and an address-space limit
+(``prlimit`` on the child when the run is handed over; the CPU limit counts from the
+CPU time the child has already spent importing), and ``RUNS_AT_ONCE`` runs at a time
+across every process sharing the scratch directory (``slots.Slots``). Runs die with the server: the pool stops its
+children when the process exits, and a child stops itself when its stdin, held open
+by the server process for the whole run, reaches its end, which is what happens when
+that process is killed (``kill -9`` of a gunicorn worker included). A kernel error
+comes back as ``RunError`` with the line and column the simulator reported
 (``FILE:LINE:COL: reason`` on stderr), never as a traceback.
 
 Runs are named by a hash of everything that defines them, so the same kernel, size and
@@ -40,26 +44,34 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .slots import Slots, SlotsBusy
+
 TIMEOUT_SECONDS = 30.0
 CPU_SECONDS = 60
 MEMORY_BYTES = 3 << 30
 MAX_WORK_ITEMS = 1 << 16
 """Largest NDRange the page offers: edit-and-run is for small, fast sizes."""
+MAX_SOURCE_BYTES = 256 << 10
+"""Largest kernel source accepted for a run (UTF-8 bytes): kernels are a page or two."""
+MAX_OPTIONS_CHARS = 4096
+"""Longest build-options string a run takes (clBuildProgram's are a line or two)."""
+RUNS_AT_ONCE = 2
+"""Edited runs at once across every worker of a server (each may use a core and GBs)."""
+QUEUE_SECONDS = 2 * TIMEOUT_SECONDS
+"""How long a run waits for a free slot: long enough for the runs ahead to end."""
 KEEP = 16
 SOURCE_NAME = "kernel.cl"
 RUN_ID = re.compile(r"^[0-9a-f]{16}$")
 _LOCATED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<reason>.+)$", re.M)
-_scratch = []
-_lock = threading.Lock()
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
 class RunError(Exception):
     """Why a run failed: a message for the page, with the kernel line/column if known."""
-    message: str
-    line: int = None
-    col: int = None
+
+    def __init__(self, message, line=None, col=None):
+        super().__init__(message, line, col)
+        self.message, self.line, self.col = message, line, col
 
     def __str__(self):
         where = f"{SOURCE_NAME}:{self.line}:{self.col}: " if self.line is not None else ""
@@ -68,16 +80,19 @@ class RunError(Exception):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values."""
+    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values and
+    the build options (clBuildProgram's string: ``-D``/``-U``/``-I``)."""
     source: str
     kernel: str
     global_size: tuple
     local_size: tuple
     args: tuple
+    options: str = ""
 
     def run_id(self):
-        text = json.dumps([self.source, self.kernel, list(self.global_size),
-                           list(self.local_size), list(self.args), simulator_digest()])
+        parts = [self.source, self.kernel, list(self.global_size), list(self.local_size),
+                 list(self.args), simulator_digest()]
+        text = json.dumps(parts + [self.options] if self.options else parts)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -85,7 +100,7 @@ def simulator_digest():
     """A digest of the simulator's files (code, kernels, the trace schema), read as text
     (a few ms): a run cached by an older simulator or trace contract is never shown as
     current, and a spare started before the files changed is not used."""
-    root = Path(__file__).resolve().parents[1] / "simulator"
+    root = Path(__file__).resolve().parents[2] / "simulator"
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         if not path.is_file():
@@ -144,30 +159,17 @@ def scaled_args(args, arrays, old_global, new_global):
     return tuple(out)
 
 
-def scratch_dir():
-    """The directory of edited runs: ``$GPUSCOPE_RUN_DIR`` or one per user in the temp
-    directory, shared by every worker of a server (gunicorn -w 4), so that a run made by
-    one worker can be shown by another; runs are named by content, so sharing is safe.
-    A directory that belongs to another user is never used (a private one is made)."""
-    with _lock:
-        if _scratch and not _scratch[0].is_dir():
-            _scratch.clear()  # removed under a long-running server (a temp cleaner): again
-        if not _scratch:
-            path = Path(os.environ.get("GPUSCOPE_RUN_DIR")
-                        or Path(tempfile.gettempdir()) / f"gpuscope-runs-{os.getuid()}")
-            path.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if path.stat().st_uid != os.getuid():
-                path = Path(tempfile.mkdtemp(prefix="gpuscope-runs-"))
-            _scratch.append(path)
-        return _scratch[0]
-
-
-def run_path(run_id):
-    """The trace of an earlier run, or None for an unknown or malformed id."""
-    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
-        return None
-    path = scratch_dir() / f"{run_id}.sqlite"
-    return path if path.is_file() else None
+def default_scratch_dir():
+    """``$GPUSCOPE_RUN_DIR``, or one directory per user in the temp directory: shared by
+    every worker of a server (gunicorn -w 4), so that a run made by one worker can be
+    shown by another; runs are named by content, so sharing is safe. A directory that
+    belongs to another user is never used (a private one is made)."""
+    path = Path(os.environ.get("GPUSCOPE_RUN_DIR")
+                or Path(tempfile.gettempdir()) / f"gpuscope-runs-{os.getuid()}")
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid != os.getuid():
+        path = Path(tempfile.mkdtemp(prefix="gpuscope-runs-"))
+    return path
 
 
 def _cpu_seconds_used(pid):
@@ -206,167 +208,9 @@ def _command(spec, source_path, out_path):
            "--trace-level", "kernel", "--no-progress", "-o", str(out_path)]
     for name, value in spec.args:
         cmd += ["--arg", f"{name}={value}"]
+    if spec.options.strip():
+        cmd.append(f"--build-options={spec.options}")
     return cmd
-
-
-@dataclass
-class _Spare:
-    """A started ``python -m simulator standby`` child, what it was started from, and the
-    unnamed file its stderr goes to (a pipe nobody reads before "ready" could fill and
-    stall it)."""
-    proc: subprocess.Popen
-    digest: str
-    owner: int
-    errors: object
-
-
-_spares = []  # the waiting spare, at most one
-_children = []  # every child this process started and has not reaped, waiting or running
-_closing = []  # set once the server exits: no new children after that
-_spare_lock = threading.RLock()  # held while a spare is started or discarded
-
-
-def _start_spare(digest, command=None):
-    """A new child running ``command`` (default: the standby simulator), tracked until
-    it is reaped. Called with ``_spare_lock`` held."""
-    if _closing:
-        raise RunError("the server is shutting down")
-    env = dict(os.environ)
-    # The simulator package sits beside dashapp, in a checkout and when installed.
-    package_root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    # numpy's BLAS reserves memory per thread, which counts against RLIMIT_AS.
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    errors = tempfile.TemporaryFile()
-    try:
-        # Its own session, so a timeout kills whatever the run started too.
-        proc = subprocess.Popen(command or [sys.executable, "-m", "simulator", "standby"],
-                                cwd=scratch_dir(), env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=errors,
-                                start_new_session=True)
-    except BaseException:
-        errors.close()
-        raise
-    spare = _Spare(proc, digest, os.getpid(), errors)
-    _children.append(spare)
-    return spare
-
-
-def _forget(spare):
-    spare.errors.close()
-    with _spare_lock:
-        if spare in _children:
-            _children.remove(spare)
-
-
-def _reaped(spare):
-    """What ``spare`` wrote on stderr, once it has exited and been waited for."""
-    try:
-        spare.errors.seek(0)
-        text = spare.errors.read().decode(errors="replace")
-    except ValueError:  # closed: the server stopped the child while it ran
-        text = ""
-    _forget(spare)
-    return text
-
-
-def _discard(spare):
-    """Kill ``spare`` (and whatever it started) and reap it. Safe while another thread
-    waits on it: the process is only waited for, not read."""
-    if spare.owner != os.getpid():
-        return  # inherited through fork (gunicorn --preload): the parent's to reap
-    try:
-        os.killpg(spare.proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    spare.proc.wait()
-    for pipe in (spare.proc.stdin, spare.proc.stdout):
-        try:
-            pipe.close()
-        except OSError:  # a broken pipe's last write
-            pass
-    _forget(spare)
-
-
-def _take_spare():
-    """The waiting spare if it is usable, else a fresh one; a new spare starts either way."""
-    digest = simulator_digest()
-    with _spare_lock:
-        spare = _spares.pop() if _spares else None
-        if spare is not None and (spare.owner != os.getpid() or spare.digest != digest
-                                  or spare.proc.poll() is not None):
-            _discard(spare)
-            spare = None
-        if spare is None:
-            spare = _start_spare(digest)
-        try:
-            # The next run's spare imports while this run runs (the thread only waits).
-            _spares.append(_start_spare(digest))
-        except (OSError, RunError):
-            pass  # this run has its child; the next one starts its own
-    return spare
-
-
-def _fresh_child():
-    with _spare_lock:
-        return _start_spare(simulator_digest())
-
-
-def prepare():
-    """Start this server process's spare if none is waiting (the kernel page calls this,
-    so that its first Run does not wait for one either). Best effort: viewing needs no
-    spare, and a Run that finds none starts a child and reports what went wrong."""
-    with _spare_lock:
-        if not _spares:
-            try:
-                _spares.append(_start_spare(simulator_digest()))
-            except (OSError, RunError) as exc:
-                _log.warning("could not start a spare simulator: %s", exc)
-
-
-@atexit.register
-def _stop_spares():
-    """Stop and reap every child of this process, waiting or in the middle of a run: the
-    server's request threads do not outlive it, so no one else would."""
-    with _spare_lock:
-        _closing.append(True)
-        children = [c for c in _children if c.owner == os.getpid()]
-        _spares.clear()
-    for child in children:
-        _discard(child)
-
-
-def _ready(proc, deadline):
-    """True once ``proc`` says it is ready, False if it exited first; raises
-    ``subprocess.TimeoutExpired`` at ``deadline``."""
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise subprocess.TimeoutExpired(proc.args, 0)
-        if select.select([proc.stdout], [], [], left)[0]:
-            return proc.stdout.readline() == b"ready\n"
-
-
-def _hand_over(spare, job, deadline):
-    """Run ``job`` on ``spare``: (returncode, stderr text, whether it took the job); a
-    spare that died first says why on stderr. Raises ``subprocess.TimeoutExpired`` at
-    ``deadline``, after killing the child's process group."""
-    proc = spare.proc
-    took = False
-    try:
-        if _ready(proc, deadline):
-            bound(proc.pid)
-            took = True
-            proc.communicate(job, timeout=max(0.0, deadline - time.monotonic()))
-        else:
-            proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
-    except ProcessLookupError:
-        proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
-    except BaseException:
-        # A timeout, or anything else: the child never outlives its run unreaped.
-        _discard(spare)
-        raise
-    return proc.returncode, _reaped(spare), took
 
 
 def _error_from(stderr, returncode):
@@ -387,61 +231,304 @@ def _error_from(stderr, returncode):
     return RunError(lines[-1] if lines else f"the run failed (exit status {returncode})")
 
 
-RUNS_AT_ONCE = 2
-"""Edited runs one server process allows at the same time (each may use a core and GBs)."""
-_RUN_SLOTS = threading.BoundedSemaphore(RUNS_AT_ONCE)
+@dataclass
+class _Child:
+    """A started ``python -m simulator standby`` child, what it was started from, and the
+    unnamed file its stderr goes to (a pipe nobody reads before "ready" could fill and
+    stall it)."""
+    proc: subprocess.Popen
+    digest: str
+    owner: int
+    errors: object
 
 
-def run(spec, timeout=TIMEOUT_SECONDS):
-    """Run ``spec`` and return (run id, trace path, seconds); raises ``RunError``."""
-    run_id = spec.run_id()
-    done = run_path(run_id)
-    if done is not None:
-        return run_id, done, 0.0
-    if not _RUN_SLOTS.acquire(timeout=5):
-        raise RunError("the server is busy with other runs; try again in a moment")
-    try:
-        return _run_child(spec, run_id, timeout)
-    except RunError:
-        raise
-    except Exception as exc:  # no process, no file descriptor, no scratch space...
-        _log.exception("edited run %s could not be run", run_id)
-        raise RunError(f"could not run the simulator: {exc}") from None
-    finally:
-        _RUN_SLOTS.release()
+class SimulatorPool:
+    """The simulator children of one server process: at most one spare waiting, and the
+    runs in progress. ``command`` replaces the standby command line (tests give a child
+    that misbehaves); ``scratch`` the scratch directory (default ``default_scratch_dir``).
+    """
+
+    def __init__(self, scratch=None, command=None, runs_at_once=RUNS_AT_ONCE):
+        self._scratch_given = Path(scratch) if scratch is not None else None
+        self._scratch = None
+        self.command = command
+        self.runs_at_once = runs_at_once
+        self.owner = os.getpid()
+        self._spare = None
+        self._children = []
+        self._closing = False
+        self._lock = threading.RLock()  # held while a child is started or discarded
+        atexit.register(self.close)
+
+    # -- the scratch directory ------------------------------------------------------
+    def scratch_dir(self):
+        """The directory of edited runs (made again if a temp cleaner removed it)."""
+        with self._lock:
+            if self._scratch is None or not self._scratch.is_dir():
+                if self._scratch_given is not None:
+                    self._scratch_given.mkdir(mode=0o700, parents=True, exist_ok=True)
+                    self._scratch = self._scratch_given
+                else:
+                    self._scratch = default_scratch_dir()
+            return self._scratch
+
+    def slots(self):
+        """The run slots shared by every process using this scratch directory."""
+        return Slots(self.scratch_dir() / "slots", self.runs_at_once)
+
+    def run_path(self, run_id):
+        """The trace of an earlier run, or None for an unknown or malformed id."""
+        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+            return None
+        path = self.scratch_dir() / f"{run_id}.sqlite"
+        return path if path.is_file() else None
+
+    # -- children -------------------------------------------------------------------
+    @property
+    def spare(self):
+        """The waiting spare, or None."""
+        return self._spare
+
+    @property
+    def children(self):
+        """Every child started and not yet reaped, waiting or running."""
+        with self._lock:
+            return list(self._children)
+
+    def _start(self, digest):
+        """A new child, tracked until it is reaped. Called with ``_lock`` held."""
+        if self._closing:
+            raise RunError("the server is shutting down")
+        env = dict(os.environ)
+        # The simulator package sits beside dashapp, in a checkout and when installed.
+        package_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        # numpy's BLAS reserves memory per thread, which counts against RLIMIT_AS.
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
+        errors = tempfile.TemporaryFile()
+        try:
+            # Its own session, so a timeout kills whatever the run started too.
+            proc = subprocess.Popen(
+                self.command or [sys.executable, "-m", "simulator", "standby"],
+                cwd=self.scratch_dir(), env=env, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=errors, start_new_session=True)
+        except BaseException:
+            errors.close()
+            raise
+        child = _Child(proc, digest, os.getpid(), errors)
+        self._children.append(child)
+        return child
+
+    def _forget(self, child):
+        for pipe in (child.proc.stdin, child.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:  # a broken pipe's last write
+                pass
+        child.errors.close()
+        with self._lock:
+            if child in self._children:
+                self._children.remove(child)
+
+    def _reaped(self, child):
+        """What ``child`` wrote on stderr, once it has exited and been waited for."""
+        try:
+            child.errors.seek(0)
+            text = child.errors.read().decode(errors="replace")
+        except ValueError:  # closed: the server stopped the child while it ran
+            text = ""
+        self._forget(child)
+        return text
+
+    @staticmethod
+    def _kill(child):
+        """Kill ``child`` (and whatever it started) and wait for it. Safe while another
+        thread reads it: the process is only killed and waited for."""
+        if child.owner != os.getpid():
+            return  # inherited through fork (gunicorn --preload): the parent's to reap
+        try:
+            os.killpg(child.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        child.proc.wait()
+
+    def _discard(self, child):
+        self._kill(child)
+        if child.owner == os.getpid():
+            self._forget(child)
+
+    def _take_spare(self):
+        """The waiting spare if it is usable, else a fresh one; a new spare starts either way."""
+        digest = simulator_digest()
+        with self._lock:
+            spare, self._spare = self._spare, None
+            if spare is not None and (spare.owner != os.getpid() or spare.digest != digest
+                                      or spare.proc.poll() is not None):
+                self._discard(spare)
+                spare = None
+            if spare is None:
+                spare = self._start(digest)
+            try:
+                # The next run's spare imports while this run runs (the thread only waits).
+                self._spare = self._start(digest)
+            except (OSError, RunError):
+                pass  # this run has its child; the next one starts its own
+        return spare
+
+    def _fresh_child(self):
+        with self._lock:
+            return self._start(simulator_digest())
+
+    def prepare(self):
+        """Start this process's spare if none is waiting (the kernel page calls this, so
+        that its first Run does not wait for one either). Best effort: viewing needs no
+        spare, and a Run that finds none starts a child and reports what went wrong."""
+        with self._lock:
+            if self._spare is None:
+                try:
+                    self._spare = self._start(simulator_digest())
+                except (OSError, RunError) as exc:
+                    _log.warning("could not start a spare simulator: %s", exc)
+
+    def close(self):
+        """Stop and reap every child of this process, waiting or in the middle of a run,
+        and start no more: the server's threads do not outlive it, so no one else would.
+        A run in progress then fails with "the server is shutting down"."""
+        with self._lock:
+            self._closing = True
+            children = [c for c in self._children if c.owner == os.getpid()]
+            spare, self._spare = self._spare, None
+        for child in children:
+            self._kill(child)
+        if spare is not None and spare.owner == os.getpid():
+            self._forget(spare)
+
+    # -- a run ------------------------------------------------------------------------
+    def run(self, spec, timeout=TIMEOUT_SECONDS, progress=None):
+        """Run ``spec`` and return (run id, trace path, seconds); raises ``RunError``.
+
+        ``progress(phase)`` is told ``"waiting"`` when every run slot is taken and
+        ``"running"`` when the run starts.
+        """
+        run_id = spec.run_id()
+        done = self.run_path(run_id)
+        if done is not None:
+            return run_id, done, 0.0
+        if len(spec.source.encode(errors="replace")) > MAX_SOURCE_BYTES:
+            raise RunError(f"the kernel source is larger than {MAX_SOURCE_BYTES >> 10} KB")
+        if len(spec.options) > MAX_OPTIONS_CHARS:
+            raise RunError(f"the build options are longer than {MAX_OPTIONS_CHARS} characters")
+        report = progress or (lambda _phase: None)
+        try:
+            with self.slots().hold(QUEUE_SECONDS, lambda: report("waiting")):
+                report("running")
+                return self._run_child(spec, run_id, timeout)
+        except SlotsBusy as exc:
+            raise RunError(str(exc)) from None
+        except RunError:
+            raise
+        except Exception as exc:  # no process, no file descriptor, no scratch space...
+            _log.exception("edited run %s could not be run", run_id)
+            raise RunError(f"could not run the simulator: {exc}") from None
+
+    def _run_child(self, spec, run_id, timeout):
+        root = self.scratch_dir()
+        work = Path(tempfile.mkdtemp(prefix=f"{run_id}-", dir=root))
+        source_path = work / SOURCE_NAME
+        source_path.write_text(spec.source, errors="replace")
+        # Written inside the run's own directory, so whatever a killed run leaves behind
+        # goes with it; only a finished trace is moved to its final name.
+        trace = work / "trace.sqlite"
+        out_path = root / f"{run_id}.sqlite"
+        job = (json.dumps({"argv": _command(spec, source_path, trace), "cwd": str(work),
+                           "tied": True}) + "\n").encode()
+        start = time.perf_counter()
+        deadline = time.monotonic() + timeout
+        try:
+            returncode, err, took = self._hand_over(self._take_spare(), job, deadline)
+            if not took:
+                # The spare died before it took the job: a fresh child, once (if that one
+                # dies too, say, the simulator fails to import, its stderr says why).
+                returncode, err, took = self._hand_over(self._fresh_child(), job, deadline)
+        except subprocess.TimeoutExpired:
+            raise RunError(f"the run took longer than {timeout:g} s and was stopped") from None
+        else:
+            if returncode == 0 and trace.is_file():
+                os.replace(trace, out_path)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        seconds = time.perf_counter() - start
+        if self._closing:
+            raise RunError("the server is shutting down")
+        if returncode != 0 or not out_path.is_file():
+            raise _error_from(err.replace(str(source_path), SOURCE_NAME), returncode)
+        _prune(root)
+        return run_id, out_path, seconds
+
+    def _hand_over(self, child, job, deadline):
+        """Run ``job`` on ``child``: (returncode, stderr text, whether it took the job); a
+        child that died first says why on stderr. Raises ``subprocess.TimeoutExpired`` at
+        ``deadline``, after killing the child's process group."""
+        proc = child.proc
+        took = False
+        try:
+            if _ready(proc, deadline):
+                bound(proc.pid)
+                # stdin stays open until the run ends: the child stops itself at its end
+                # of input, which comes early only if this process dies.
+                proc.stdin.write(job)
+                proc.stdin.flush()
+                took = True
+            _wait(proc, deadline)
+        except (ProcessLookupError, BrokenPipeError):
+            _wait(proc, deadline)  # it died before taking the job: its stderr says why
+        except BaseException:
+            # A timeout, or anything else: the child never outlives its run unreaped.
+            self._discard(child)
+            raise
+        return proc.returncode, self._reaped(child), took
 
 
-def _run_child(spec, run_id, timeout):
-    root = scratch_dir()
-    work = Path(tempfile.mkdtemp(prefix=f"{run_id}-", dir=root))
-    source_path = work / SOURCE_NAME
-    source_path.write_text(spec.source)
-    # Written inside the run's own directory, so whatever a killed run leaves behind goes
-    # with it; only a finished trace is moved to its final name.
-    trace = work / "trace.sqlite"
-    out_path = root / f"{run_id}.sqlite"
-    job = (json.dumps({"argv": _command(spec, source_path, trace), "cwd": str(work)})
-           + "\n").encode()
-    start = time.perf_counter()
-    deadline = time.monotonic() + timeout
-    try:
-        returncode, err, took = _hand_over(_take_spare(), job, deadline)
-        if not took:
-            # The spare died before it took the job: a fresh child, once (if that one
-            # dies too, say, the simulator fails to import, its stderr says why).
-            returncode, err, took = _hand_over(_fresh_child(), job, deadline)
-    except subprocess.TimeoutExpired:
-        raise RunError(f"the run took longer than {timeout:g} s and was stopped") from None
-    else:
-        if returncode == 0 and trace.is_file():
-            os.replace(trace, out_path)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    seconds = time.perf_counter() - start
-    if returncode != 0 or not out_path.is_file():
-        raise _error_from(err.replace(str(source_path), SOURCE_NAME), returncode)
-    _prune(root)
-    return run_id, out_path, seconds
+def _ready(proc, deadline):
+    """True once ``proc`` says it is ready, False if it exited first; raises
+    ``subprocess.TimeoutExpired`` at ``deadline``."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired(proc.args, 0)
+        if select.select([proc.stdout], [], [], left)[0]:
+            return proc.stdout.readline() == b"ready\n"
+
+
+def _wait(proc, deadline):
+    """Wait for ``proc`` to exit, reading (and dropping) its stdout so it never stalls on
+    a full pipe; raises ``subprocess.TimeoutExpired`` at ``deadline``."""
+    fd = proc.stdout.fileno()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise subprocess.TimeoutExpired(proc.args, 0)
+        try:
+            readable = select.select([fd], [], [], left)[0]
+            if readable and not os.read(fd, 1 << 16):
+                break  # end of output: it has exited (or closed stdout, so exits soon)
+        except (OSError, ValueError):  # closed by the server's exit, which kills it
+            break
+    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+
+
+_pools = {}
+_pools_lock = threading.Lock()
+
+
+def default_pool():
+    """This process's pool over the default scratch directory (one per process: a
+    gunicorn worker forked from a parent that had one makes its own)."""
+    with _pools_lock:
+        pool = _pools.get(os.getpid())
+        if pool is None:
+            pool = _pools[os.getpid()] = SimulatorPool()
+        return pool
 
 
 def _mtime(path):
@@ -451,12 +538,19 @@ def _mtime(path):
         return 0.0
 
 
+_WORK_DIR = re.compile(r"^[0-9a-f]{16}-[A-Za-z0-9_]+$")  # tempfile.mkdtemp(prefix=f"{run_id}-")
+
+
 def _prune(root):
     """Keep the newest ``KEEP`` runs, and drop the work directories of runs a killed
-    server left behind (no run lasts twice its timeout)."""
-    runs = sorted(root.glob("*.sqlite"), key=_mtime, reverse=True)
-    for stale in root.glob("*-*"):
-        if stale.is_dir() and time.time() - _mtime(stale) > 2 * TIMEOUT_SECONDS:
+    server left behind (no run lasts twice its timeout). Only names the app gives its
+    own files are touched (traces named by a run id, work directories named after one):
+    ``$GPUSCOPE_RUN_DIR`` may hold anything else of the user's."""
+    runs = sorted((p for p in root.glob("*.sqlite") if RUN_ID.match(p.stem) and p.is_file()),
+                  key=_mtime, reverse=True)
+    for stale in root.iterdir():
+        if (_WORK_DIR.match(stale.name) and stale.is_dir() and not stale.is_symlink()
+                and time.time() - _mtime(stale) > 2 * TIMEOUT_SECONDS):
             shutil.rmtree(stale, ignore_errors=True)
     for old in runs[KEEP:]:
         # A trace the page has read may have SQLite's -wal/-shm files beside it.

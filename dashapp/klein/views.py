@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import queries, urls
+from ..catalog import trace_meta
 from . import analysis, runner
 from . import figures as kf
 
@@ -51,7 +52,7 @@ class KernelViews:
     debug: list
 
 
-def _memory_views(db, launch, first_group):
+def _memory_views(db, launch, first_group, group_size):
     views = []
     for name, space, _type, elem_bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
         if not watched:
@@ -63,13 +64,15 @@ def _memory_views(db, launch, first_group):
         table = analysis.bank_table(found)
         window = analysis.group_window(acc, first_group, MAX_DRAWN_ACCESSES)
         rows = (acc.work_group >= window.first_group) & (acc.work_group <= window.last_group)
-        part = analysis.select(acc, rows)
+        ids = acc.work_item[rows]
+        part = analysis.tile_order(analysis.select(acc, rows), group_size)
         lay = analysis.logical_layout(part)
         shown = found._replace(bank_degree=found.bank_degree[rows],
                                instruction_degree=found.instruction_degree[rows])
         views.append(MemoryView(
             array=name, space=space,
-            figure=kf.memory_figure(part, lay, shown, name, analysis.barrier_segments(part, lay)),
+            figure=kf.memory_figure(part, lay, shown, name, analysis.barrier_segments(part, lay),
+                                   ids),
             banks=kf.bank_figure(table), found=found, table=table,
             accesses=int((acc.kind != analysis.BARRIER).sum()), window=window))
     return views
@@ -88,10 +91,11 @@ def _work_item_maps(rows, global_size):
     return pattern, proxy
 
 
-def edit_spec(path, launch_id, source, size):
+def edit_spec(path, launch_id, source, size, options=""):
     """The ``RunSpec`` that re-runs launch ``launch_id`` of the trace at ``path`` with the
     edited ``source`` at ``size`` (text such as ``256x1``, one of the sizes the page
-    offers); its arguments are scaled to the new size.
+    offers) and the build ``options`` (``-D N=64 -I dir``); its arguments are scaled to
+    the new size.
 
     Raises ``LookupError`` for a missing launch and ``ValueError`` for a size that is not
     offered, each with a message for the page.
@@ -112,7 +116,8 @@ def edit_spec(path, launch_id, source, size):
         raise ValueError(f"Size {size!r} is not offered for this launch.")
     return runner.RunSpec(
         source=source, kernel=launch.kernel, global_size=new_global, local_size=tuple(local),
-        args=runner.scaled_args(launch.args, arrays, old_global, new_global))
+        args=runner.scaled_args(launch.args, arrays, old_global, new_global),
+        options=options or "")
 
 
 def run_lengths(values):
@@ -144,7 +149,8 @@ def build(path, launch_id, first_group=0):
                      " simulator to get them)")
         source = queries.kernel_source(db, launch.source)
         task = queries.kernel_launch_task(db, launch.id)
-        memory = _memory_views(db, launch.id, first_group)
+        memory = _memory_views(db, launch.id, first_group,
+                               int(np.prod(json.loads(launch.local_size))))
         patterns = analysis.patterns_by_size(queries.branch_patterns(db, launch.id))
         proxies = analysis.proxies_by_size(queries.proxy_warps(db, launch.id))
         nodes = queries.branch_nodes(db, launch.source, launch.kernel)
@@ -197,3 +203,12 @@ def task_launch(path, task_id, category):
 def kernel_href(trace, launch):
     """The kernel page of ``launch`` in ``trace``."""
     return urls.href("/kernel", urls.KernelState(trace=trace, launch=launch))
+
+
+def trace_launches(path):
+    """Every kernel launch of the trace at ``path`` (cached per file version): the Traces
+    page lists them and the navbar shows its Kernel link only when there are some."""
+    def make():
+        with queries.open_trace(path) as db:
+            return tuple(queries.kernel_launches(db))
+    return trace_meta(path).memo("launches", make)

@@ -7,17 +7,17 @@ the URL. A click on a merged run of sub-pixel bars zooms into it instead. Legend
 and cross-view hover highlighting run in the browser (assets/gpuscope.js).
 """
 from dataclasses import replace
-from urllib.parse import parse_qs
 
 import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
+from . import alert, from_search, params_of, trace_page
+from ..queries import QueryTimeout, TraceError
 from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
-from ..queries import QueryTimeout, TraceError
-from ..units import fmt_ps
+from ..units import fmt_at, fmt_ps
 
 
 LOC = widgets.LOCATION_ID
@@ -54,8 +54,10 @@ def _task_panel(page, meta, state):
                       href=urls.href("/component", replace(
                           state, task=page.parent.id, t0=None, t1=None, loc=parent_loc)))
     rows = [("ID", task.ext_id or str(task.id)), ("Category", kind.category),
-            ("Action", kind.action), ("Location", loc_name), ("Start", fmt_ps(task.start_ps)),
-            ("End", fmt_ps(task.end_ps)), ("Duration", fmt_ps(task.end_ps - task.start_ps)),
+            ("Action", kind.action), ("Location", loc_name),
+            ("Start", _time_cell(meta, task.start_ps, "cv-start")),
+            ("End", _time_cell(meta, task.end_ps, "cv-end")),
+            ("Duration", fmt_ps(task.end_ps - task.start_ps)),
             ("Subtasks", f"{page.children_total:,}")]
     if task.flags & 1:
         rows.append(("Note", "still open when the run stopped"))
@@ -64,29 +66,52 @@ def _task_panel(page, meta, state):
         html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows],
                    className="gs-summary-table", id="cv-current"),
         up or "",
+        _links(page, meta, state),
         _kernel_link(meta, state, task, kind),
         html.Div(figures.details_text(task), className="gs-details mt-1"),
-        html.Div([html.Div(f"{fmt_ps(t)}  {n}") for t, n in page.tags],
+        html.Div([html.Div(f"{fmt_at(t)}  {n}") for t, n in page.tags],
                  className="gs-details mt-1") if page.tags else "",
     ], className="mb-2")
 
 
-@widgets.friendly
-def layout(**query):
-    state, problems = urls.parse_component(query)
-    name, path, meta, trouble = widgets.resolve_trace(state.trace)
-    problems += trouble
-    if path is None:
-        return widgets.messages(problems)
-    state = replace(state, trace=name)
+def _time_cell(meta, ps, cell_id):
+    """A relative time, exact to the ns, with the absolute time on hover (and in a
+    hidden span for tests and copying) when the run has a clock."""
+    absolute = meta.absolute(ps)
+    return html.Span(fmt_at(ps), id=cell_id, title=absolute,
+                     className="gs-abs-time" if absolute else None)
+
+
+def _links(page, meta, state):
+    """The current task's links (flows): a click follows one to the task at the other
+    end, at its component (a CPU launch to its GPU kernel and back)."""
+    if not page.links_out and not page.links_in:
+        return ""
+    names = {x.id: x.name for x in meta.locations}
+    items = []
+    for direction, arrow, links in (("out", "→", page.links_out), ("in", "←", page.links_in)):
+        for i, link in enumerate(links):
+            other = link.task
+            label = (f"{arrow} {link.kind}: {meta.kinds[other.kind].action[:60]}"
+                     f" @ {names.get(other.location, '?')}")
+            items.append(html.Div(dcc.Link(label, id=f"cv-link-{direction}-{i}", href=urls.href(
+                "/component", replace(state, task=other.id, t0=None, t1=None,
+                                      loc=names.get(other.location))),
+                title=f"{meta.kinds[other.kind].action} at {fmt_at(other.start_ps)}"),
+                className="small gs-link-item"))
+    return html.Div([html.Div("Linked tasks", className="small fw-bold mt-1"), *items],
+                    id="cv-links")
+
+
+@trace_page(urls.parse_component)
+def layout(request):
+    name, meta, problems, state = request.name, request.meta, request.problems, request.state
     try:
-        page = views.component(path, state)
+        page = views.component(request.path, state)
     except LookupError as err:
         return html.Div([widgets.messages(problems + [str(err)]),
                          dcc.Link("Back to the Overview", href=urls.href(
                              "/overview", urls.OverviewState(trace=name)))])
-    except (TraceError, QueryTimeout) as err:
-        return widgets.messages(problems + [str(err)])
     t0, t1 = page.window
     shown = {t.kind for t in page.tasks}
     shown |= {t.kind for t in (page.parent, page.current) if t is not None}
@@ -99,16 +124,22 @@ def layout(**query):
         widgets.messages(problems + page.messages),
         html.Div([
             html.Span(page.location.name, className="gs-loc-label me-3 fs-5", id="cv-location"),
-            html.Span(f"window {fmt_ps(t0)} – {fmt_ps(t1)}", className="small me-3",
-                      id="cv-window"),
+            html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)}", className="small me-3",
+                      id="cv-window", title=(None if meta.absolute(t0) is None else
+                                             f"{meta.absolute(t0)} – {meta.absolute(t1)}")),
             html.Span(f"{page.total_in_window:,}{'+' if page.mode == 'density' else ''} tasks",
                       className="small me-3", id="cv-count"),
             dcc.Link("Overview at this window", href=overview, className="small me-3"),
+            dcc.Link("compare with…", id="cv-compare", className="small me-3",
+                     href=urls.href("/compare", urls.CompareState(
+                         a=name, view="component", loc=page.location.name, t0=t0, t1=t1))),
             html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png",
                         **{"data-graph": "cv-graph",
-                           "data-filename": widgets.safe_filename(filename)}),
+                           "data-filename": widgets.safe_filename(filename),
+                           "data-title": f"{name} · {page.location.name} · {fmt_ps(t0)} – "
+                                         f"{fmt_ps(t1)}"}),
             dbc.Button("CSV", id="cv-csv-button", size="sm", color="light"),
-            dcc.Download(id="cv-csv"),
+            dcc.Download(id="cv-csv"), html.Span(id="cv-csv-message"),
         ], className="mb-1"),
         dbc.Row([
             dbc.Col(dcc.Graph(id="cv-graph", figure=page.figure, className="gs-linked",
@@ -129,36 +160,61 @@ dash.register_page(__name__, path="/component", title="GPUscope component", name
 
 
 def _state(search):
-    return urls.parse_component(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+    return urls.parse_component(params_of(search))[0]
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("cv-graph", "relayoutData"), Input("cv-graph", "clickData"),
           State(LOC, "search"), State("cv-window-ps", "children"), prevent_initial_call=True)
+@widgets.guarded(no_update)
 def graph_to_url(relayout, click, search, shown_window):
     state = _state(search)
     if ctx.triggered_id != "cv-graph":
         return no_update
     prop = ctx.triggered[0]["prop_id"].split(".")[-1]
-    new = (urls.component_after_click(state, click, shown_window) if prop == "clickData"
-           else urls.component_after_zoom(state, relayout))
+    if prop == "clickData" and urls.density_click(click) is not None:
+        new = _zoom_to_bars(state, urls.density_click(click), shown_window)
+    else:
+        new = (urls.component_after_click(state, click, shown_window) if prop == "clickData"
+               else urls.component_after_zoom(state, relayout))
     if new is None:
         return no_update
     text = urls.search(new)
     return no_update if text == (search or "") else text
 
 
-@callback(Output("cv-csv", "data"), Input("cv-csv-button", "n_clicks"),
-          State(LOC, "search"), prevent_initial_call=True)
-def download_csv(_clicks, search):
-    state = _state(search)
-    name, path, meta, _problems = widgets.resolve_trace(state.trace)
-    if path is None:
-        return no_update
+def _zoom_to_bars(state, centre_ps, shown_window):
+    """The state whose window around ``centre_ps`` is narrow enough to draw bars."""
+    name, path, _meta, _problems = widgets.resolve_trace(state.trace)
+    location = _location_shown(state, path)
+    if path is None or location is None or not shown_window:
+        return None
+    window = tuple(int(v) for v in shown_window.split(","))
+    t0, t1 = views.bars_window(path, location, centre_ps, window)
+    return replace(state, trace=name, loc=location, t0=t0, t1=t1)
+
+
+def _location_shown(state, path):
+    """The component the page shows: the URL's, else the current task's."""
+    if state.loc or path is None:
+        return state.loc
     try:
-        page = views.component(path, replace(state, trace=name))
+        return views.component(path, state).location.name
     except LookupError:
-        return no_update
-    filename = widgets.safe_filename(f"{name}-{page.location.name}-{page.window[0]}-"
+        return None
+
+
+@callback(Output("cv-csv", "data"), Output("cv-csv-message", "children"),
+          Input("cv-csv-button", "n_clicks"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, no_update)
+def download_csv(_clicks, search):
+    request, problems = from_search(urls.parse_component, search)
+    if request is None:
+        return no_update, alert(problems)
+    try:
+        page = views.component(request.path, request.state)
+    except (LookupError, TraceError, QueryTimeout) as err:
+        return no_update, alert([str(err)])
+    filename = widgets.safe_filename(f"{request.name}-{page.location.name}-{page.window[0]}-"
                                      f"{page.window[1]}") + ".csv"
-    return dict(content=exporting.component_csv(page, meta), filename=filename)
+    return dict(content=exporting.component_csv(page, request.meta), filename=filename), ""

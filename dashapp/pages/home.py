@@ -1,12 +1,14 @@
 """The Traces page: every trace of the catalogue with its run and a short summary."""
 import json
+import time
 
 import dash
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
-from .. import urls, widgets
+from .. import damage, urls, widgets
 from ..daisen import views
+from ..klein.views import kernel_href, trace_launches
 from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
@@ -29,13 +31,22 @@ def _trace_card(name, path):
         ("Source", run["source"]),
         ("Simulated time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),
-        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,}"),
+        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,} with tasks, of"
+                       f" {len(meta.locations):,} locations (info counts them all)"),
+        *((("Time 0", meta.absolute(0)),) if meta.absolute(0) else ()),
+        *(("GPU", line) for line in meta.devices()),
         ("Completed", "yes" if run["completed"] else "no (interrupted or still running)"),
         ("Command", run["command"]),
-        ("Configuration", config if len(config) < 400 else config[:400] + "…"),
+        ("Configuration", html.Details([
+            html.Summary(config if len(config) < 120 else config[:120] + "…"),
+            html.Pre(json.dumps(meta.config, indent=2, sort_keys=True),
+                     className="gs-details")], className="gs-config")),
     ]
     return dbc.Card(dbc.CardBody([
-        html.H5(dcc.Link(name, href=overview, className="gs-trace-link")),
+        html.H5([dcc.Link(name, href=overview, className="gs-trace-link"),
+                 dcc.Link("compare with…", href=urls.href("/compare", urls.CompareState(a=name)),
+                          className="gs-compare-link small ms-3")]),
+        _launch_links(name, path),
         dbc.Row([
             dbc.Col(_table(("Run", ""), facts), md=5),
             dbc.Col([html.H6("Busiest components"),
@@ -54,20 +65,49 @@ def _trace_card(name, path):
     ]), className="mb-2")
 
 
+def _launch_links(name, path):
+    """Links to the kernel page (Klein's views) of each kernel launch of the trace."""
+    launches = trace_launches(path)
+    if not launches:
+        return ""
+    return html.Div(
+        [html.Span("Kernel views: ", className="small fw-bold me-1")] +
+        [dcc.Link(f"{x.kernel} #{x.id} ({' × '.join(map(str, json.loads(x.global_size)))})",
+                  href=kernel_href(name, x.id), className="small me-3 gs-launch-link")
+         for x in launches], className="mb-1 gs-launches")
+
+
 @widgets.friendly
 def layout(**_query):
     cat = widgets.catalog()
     names = cat.names()
-    if not names:
+    sweeps = _sweeps(cat)
+    if not names and not sweeps:
         return widgets.messages(["No trace files found. Start the app with --trace-dir DIR "
                                  "or --trace FILE."])
     cards = []
+    # Every trace's damage check starts now; the page waits for them at most as long
+    # as a page waits for one.
+    deadline = time.monotonic() + damage.WAIT_SECONDS
     for name in names:
         try:
-            cards.append(_trace_card(name, cat.path(name)))
+            found = damage.verdict(cat.path(name), max(0.0, deadline - time.monotonic()))
+            cards.append(dbc.Alert(found.message, color="danger") if found.damaged
+                         else _trace_card(name, cat.path(name)))
         except (TraceError, QueryTimeout, OSError) as err:
             cards.append(dbc.Alert(f"{name}: {err}", color="warning"))
-    return html.Div([html.H4("Traces"), *cards])
+    return html.Div([*sweeps, html.H4("Traces"), *cards])
+
+
+def _sweeps(cat):
+    """The sweep directories (``simulator sweep -o DIR``) in the trace directory."""
+    names = cat.sweeps()
+    if not names:
+        return []
+    return [html.H4("Sweeps"), html.Ul([
+        html.Li([dcc.Link(n, href=urls.href("/sweep", urls.SweepState(dir=n))),
+                 html.Span(f" · {len(cat.sweep_traces(n))} traces", className="small")])
+        for n in names], id="home-sweeps")]
 
 
 # Registered after ``layout`` exists: this module is imported, not scanned by Dash.

@@ -8,15 +8,16 @@ matching accesses, bank, source lines and pixels in the browser (assets/kernel.j
 without a server round trip. The page itself is built by ``klein.views.build``.
 """
 import json
+import time
 from dataclasses import replace
-from urllib.parse import parse_qs
 
 import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
-from ..klein import runner
+from . import alert, from_search, params_of, trace_page
+from ..klein import jobs, runner
 from ..klein.views import build, edit_spec
 from ..widgets import graph_config, safe_filename
 from ..queries import QueryTimeout, TraceError
@@ -24,6 +25,8 @@ from ..units import fmt_ps
 from ..urls import KernelState, first_value, int_param
 
 LOC = widgets.LOCATION_ID
+POLL_MS = 400
+"""How often the page asks how an edited run is doing."""
 
 
 def parse_kernel(params):
@@ -40,7 +43,7 @@ def parse_kernel(params):
 
 
 def _state(search):
-    return parse_kernel(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+    return parse_kernel(params_of(search))[0]
 
 
 def _source_view(text):
@@ -80,7 +83,10 @@ def _facts(views, state, name):
     others = [dcc.Link(f"launch {x.id}", className="me-2 small",
                        href=urls.href("/kernel", replace(state, launch=x.id, group=0)))
               for x in views.launches if x.id != launch.id]
-    return html.Div([table, link, html.Div(others)])
+    compare = "" if state.run is not None else dcc.Link(
+        "compare with…", id="kv-compare", className="small ms-2",
+        href=urls.href("/compare", urls.CompareState(a=name)))
+    return html.Div([table, link, compare, html.Div(others)])
 
 
 def _window_links(mv, state):
@@ -168,7 +174,8 @@ def _debug_section(views):
         return html.P("No @bind chart: declare `@emit TYPE NAME[N];` in the kernel and"
                       ' `@bind ["class":"lineChart", "data":["NAME"]]` after it.',
                       className="small")
-    return dbc.Row([dbc.Col(dcc.Graph(figure=fig, id=f"kv-debug-{i}", className="kv-debug"),
+    return dbc.Row([dbc.Col(dcc.Graph(figure=fig, id=f"kv-debug-{i}", className="kv-debug",
+                                      config=graph_config(f"debug-{i}")),
                             md=6) for i, (_bind, fig) in enumerate(views.debug)])
 
 
@@ -184,30 +191,36 @@ def _editor(views, state):
     back = dcc.Link("back to the recorded launch", href=urls.href(
         "/kernel", replace(state, run=None, launch=0, group=0)), className="small ms-2") \
         if state.run else ""
+    # The Run bar sticks to the bottom of the side column (kv-run-bar), so the button is
+    # on screen whatever the column's scroll.
     return html.Div([
         html.H6("Edit and run"),
         dcc.Textarea(id="kv-editor", value=views.source.text, className="kv-editor",
-                     spellCheck=False),
+                     spellCheck=False, maxLength=runner.MAX_SOURCE_BYTES),
+        # Above the run bar, not in it: the bar is sticky at the bottom of the screen, and
+        # a second line in it would cover the charts under it.
+        dcc.Input(id="kv-options", type="text", debounce=False, className="kv-options w-100",
+                  placeholder="build options, as clBuildProgram takes them: -D N=64 -I dir",
+                  value=""),
         html.Div([
-            dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
-                         className="kv-size"),
-            html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
-            back,
-        ], className="d-flex align-items-center mt-1"),
-        dcc.Loading(html.Div(id="kv-run-status", className="small mt-1")),
+            html.Div([
+                dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
+                             className="kv-size"),
+                html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
+                back,
+            ], className="d-flex align-items-center"),
+            html.Div(id="kv-run-status", className="small"),
+        ], className="kv-run-bar py-1"),
+        dcc.Store(id="kv-job"),
+        dcc.Interval(id="kv-poll", interval=POLL_MS, disabled=True),
     ], className="mt-2")
 
 
-@widgets.friendly
-def layout(**query):
-    state, problems = parse_kernel(query)
-    name, path, _meta, trouble = widgets.resolve_trace(state.trace)
-    problems += trouble
-    if path is None:
-        return widgets.messages(problems)
-    state = replace(state, trace=name)
+@trace_page(parse_kernel)
+def layout(request):
+    state, name, path, problems = request.state, request.name, request.path, request.problems
     if state.run is not None:
-        path = runner.run_path(state.run)
+        path = runner.default_pool().run_path(state.run)
         if path is None:
             return html.Div([widgets.messages(problems + [
                 "That edited run is gone: edited runs last only while this server runs."]),
@@ -217,12 +230,10 @@ def layout(**query):
         views = build(path, state.launch, state.group)
     except LookupError as err:
         return widgets.messages(problems + [str(err)])
-    except (TraceError, QueryTimeout) as err:
-        return widgets.messages(problems + [str(err)])
     title = f"{views.launch.kernel}, launch {views.launch.id}" + \
         (" (edited run)" if state.run else "")
     # The page has a Run button: have a simulator process started before it is pressed.
-    runner.prepare()
+    runner.default_pool().prepare()
     return html.Div([
         widgets.messages(problems),
         html.H5(title, id="kv-title"),
@@ -230,7 +241,10 @@ def layout(**query):
             dbc.Col([_facts(views, state, name), html.H6("Source", className="mt-2"),
                      _source_view(views.source.text), _editor(views, state)],
                     md=4, className="kv-side"),
-            dbc.Col([_memory_section(views, name, state), _branch_section(views, name),
+            # Memory and branching views side by side, so hovering a donut visibly
+            # highlights the accesses of its work-items.
+            dbc.Col([dbc.Row([dbc.Col(_memory_section(views, name, state), xl=7),
+                              dbc.Col(_branch_section(views, name), xl=5)]),
                      html.H6("Debug view", className="mt-3"), _debug_section(views)], md=8),
         ]),
     ])
@@ -250,31 +264,95 @@ def _error_context(source, err):
                     className="kv-error-context mb-0 mt-1")
 
 
+def _run_error(source, err):
+    return html.Div([str(err), _error_context(source, err)],
+                    className="alert alert-danger py-1 kv-run-error", id="kv-run-error")
+
+
+def _in_flight(status):
+    """The progress line of a run that is waiting or running."""
+    elapsed = max(0.0, time.time() - status.since)
+    if status.state == "waiting":
+        text = f"waiting for a free run slot ({runner.RUNS_AT_ONCE} runs at once) for" \
+               f" {elapsed:.0f} s"
+        value = 0
+    else:
+        text = f"running for {elapsed:.1f} s (stopped at {runner.TIMEOUT_SECONDS:g} s)"
+        value = min(100, 100 * elapsed / runner.TIMEOUT_SECONDS)
+    return html.Div([html.Span(text, id="kv-run-progress-text"),
+                     dbc.Progress(value=value, striped=True, animated=True,
+                                  className="kv-run-progress", style={"height": "4px"})],
+                    id="kv-run-progress", **{"data-state": status.state})
+
+
 @callback(Output(LOC, "search", allow_duplicate=True), Output("kv-run-status", "children"),
+          Output("kv-job", "data"), Output("kv-poll", "disabled"),
+          Output("kv-run", "disabled"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
-          State(LOC, "search"), prevent_initial_call=True)
-def run_edited(_clicks, source, size, search):
-    """Re-run the edited kernel at the chosen size and show its views (a new URL)."""
-    if not _clicks:
+          State("kv-options", "value"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, widgets.messages(["The run could not be started."],
+                                             colour="danger"), no_update, no_update, no_update)
+def start_run(clicks, source, size, options, search):
+    """Hand the edited kernel at the chosen size and build options to a background run and
+    start polling (or go straight to its views when the same run was made before)."""
+    keep = (no_update,) * 3
+    if not clicks:
         # Dash fires this when the page (with the button) is inserted: not a click.
-        return no_update, no_update
-    state = _state(search)
-    name, path, _meta, problems = widgets.resolve_trace(state.trace)
-    if path is None:
-        return no_update, widgets.messages(problems, colour="danger")
-    recorded = runner.run_path(state.run) if state.run else path
+        return no_update, no_update, *keep
+    if not isinstance(source, str) or not isinstance(size, str):
+        return no_update, widgets.messages(["Nothing to run."], colour="danger"), *keep
+    if len(source.encode(errors="replace")) > runner.MAX_SOURCE_BYTES:
+        return no_update, widgets.messages([
+            f"{runner.SOURCE_NAME}: the source is larger than {runner.MAX_SOURCE_BYTES >> 10}"
+            " KB; edit-and-run is for kernels of a page or two."], colour="danger"), *keep
+    request, problems = from_search(parse_kernel, search)
+    if request is None:
+        return no_update, alert(problems), *keep
+    state, name, path = request.state, request.name, request.path
+    recorded = runner.default_pool().run_path(state.run) if state.run else path
     if recorded is None:
         return no_update, widgets.messages(["The edited run this page showed is gone."],
-                                           colour="danger")
+                                           colour="danger"), *keep
     try:
-        spec = edit_spec(recorded, state.launch, source or "", size)
+        spec = edit_spec(recorded, state.launch, source, size, options if isinstance(options, str) else "")
+        run_id = jobs.default_queue().submit(spec)
     except (LookupError, ValueError, TraceError, QueryTimeout) as err:
-        return no_update, widgets.messages([str(err)], colour="danger")
-    try:
-        run_id, _path, seconds = runner.run(spec)
+        return no_update, widgets.messages([str(err)], colour="danger"), *keep
     except runner.RunError as err:
-        return no_update, html.Div([str(err), _error_context(source or "", err)],
-                                   className="alert alert-danger py-1 kv-run-error",
-                                   id="kv-run-error")
-    new = urls.search(replace(state, trace=name, run=run_id, launch=0, group=0))
-    return new, html.Span(f"ran in {seconds:.2f} s" if seconds else "same run as before")
+        return no_update, _run_error(source, err), *keep
+    job = {"run": run_id, "trace": name}
+    if runner.default_pool().run_path(run_id) is not None:
+        return (_run_url(state, name, run_id), html.Span("same run as before"), job, True,
+                False)
+    status = jobs.default_queue().status(run_id)
+    return no_update, _in_flight(status), job, False, True
+
+
+def _run_url(state, name, run_id):
+    return urls.search(replace(state, trace=name, run=run_id, launch=0, group=0))
+
+
+@callback(Output(LOC, "search", allow_duplicate=True), Output("kv-run-status", "children",
+                                                              allow_duplicate=True),
+          Output("kv-poll", "disabled", allow_duplicate=True),
+          Output("kv-run", "disabled", allow_duplicate=True),
+          Input("kv-poll", "n_intervals"), State("kv-job", "data"), State("kv-editor", "value"),
+          State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, no_update, True, False)
+def poll_run(_ticks, job, source, search):
+    """Show how the submitted run is doing; open its views when it is done."""
+    run_id = job.get("run") if isinstance(job, dict) else None
+    if not isinstance(run_id, str) or not runner.RUN_ID.match(run_id):
+        return no_update, no_update, True, False
+    status = jobs.default_queue().status(run_id)
+    if status.state in jobs.ACTIVE:
+        return no_update, _in_flight(status), no_update, no_update
+    if status.state == "done":
+        name = job.get("trace") if isinstance(job.get("trace"), str) else None
+        done = f"ran in {status.seconds:.2f} s" if status.seconds else "same run as before"
+        return _run_url(_state(search), name, run_id), html.Span(done), True, False
+    if status.state == "failed":
+        return no_update, _run_error(source if isinstance(source, str) else "",
+                                     status.error()), True, False
+    return (no_update, widgets.messages(["This server knows nothing of that run."],
+                                        colour="danger"), True, False)

@@ -3,32 +3,38 @@
 Every control writes the URL and nothing else; the page is then rebuilt from the URL.
 Zooming any chart sets the shared window (t0, t1) for all of them.
 """
+import json
 from dataclasses import replace
-from urllib.parse import parse_qs
 
 import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
+from . import alert, from_search, params_of, trace_page
 from ..daisen import exporting, views
-from ..daisen.metrics import METRICS
+from ..daisen.metrics import COUNTER_PREFIX, METRICS
+from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
-from ..units import fmt_ps
+from ..units import fmt_at, fmt_ps
 
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
 
 
-def _controls(state):
+def _controls(state, meta):
     none = [{"label": "– (hide)", "value": urls.NO_METRIC}]
+    names = sorted({name for _, _, name, _ in meta.counters})
+    counters = [{"label": f"counter: {name}", "value": COUNTER_PREFIX + name} for name in names]
+    fitting = views.metric_keys(meta)
+    metric_options = [o for o in METRIC_OPTIONS if o["value"] in fitting]
     return dbc.Row([
         dbc.Col(dbc.Input(id="ov-filter", value=state.filter, debounce=True, type="text",
                           placeholder="filter: regular expression, e.g. (CU|L1|L2)"), md=3),
-        dbc.Col(dcc.Dropdown(id="ov-primary", options=METRIC_OPTIONS + none,
+        dbc.Col(dcc.Dropdown(id="ov-primary", options=metric_options + counters + none,
                              value=state.primary, clearable=False), md=2),
-        dbc.Col(dcc.Dropdown(id="ov-secondary", options=METRIC_OPTIONS + none,
+        dbc.Col(dcc.Dropdown(id="ov-secondary", options=metric_options + counters + none,
                              value=state.secondary, clearable=False), md=2),
         dbc.Col(dbc.RadioItems(id="ov-sort", value=state.sort, inline=True,
                                options=[{"label": "by name", "value": "name"},
@@ -36,7 +42,7 @@ def _controls(state):
         dbc.Col([dbc.Button("Reset zoom", id="ov-reset", size="sm", color="secondary",
                             className="me-1"),
                  dbc.Button("CSV", id="ov-csv-button", size="sm", color="light"),
-                 dcc.Download(id="ov-csv")], md=3),
+                 dcc.Download(id="ov-csv"), html.Div(id="ov-csv-message")], md=3),
     ], className="g-2 mb-2 align-items-center")
 
 
@@ -51,7 +57,9 @@ def _chart(page, i, chart):
                      title="Open the Component view at this window"),
             html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
                         **{"data-graph": f"ov-chart-{i}", "data-filename":
-                           widgets.safe_filename(name)}),
+                           widgets.safe_filename(name), "data-title":
+                           f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
+                           f"{fmt_ps(page.window[1])}"}),
         ], className="d-flex justify-content-between"),
         html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
                            config=widgets.graph_config(name), className="gs-ov-graph"),
@@ -59,30 +67,49 @@ def _chart(page, i, chart):
     ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
 
 
-@widgets.friendly
-def layout(**query):
-    state, problems = urls.parse_overview(query)
-    name, path, _meta, trouble = widgets.resolve_trace(state.trace)
-    problems += trouble
-    if path is None:
-        return widgets.messages(problems)
-    state = replace(state, trace=name)
-    try:
-        page = views.overview(path, state)
-    except (TraceError, QueryTimeout) as err:
-        return widgets.messages(problems + [str(err)])
+def _finder(meta, state):
+    """Search-as-you-type for a component, and the component tree to browse and filter."""
+    names = [loc.name for loc in views.ordered_locations(meta, "name")]
+    return dbc.Row([
+        dbc.Col(dcc.Dropdown(id="ov-finder", options=names, value=None, searchable=True,
+                             placeholder=f"find a component ({len(names)}): type part of"
+                                         " its name", className="gs-finder"), md=4),
+        # Hundreds of nodes as Dash components would take the renderer seconds on each
+        # page change: the tree goes to the browser as data, drawn by assets/tree.js.
+        dbc.Col(html.Details([html.Summary("Component tree", className="small"),
+                              html.Div(id="ov-tree", className="gs-tree", **{
+                                  "data-tree": json.dumps(tree_data(component_tree(names))),
+                                  "data-trace": state.trace or "",
+                                  "data-window": "" if state.t0 is None
+                                  else f"{state.t0},{state.t1}"})]), md=8),
+    ], className="g-2 mb-2")
+
+
+def _absolute_window(meta, t0, t1):
+    """The window on the run's own clock (hover text), or None for a simulator trace."""
+    start = meta.absolute(t0)
+    return None if start is None else f"{start} – {meta.absolute(t1)}"
+
+
+@trace_page(urls.parse_overview)
+def layout(request):
+    name, problems, meta = request.name, request.problems, request.meta
+    page = views.overview(request.path, request.state)
     state = page.state
     t0, t1 = page.window
     header = html.Div([
         html.Span(f"{name}", className="gs-loc-label me-3"),
-        html.Span(f"window {fmt_ps(t0)} – {fmt_ps(t1)} ({fmt_ps(t1 - t0)})", id="ov-window",
-                  className="me-3"),
+        html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)} ({fmt_ps(t1 - t0)})", id="ov-window",
+                  className="me-3", title=_absolute_window(meta, t0, t1)),
         html.Span(f"page {state.page} of {page.pages} · {page.matched} of "
-                  f"{page.names_total} components", id="ov-count"),
+                  f"{page.names_total} components", id="ov-count", className="me-3"),
+        dcc.Link("compare with…", id="ov-compare", href=urls.href("/compare", urls.CompareState(
+            a=name, view="overview", filter=state.filter, sort=state.sort, t0=t0, t1=t1))),
     ], className="mb-1 small")
     return html.Div([
         widgets.messages(problems + page.messages),
-        _controls(state),
+        _finder(meta, state),
+        _controls(state, meta),
         header,
         dbc.Pagination(id="ov-pages", max_value=page.pages, active_page=state.page,
                        first_last=True, previous_next=True, fully_expanded=False,
@@ -98,7 +125,7 @@ dash.register_page(__name__, path="/overview", title="GPUscope overview", name="
 
 
 def _state(search):
-    return urls.parse_overview(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+    return urls.parse_overview(params_of(search))[0]
 
 
 def _go(search, state):
@@ -106,24 +133,33 @@ def _go(search, state):
     return no_update if new == (search or "") else new
 
 
+def _whole(value):
+    """A page number from a control: a whole number of at least 1, else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and \
+        1 <= value <= urls.MAX_INT else None
+
+
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input("ov-filter", "value"), Input("ov-primary", "value"),
           Input("ov-secondary", "value"), Input("ov-sort", "value"),
           Input("ov-pages", "active_page"), Input("ov-reset", "n_clicks"),
           State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update)
 def controls_to_url(filter_text, primary, secondary, sort, page, _reset, search):
+    # Values the controls cannot produce (a crafted request) change nothing; the
+    # metric and sort names are checked again when the URL is parsed.
     state = _state(search)
     trigger = ctx.triggered_id
-    if trigger == "ov-filter":
-        state = replace(state, filter=filter_text or "", page=1)
-    elif trigger == "ov-primary":
+    if trigger == "ov-filter" and isinstance(filter_text, (str, type(None))):
+        state = replace(state, filter=(filter_text or "")[:urls.MAX_FILTER], page=1)
+    elif trigger == "ov-primary" and isinstance(primary, str):
         state = replace(state, primary=primary)
-    elif trigger == "ov-secondary":
+    elif trigger == "ov-secondary" and isinstance(secondary, str):
         state = replace(state, secondary=secondary)
-    elif trigger == "ov-sort":
+    elif trigger == "ov-sort" and sort in urls.SORTS:
         state = replace(state, sort=sort, page=1)
-    elif trigger == "ov-pages":
-        state = replace(state, page=page or 1)
+    elif trigger == "ov-pages" and _whole(page):
+        state = replace(state, page=page)
     elif trigger == "ov-reset":
         state = replace(state, t0=None, t1=None)
     return _go(search, state)
@@ -132,10 +168,11 @@ def controls_to_url(filter_text, primary, secondary, sort, page, _reset, search)
 @callback(Output(LOC, "search", allow_duplicate=True),
           Input({"type": "ov-graph", "index": ALL}, "relayoutData"),
           State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update)
 def zoom_to_url(_relayouts, search):
     if not ctx.triggered or ctx.triggered_id is None:
         return no_update
-    window = urls.window_from_relayout(ctx.triggered[0]["value"])
+    window = urls.window_from_relayout(ctx.triggered[0].get("value"))
     if window is None:
         return no_update
     state = _state(search)
@@ -143,16 +180,32 @@ def zoom_to_url(_relayouts, search):
     return _go(search, replace(state, t0=t0, t1=t1))
 
 
-@callback(Output("ov-csv", "data"), Input("ov-csv-button", "n_clicks"),
-          State(LOC, "search"), prevent_initial_call=True)
-def download_csv(_clicks, search):
+@callback(Output(LOC, "pathname", allow_duplicate=True),
+          Output(LOC, "search", allow_duplicate=True),
+          Input("ov-finder", "value"), State(LOC, "search"), prevent_initial_call=True)
+def open_found(loc, search):
+    """Open the Component view of the component picked in the finder, at the window."""
+    if not loc:
+        return no_update, no_update
     state = _state(search)
-    name, path, _meta, _problems = widgets.resolve_trace(state.trace)
-    if path is None:
-        return no_update
+    return "/component", urls.search(urls.ComponentState(trace=state.trace, loc=loc,
+                                                         t0=state.t0, t1=state.t1))
+
+
+@callback(Output("ov-csv", "data"), Output("ov-csv-message", "children"),
+          Input("ov-csv-button", "n_clicks"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, no_update)
+def download_csv(_clicks, search):
+    request, problems = from_search(urls.parse_overview, search)
+    if request is None:
+        return no_update, alert(problems)
     try:
-        page = views.overview(path, replace(state, trace=name))
-    except (TraceError, QueryTimeout):  # the page itself shows what went wrong
-        return no_update
-    filename = widgets.safe_filename(f"{name}-overview-page{page.state.page}") + ".csv"
-    return dict(content=exporting.overview_csv(page), filename=filename)
+        page = views.overview(request.path, request.state)
+    except (TraceError, QueryTimeout) as err:
+        return no_update, alert([str(err)])
+    # Filter and window in the name: two exports of different views never collide.
+    t0, t1 = page.window
+    filename = widgets.safe_filename(
+        f"{request.name}-overview-{page.state.filter or 'all'}-{t0}-{t1}-page{page.state.page}"
+    ) + ".csv"
+    return dict(content=exporting.overview_csv(page), filename=filename), ""

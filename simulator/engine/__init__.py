@@ -1,18 +1,20 @@
 """The event engine: integer time, deterministic order, smart ticking, bounded buffers.
 
-The Cython build (``_engine.pyx``) is used when it is compiled; ``engine.py`` is the
-readable reference with the same API, used when the extension is missing or when
-``SIMULATOR_PUREPYTHON=1``.
+The Cython build (``_engine.pyx``, a C heap of events) and the readable reference
+(``engine.py``) have the same API; ``simulator.build`` picks one (``module_for``).
 """
-import os
+from types import ModuleType
 
-if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
-    from . import engine as _impl
-else:
-    try:
-        from . import _engine as _impl
-    except ImportError:  # extension not built: the reference has the same API
-        from . import engine as _impl
+from .. import build as _build
+
+
+def module_for(build: str | None = None) -> ModuleType:
+    """The engine module of ``build`` (``"python"`` or ``"cython"``; default: the build
+    ``simulator.build`` chooses)."""
+    return _build.module("simulator.engine._engine", build)
+
+
+_impl = module_for()
 
 Engine = _impl.Engine
 Handler = _impl.Handler
@@ -22,7 +24,7 @@ TimeoutProcess = _impl.TimeoutProcess
 PRIMARY = _impl.PRIMARY
 SECONDARY = _impl.SECONDARY
 TICK = _impl.TICK
-IMPLEMENTATION = "cython" if _impl.__name__.endswith("._engine") else "python"
+IMPLEMENTATION = "cython" if _build.is_compiled(_impl) else "python"
 
 __all__ = ["Engine", "Handler", "TickingComponent", "Buffer", "TimeoutProcess", "PRIMARY",
-           "SECONDARY", "TICK", "IMPLEMENTATION"]
+           "SECONDARY", "TICK", "IMPLEMENTATION", "module_for"]

@@ -19,6 +19,7 @@ the producer retries when the consumer frees a slot: that is back-pressure.
 """
 import heapq
 from collections import deque
+from typing import Any
 
 PRIMARY = 0
 """Priority of ordinary events."""
@@ -33,7 +34,7 @@ TICK = -1
 class Handler:
     """Anything an event can be delivered to."""
 
-    def handle(self, kind, arg):
+    def handle(self, kind: int, arg: Any) -> Any:
         """Run the event ``kind`` with its argument ``arg`` at ``engine.now``."""
         raise NotImplementedError
 
@@ -41,14 +42,15 @@ class Handler:
 class Engine:
     """A serial discrete-event engine over integer time."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.now = 0
         self.events = 0
         self._queue = []
         self._seq = 0
         self._stopped = False
 
-    def schedule(self, time, handler, kind=0, arg=None, priority=PRIMARY):
+    def schedule(self, time: int, handler: Handler, kind: int = 0, arg: Any = None,
+                 priority: int = PRIMARY) -> None:
         """Deliver ``handler.handle(kind, arg)`` at absolute time ``time``."""
         if time < self.now:
             raise ValueError(f"cannot schedule at {time}, before the current time {self.now}")
@@ -59,15 +61,15 @@ class Engine:
         self._seq += 1
 
     @property
-    def pending(self):
+    def pending(self) -> int:
         """Number of events scheduled and not yet run."""
         return len(self._queue)
 
-    def peek_time(self):
+    def peek_time(self) -> int:
         """Time of the next event, or -1 when none is scheduled."""
         return self._queue[0][0] if self._queue else -1
 
-    def run(self, until=-1):
+    def run(self, until: int = -1) -> int:
         """Run events in order until none is left, the next one is later than ``until``
         (when ``until >= 0``) or ``stop()`` was called. Returns the number of events run."""
         queue = self._queue
@@ -83,11 +85,11 @@ class Engine:
         self.events += count
         return count
 
-    def stop(self):
+    def stop(self) -> None:
         """Make ``run`` return after the event being handled."""
         self._stopped = True
 
-    def clear(self):
+    def clear(self) -> None:
         """Drop every pending event (a model abandoned mid-run is then freed)."""
         self._queue.clear()
 
@@ -95,24 +97,24 @@ class Engine:
 class TickingComponent(Handler):
     """A component that ticks once per cycle while it makes progress (smart ticking)."""
 
-    def __init__(self, engine, name):
+    def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine
         self.name = name
         self.next_tick = -1
         self.ticks = 0
 
-    def wake_at(self, time):
+    def wake_at(self, time: int) -> None:
         """Make sure the component ticks at ``time`` or earlier."""
         if 0 <= self.next_tick <= time:
             return
         self.next_tick = time
         self.engine.schedule(time, self, TICK)
 
-    def wake(self):
+    def wake(self) -> None:
         """Tick in the next cycle (akita's ``TickLater``)."""
         self.wake_at(self.engine.now + 1)
 
-    def handle(self, kind, arg):
+    def handle(self, kind: int, arg: Any) -> None:
         if kind != TICK:
             self.receive(kind, arg)
             return
@@ -125,11 +127,11 @@ class TickingComponent(Handler):
         if following >= 0:
             self.wake_at(following)
 
-    def tick(self, now):
+    def tick(self, now: int) -> int:
         """One cycle of work; return the next time to tick (> now) or -1 to sleep."""
         return -1
 
-    def receive(self, kind, arg):
+    def receive(self, kind: int, arg: Any) -> Any:
         """A timed event other than a tick (for example a response arriving)."""
         raise NotImplementedError(f"{self.name} got an unexpected event of kind {kind}")
 
@@ -137,7 +139,7 @@ class TickingComponent(Handler):
 class Buffer:
     """A bounded FIFO from producers to one consumer, with back-pressure."""
 
-    def __init__(self, capacity, name=""):
+    def __init__(self, capacity: int, name: str = "") -> None:
         if capacity < 1:
             raise ValueError(f"buffer {name!r} needs a capacity of at least 1, got {capacity}")
         self.capacity = capacity
@@ -148,14 +150,14 @@ class Buffer:
         self.pushed = 0
         self.refused = 0
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.items)
 
-    def can_push(self):
+    def can_push(self) -> bool:
         """True when a push would be accepted."""
         return len(self.items) < self.capacity
 
-    def push(self, item):
+    def push(self, item: Any) -> bool:
         """Append ``item`` and wake the consumer; False (and nothing done) when full."""
         if len(self.items) >= self.capacity:
             self.refused += 1
@@ -166,11 +168,11 @@ class Buffer:
             self.consumer.wake()
         return True
 
-    def peek(self):
+    def peek(self) -> Any:
         """The oldest item, or None."""
         return self.items[0] if self.items else None
 
-    def pop(self):
+    def pop(self) -> Any:
         """Remove and return the oldest item; wake the producers if it was full."""
         was_full = len(self.items) >= self.capacity
         item = self.items.popleft()
@@ -187,7 +189,7 @@ class TimeoutProcess(Handler):
     ``for _ in range(count): yield env.timeout(delay)``; benchmarks and tests use it.
     """
 
-    def __init__(self, engine, delay, count):
+    def __init__(self, engine: Engine, delay: int, count: int) -> None:
         self.engine = engine
         self.delay = delay
         self.count = count
@@ -195,7 +197,7 @@ class TimeoutProcess(Handler):
         if count > 0:
             engine.schedule(engine.now + delay, self)
 
-    def handle(self, kind, arg):
+    def handle(self, kind: int, arg: Any) -> None:
         self.done += 1
         if self.done < self.count:
             self.engine.schedule(self.engine.now + self.delay, self)

@@ -8,18 +8,30 @@ the most free slots. Dispatch is in order, round robin over the CUs, at most
 after a ``launch_overhead``. It sleeps while nothing fits and wakes when a CU reports a
 finished work-group or frees a slot in its input buffer.
 
-``_command_processor.pyx`` is the Cython build of this module, with the same API and
-behaviour.
+Written once, in Cython's pure Python mode: ``command_processor.pxd`` gives the static
+types with which ``setup.py`` compiles this file; ``simulator.build`` decides whether the
+compiled module or this source runs. Compiled, it subclasses the Cython engine's
+component and calls the Cython tracer; run as Python, the reference engine and tracer.
 """
+from array import array
 from collections import deque
 
-from ..engine.engine import TickingComponent
-from ..tracing import NO_TASK
-from .compute_unit import MapWG
+import cython
+
+if not cython.compiled:
+    from ..engine.engine import TickingComponent
+    from ..tracing.api import NO_TASK
+    from .compute_unit import ComputeUnit, MapWG
 
 
 def round_up(value, granularity):
-    return -(-value // granularity) * granularity
+    """``value`` rounded up to a multiple of ``granularity`` (both non-negative)."""
+    return (value + granularity - 1) // granularity * granularity
+
+
+def int64_array(length, value):
+    """``length`` copies of ``value``, as the flat int64 array the resource model reads."""
+    return array("q", [value]) * length
 
 
 class CommandProcessor(TickingComponent):
@@ -40,10 +52,15 @@ class CommandProcessor(TickingComponent):
         self.sgprs = c["sgprs"]
         self.lds_bytes = c["lds_bytes"]
         n = len(cus)
-        self.free_slots = [[c["wf_slots_per_simd"]] * self.simds for _ in range(n)]
-        self.free_vgprs = [[c["vgprs_per_simd"]] * self.simds for _ in range(n)]
-        self.free_sgprs = [c["sgprs"]] * n
-        self.free_lds = [c["lds_bytes"]] * n
+        self.n_cus = n
+        # free resources of each CU; per SIMD at [cu * simds + simd]
+        self.free_slots = int64_array(n * self.simds, self.wf_slots)
+        self.free_vgprs = int64_array(n * self.simds, self.vgprs_per_simd)
+        self.free_sgprs = int64_array(n, self.sgprs)
+        self.free_lds = int64_array(n, self.lds_bytes)
+        # scratch copies of one CU's SIMDs while a work-group is placed
+        self.try_slots = int64_array(self.simds, 0)
+        self.try_vgprs = int64_array(self.simds, 0)
         for cu in cus:
             cu.cp = self
             cu.inbox.producers.append(self)
@@ -75,7 +92,7 @@ class CommandProcessor(TickingComponent):
         self.completed = 0
         self.dispatch_from = now + self.launch_overhead
         for stream in work_groups:
-            if self._place(0, stream, check_only=True, empty=True) is None:
+            if self._place(0, stream, True, True) is None:
                 raise ValueError(
                     f"work-group {stream.group_id} cannot fit on an empty CU: "
                     f"{len(stream.wavefronts)} wavefronts, {stream.lds_bytes} B of LDS, "
@@ -89,22 +106,29 @@ class CommandProcessor(TickingComponent):
     def _place(self, cu, stream, check_only, empty=False):
         """SIMD of each wavefront if the work-group fits on ``cu`` (reserving it unless
         ``check_only``), else None. ``empty`` checks against an idle CU."""
-        n = len(stream.wavefronts)
-        lds = round_up(stream.lds_bytes, self.lds_granularity)
-        sgprs = n * round_up(stream.sgprs_per_wavefront, self.sgpr_granularity)
-        vgprs = round_up(stream.vgprs_per_wavefront, self.vgpr_granularity)
+        n: cython.Py_ssize_t = len(stream.wavefronts)
+        lds: cython.longlong = round_up(stream.lds_bytes, self.lds_granularity)
+        sgprs: cython.longlong = n * round_up(stream.sgprs_per_wavefront, self.sgpr_granularity)
+        vgprs: cython.longlong = round_up(stream.vgprs_per_wavefront, self.vgpr_granularity)
+        s: cython.int
+        best: cython.int
+        _wavefront: cython.Py_ssize_t
+        free_lds: cython.longlong
+        free_sgprs: cython.longlong
+        slots: cython.longlong[::1] = self.try_slots
+        free_vgprs: cython.longlong[::1] = self.try_vgprs
+        base: cython.Py_ssize_t = cu * self.simds
+        for s in range(self.simds):
+            slots[s] = self.wf_slots if empty else self.free_slots[base + s]
+            free_vgprs[s] = self.vgprs_per_simd if empty else self.free_vgprs[base + s]
         if empty:
-            slots = [self.wf_slots] * self.simds
-            free_vgprs = [self.vgprs_per_simd] * self.simds
             free_lds, free_sgprs = self.lds_bytes, self.sgprs
         else:
-            slots = list(self.free_slots[cu])
-            free_vgprs = list(self.free_vgprs[cu])
             free_lds, free_sgprs = self.free_lds[cu], self.free_sgprs[cu]
         if lds > free_lds or sgprs > free_sgprs:
             return None
         simds = []
-        for _ in range(n):
+        for _wavefront in range(n):
             best = -1
             for s in range(self.simds):
                 if slots[s] > 0 and free_vgprs[s] >= vgprs and (best < 0 or slots[s] > slots[best]):
@@ -115,34 +139,43 @@ class CommandProcessor(TickingComponent):
             free_vgprs[best] -= vgprs
             simds.append(best)
         if not check_only:
-            self.free_slots[cu] = slots
-            self.free_vgprs[cu] = free_vgprs
+            for s in range(self.simds):
+                self.free_slots[base + s] = slots[s]
+                self.free_vgprs[base + s] = free_vgprs[s]
             self.free_lds[cu] -= lds
             self.free_sgprs[cu] -= sgprs
         return simds
 
     def _release(self, cu, stream, simds):
-        vgprs = round_up(stream.vgprs_per_wavefront, self.vgpr_granularity)
+        vgprs: cython.longlong = round_up(stream.vgprs_per_wavefront, self.vgpr_granularity)
+        s: cython.int
         for s in simds:
-            self.free_slots[cu][s] += 1
-            self.free_vgprs[cu][s] += vgprs
+            self.free_slots[cu * self.simds + s] += 1
+            self.free_vgprs[cu * self.simds + s] += vgprs
         self.free_lds[cu] += round_up(stream.lds_bytes, self.lds_granularity)
         self.free_sgprs[cu] += len(simds) * round_up(stream.sgprs_per_wavefront,
                                                      self.sgpr_granularity)
+        return 0
 
     def tick(self, now):
+        sent: cython.longlong = 0
+        n: cython.int = self.n_cus
+        k: cython.int
+        cu: cython.int
+        target: cython.int
+        req_out: cython.longlong
+        unit: ComputeUnit
         if now < self.dispatch_from:
             return self.dispatch_from
-        sent = 0
-        n = len(self.cus)
         while self.queue and sent < self.rate:
             stream = self.queue[0]
             target = -1
             simds = None
             for k in range(n):
                 cu = (self.next_cu + k) % n
-                if self.cus[cu].inbox.can_push():
-                    simds = self._place(cu, stream, check_only=False)
+                unit = self.cus[cu]
+                if unit.inbox.can_push():
+                    simds = self._place(cu, stream, False)
                     if simds is not None:
                         target = cu
                         break
@@ -153,7 +186,8 @@ class CommandProcessor(TickingComponent):
             if self.trace_wg:
                 req_out = self.tracer.trace_req_initiate(self.kernel_task, self.kind_map_out,
                                                          self.loc, now)
-            self.cus[target].inbox.push(MapWG(stream, simds, req_out, target))
+            unit = self.cus[target]
+            unit.inbox.push(MapWG(stream, simds, req_out, target))
             self.next_cu = (target + 1) % n
             self.in_flight += 1
             self.dispatched += 1
@@ -162,8 +196,9 @@ class CommandProcessor(TickingComponent):
             return now + 1
         return -1
 
-    def receive(self, kind, msg):
-        now = self.engine.now
+    def receive(self, kind, arg):
+        msg: MapWG = arg
+        now: cython.longlong = self.engine.now
         self._release(msg.cu, msg.stream, msg.simds)
         if self.trace_wg:
             self.tracer.trace_req_finalize(msg.req_out, now)
@@ -181,3 +216,4 @@ class CommandProcessor(TickingComponent):
             self.tracer.end_task(self.kernel_task, now)
         # hand control back at the exact end of the kernel, whatever ``run``'s horizon
         self.engine.stop()
+        return 0

@@ -1,4 +1,4 @@
-"""A GCN compute unit, as a readable pure-Python reference.
+"""A GCN compute unit.
 
 It replays the instruction streams of the wavefronts mapped onto it:
 
@@ -17,25 +17,37 @@ It replays the instruction streams of the wavefronts mapped onto it:
   wavefront of the work-group arrived, and ``END`` until its stores and loads completed;
   the last wavefront of a work-group reports to the Command Processor.
 
-``_compute_unit.pyx`` is the Cython build of this module, with the same API and behaviour.
+Written once, in Cython's pure Python mode: ``compute_unit.pxd`` gives the static types
+with which ``setup.py`` compiles this file (stream columns then read through typed
+memoryviews, unit busy times as C integers, tracer calls as C calls);
+``simulator.build`` decides whether the compiled module or this source runs.
 """
+from array import array
 from collections import deque
 
+import cython
 import numpy as np
 
-from ..engine.engine import Buffer, TickingComponent
 from ..stream import Unit
-from ..tracing import NO_TASK
-from .memory import MemRequest
 
-WG_DONE = 2
-"""Event kind: a work-group finished, sent to the Command Processor."""
+if not cython.compiled:
+    from ..engine.engine import Buffer, TickingComponent
+    from ..tracing.api import NO_TASK, Tracer
+    from .memory import MemRequest, new_request
 
-READY, WAIT_LOADS, AT_BARRIER, SENDING, ENDING, DONE = range(6)
-SPECIAL = 6
-"""Issue-slot index shared by WAITCNT, BARRIER and END."""
+if not cython.compiled:  # compiled, these are C constants of compute_unit.pxd
+    WG_DONE = 2
+    """Event kind: a work-group finished, sent to the Command Processor."""
 
-VALU, SALU, LDS, VMEM, BRANCH, BARRIER, WAITCNT, END = (int(u) for u in Unit)
+    READY, WAIT_LOADS, AT_BARRIER, SENDING, ENDING, DONE = range(6)
+    SPECIAL = 6
+    """Issue-slot index shared by WAITCNT, BARRIER and END."""
+
+    VALU, SALU, LDS, VMEM, BRANCH, BARRIER, WAITCNT, END = (int(u) for u in Unit)
+
+UNIT_CODES = {"VALU": VALU, "SALU": SALU, "LDS": LDS, "VMEM": VMEM, "BRANCH": BRANCH,
+              "BARRIER": BARRIER, "WAITCNT": WAITCNT, "END": END}
+"""Each unit's code as this build sees it: ``stream.Unit``'s (a test checks both builds)."""
 UNIT_NAMES = {VALU: "VALU", SALU: "SALU", LDS: "LDS", VMEM: "VMEM", BRANCH: "Branch",
               BARRIER: "Barrier"}
 
@@ -43,7 +55,8 @@ UNIT_NAMES = {VALU: "VALU", SALU: "SALU", LDS: "LDS", VMEM: "VMEM", BRANCH: "Bra
 class MapWG:
     """A work-group mapped by the Command Processor onto a CU (``MapWGReq``)."""
 
-    __slots__ = ("stream", "simds", "req_out", "cu")
+    if not cython.compiled:
+        __slots__ = ("stream", "simds", "req_out", "cu")
 
     def __init__(self, stream, simds, req_out, cu):
         self.stream = stream
@@ -55,7 +68,8 @@ class MapWG:
 class WorkGroup:
     """A resident work-group: its wavefronts and barrier state."""
 
-    __slots__ = ("msg", "wavefronts", "live", "at_barrier", "task")
+    if not cython.compiled:
+        __slots__ = ("msg", "wavefronts", "live", "at_barrier", "task")
 
     def __init__(self, msg, task):
         self.msg = msg
@@ -65,23 +79,30 @@ class WorkGroup:
         self.task = task
 
 
-class Wavefront:
-    """A resident wavefront: its stream (as lists) and where it is in it."""
+def column(values):
+    """A stream column as this build reads it fastest: the numpy array itself once
+    compiled (through a typed memoryview), a list of Python ints when interpreted."""
+    return values if cython.compiled else values.tolist()
 
-    __slots__ = ("wg", "simd", "units", "lds_cycles", "writes", "addr_off", "addr_cnt",
-                 "addresses", "pc", "ready_at", "state", "loads", "stores", "task",
-                 "barrier_task")
+
+class Wavefront:
+    """A resident wavefront: its stream's columns and where it is in them."""
+
+    if not cython.compiled:
+        __slots__ = ("wg", "simd", "units", "lds_cycles", "writes", "addr_off", "addr_cnt",
+                     "addresses", "pc", "ready_at", "state", "loads", "stores", "task",
+                     "barrier_task")
 
     def __init__(self, wg, simd, stream, task, ready_at):
         insts = stream.insts
         self.wg = wg
         self.simd = simd
-        self.units = insts["unit"].tolist()
-        self.lds_cycles = lds_cycles(insts).tolist()
-        self.writes = insts["write"].tolist()
-        self.addr_off = insts["addr_off"].tolist()
-        self.addr_cnt = insts["addr_cnt"].tolist()
-        self.addresses = stream.addresses.tolist()
+        self.units = column(insts["unit"])
+        self.lds_cycles = column(lds_cycles(insts))
+        self.writes = column(insts["write"])
+        self.addr_off = column(insts["addr_off"])
+        self.addr_cnt = column(insts["addr_cnt"])
+        self.addresses = column(stream.addresses)
         self.pc = 0
         self.ready_at = ready_at
         self.state = READY
@@ -105,15 +126,19 @@ def lds_cycles(insts):
 
 
 class VmemInst:
-    """A vector-memory instruction: its lines, how many are sent and answered."""
+    """A vector-memory instruction: its lines (``count`` addresses of its wavefront from
+    ``first`` on), how many are sent and how many answered."""
 
-    __slots__ = ("wf", "lines", "sent", "pending", "write", "returns", "start_at", "task")
+    if not cython.compiled:
+        __slots__ = ("wf", "first", "count", "sent", "pending", "write", "returns",
+                     "start_at", "task")
 
-    def __init__(self, wf, lines, write, returns, start_at, task):
+    def __init__(self, wf, first, count, write, returns, start_at, task):
         self.wf = wf
-        self.lines = lines
+        self.first = first
+        self.count = count
         self.sent = 0
-        self.pending = len(lines)
+        self.pending = count
         self.write = write      # travels as a store (write-around at the L1)
         self.returns = returns  # its data comes back: s_waitcnt waits for it (loads, atomics)
         self.start_at = start_at
@@ -140,7 +165,7 @@ class ComputeUnit(TickingComponent):
         l1v.inbox.producers.append(self)
         self.cp = None
         self.pools = [[] for _ in range(self.simds)]
-        self.simd_busy = [0] * self.simds
+        self.simd_busy = array("q", [0]) * self.simds
         self.salu_busy = 0
         self.branch_busy = 0
         self.lds_busy = 0
@@ -154,10 +179,17 @@ class ComputeUnit(TickingComponent):
         self.trace_inst = keys.inst
         self.trace_mem = keys.mem
         self.loc = keys.loc_cu[index]
-        self.loc_simd = keys.loc_simd[index]
-        self.loc_unit = {u: keys.loc_unit[UNIT_NAMES[u]][index]
-                         for u in (SALU, BRANCH, LDS, VMEM, BARRIER)}
-        self.kind_inst = {u: keys.kind_inst[name] for u, name in UNIT_NAMES.items()}
+        self.loc_simd = array("i", keys.loc_simd[index])
+        self.loc_salu = keys.loc_unit["SALU"][index]
+        self.loc_branch = keys.loc_unit["Branch"][index]
+        self.loc_lds = keys.loc_unit["LDS"][index]
+        self.loc_vmem = keys.loc_unit["VMEM"][index]
+        self.loc_pool = keys.loc_unit["Barrier"][index]
+        # kind of each unit's instruction tasks, by unit code (WAITCNT and END make none)
+        self.kind_inst = array("i", [NO_TASK]) * len(Unit)
+        unit: cython.int
+        for unit, unit_name in UNIT_NAMES.items():
+            self.kind_inst[unit] = keys.kind_inst[unit_name]
         self.kind_map_in = keys.kind_map_in
         self.kind_wg = keys.kind_wg
         self.kind_wf = keys.kind_wf
@@ -166,8 +198,14 @@ class ComputeUnit(TickingComponent):
 
     # -- work-groups arrive and leave ------------------------------------------------
     def _map(self, msg, now):
-        tracer = self.tracer
-        wg_task = NO_TASK
+        tracer: Tracer = self.tracer
+        wg_task: cython.longlong = NO_TASK
+        req_in: cython.longlong
+        task: cython.longlong
+        wg: WorkGroup
+        wf: Wavefront
+        simd: cython.int
+        pool: list
         if self.trace_wg:
             req_in = tracer.trace_req_receive(msg.req_out, self.kind_map_in, self.loc, now)
             tracer.trace_req_complete(req_in, now + 1)
@@ -176,18 +214,20 @@ class ComputeUnit(TickingComponent):
         for stream, simd in zip(msg.stream.wavefronts, msg.simds):
             task = NO_TASK
             if self.trace_wf:
-                task = tracer.start_task(wg_task, self.kind_wf, self.loc_unit[BARRIER], now)
+                task = tracer.start_task(wg_task, self.kind_wf, self.loc_pool, now)
             wf = Wavefront(wg, simd, stream, task, now + 1)
             wg.wavefronts.append(wf)
-            self.pools[simd].append(wf)
+            pool = self.pools[simd]
+            pool.append(wf)
         wg.live = len(wg.wavefronts)
+        return 0
 
     def _finish(self, wf, now):
+        wg: WorkGroup = wf.wg
         wf.state = DONE
         if self.trace_wf:
             self.tracer.end_task(wf.task, now)
         self.finished = True  # leaves its pool at the end of the cycle, not mid-iteration
-        wg = wf.wg
         wg.live -= 1
         if wg.live == 0:
             if self.trace_wg:
@@ -195,8 +235,10 @@ class ComputeUnit(TickingComponent):
             self.engine.schedule(now, self.cp, WG_DONE, wg.msg)
         elif wg.at_barrier == wg.live:
             self._release(wg, now)
+        return 0
 
     def _release(self, wg, now):
+        wf: Wavefront
         for wf in wg.wavefronts:
             if wf.state == AT_BARRIER:
                 wf.state = READY
@@ -204,11 +246,16 @@ class ComputeUnit(TickingComponent):
                 if self.trace_inst:
                     self.tracer.end_task(wf.barrier_task, now + 1)
         wg.at_barrier = 0
+        return 0
 
     # -- the cycle ------------------------------------------------------------------
     def tick(self, now):
-        progress = False
-        while len(self.inbox):
+        progress: cython.bint = False
+        k: cython.int
+        pool: cython.int
+        kept: list
+        wf: Wavefront
+        while len(self.inbox.items):
             self._map(self.inbox.pop(), now)
             progress = True
         if self._send_lines(now):
@@ -220,7 +267,12 @@ class ComputeUnit(TickingComponent):
                 progress = True
                 break
         if self.finished:
-            self.pools = [[wf for wf in pool if wf.state != DONE] for pool in self.pools]
+            for k in range(self.simds):
+                kept = []
+                for wf in self.pools[k]:
+                    if wf.state != DONE:
+                        kept.append(wf)
+                self.pools[k] = kept
             self.finished = False
         if progress:
             return now + 1
@@ -228,9 +280,12 @@ class ComputeUnit(TickingComponent):
 
     def _send_lines(self, now):
         """The coalescer: send up to ``vmem_lines_per_cycle`` lines of the oldest instruction."""
-        sent = 0
+        sent: cython.longlong = 0
+        req_out: cython.longlong
+        inst: VmemInst
+        wf: Wavefront
         queue = self.vmem_queue
-        inbox = self.l1v.inbox
+        inbox: Buffer = self.l1v.inbox
         while queue and sent < self.vmem_lines_per_cycle:
             inst = queue[0]
             if inst.start_at > now or not inbox.can_push():
@@ -240,13 +295,15 @@ class ComputeUnit(TickingComponent):
                 req_out = self.tracer.trace_req_initiate(
                     inst.task, self.kind_write_out if inst.write else self.kind_read_out,
                     self.loc, now)
-            inbox.push(MemRequest(inst.lines[inst.sent], inst.write, self, inst, req_out))
+            wf = inst.wf
+            inbox.push(new_request(wf.addresses[inst.first + inst.sent], inst.write, self, inst,
+                                   req_out))
             inst.sent += 1
             sent += 1
-            if inst.sent == len(inst.lines):
+            if inst.sent == inst.count:
                 queue.popleft()
-                inst.wf.state = READY
-                inst.wf.ready_at = now + 1
+                wf.state = READY
+                wf.ready_at = now + 1
         return sent > 0
 
     def _unit_free_at(self, unit, simd):
@@ -264,7 +321,11 @@ class ComputeUnit(TickingComponent):
         return 0
 
     def _issue_pool(self, simd, now):
-        used = 0
+        used: cython.int = 0
+        unit: cython.int
+        slot: cython.int
+        free_at: cython.longlong
+        wf: Wavefront
         for wf in self.pools[simd]:
             if wf.state != READY or wf.ready_at > now:
                 continue
@@ -280,6 +341,7 @@ class ComputeUnit(TickingComponent):
         return used != 0
 
     def _inst_task(self, wf, unit, location, start, end):
+        task: cython.longlong
         if self.trace_inst:
             task = self.tracer.start_task(wf.task, self.kind_inst[unit], location, start)
             if end >= 0:
@@ -288,7 +350,14 @@ class ComputeUnit(TickingComponent):
         return NO_TASK
 
     def _execute(self, wf, unit, simd, now):
-        pc = wf.pc
+        pc: cython.longlong = wf.pc
+        done: cython.longlong
+        occupancy: cython.longlong
+        start: cython.longlong
+        count: cython.longlong
+        task: cython.longlong
+        code: cython.int
+        wg: WorkGroup
         self.instructions += 1
         if unit == VALU:
             done = now + self.valu_cycles
@@ -298,32 +367,32 @@ class ComputeUnit(TickingComponent):
         elif unit == SALU:
             self.salu_busy = now + 1
             wf.ready_at = now + self.salu_latency
-            self._inst_task(wf, unit, self.loc_unit[SALU], now, wf.ready_at)
+            self._inst_task(wf, unit, self.loc_salu, now, wf.ready_at)
         elif unit == BRANCH:
             self.branch_busy = now + 1
             wf.ready_at = now + self.branch_latency
-            self._inst_task(wf, unit, self.loc_unit[BRANCH], now, wf.ready_at)
+            self._inst_task(wf, unit, self.loc_branch, now, wf.ready_at)
         elif unit == LDS:
             occupancy = wf.lds_cycles[pc]
             self.lds_busy = now + occupancy
             wf.ready_at = now + self.lds_latency + occupancy
-            self._inst_task(wf, unit, self.loc_unit[LDS], now, wf.ready_at)
+            self._inst_task(wf, unit, self.loc_lds, now, wf.ready_at)
         elif unit == VMEM:
-            off = wf.addr_off[pc]
-            lines = wf.addresses[off:off + wf.addr_cnt[pc]]
+            count = wf.addr_cnt[pc]
             start = now + self.vmem_issue_latency
-            if not lines:  # no active lane: nothing leaves the CU
+            if count == 0:  # no active lane: nothing leaves the CU
                 wf.ready_at = start
-                self._inst_task(wf, unit, self.loc_unit[VMEM], now, start)
+                self._inst_task(wf, unit, self.loc_vmem, now, start)
             else:
                 code = wf.writes[pc]  # 0 load, 1 store, 2 atomic returning its old value
-                task = self._inst_task(wf, unit, self.loc_unit[VMEM], now, -1)
+                task = self._inst_task(wf, unit, self.loc_vmem, now, -1)
                 if code != 1:
                     wf.loads += 1
                 else:
                     wf.stores += 1
                 wf.state = SENDING
-                self.vmem_queue.append(VmemInst(wf, lines, code != 0, code != 1, start, task))
+                self.vmem_queue.append(VmemInst(wf, wf.addr_off[pc], count, code != 0, code != 1,
+                                                start, task))
         elif unit == WAITCNT:
             if wf.loads:
                 wf.state = WAIT_LOADS
@@ -331,7 +400,7 @@ class ComputeUnit(TickingComponent):
                 wf.ready_at = now + 1
         elif unit == BARRIER:
             wf.state = AT_BARRIER
-            wf.barrier_task = self._inst_task(wf, unit, self.loc_unit[BARRIER], now, -1)
+            wf.barrier_task = self._inst_task(wf, unit, self.loc_pool, now, -1)
             wg = wf.wg
             wg.at_barrier += 1
             if wg.at_barrier == wg.live:
@@ -340,14 +409,22 @@ class ComputeUnit(TickingComponent):
             wf.state = ENDING
             if wf.loads == 0 and wf.stores == 0:
                 self._finish(wf, now)
-            return
+            return 0
         wf.pc = pc + 1
+        return 0
 
     def _next_wake(self, now):
         """Earliest time an instruction could issue, or -1 to sleep until woken."""
-        best = -1
-        if self.vmem_queue and self.vmem_queue[0].start_at > now:
-            best = self.vmem_queue[0].start_at
+        best: cython.longlong = -1
+        free_at: cython.longlong
+        at: cython.longlong
+        simd: cython.int
+        wf: Wavefront
+        head: VmemInst
+        if self.vmem_queue:
+            head = self.vmem_queue[0]
+            if head.start_at > now:
+                best = head.start_at
         for simd in range(self.simds):
             for wf in self.pools[simd]:
                 if wf.state != READY:
@@ -361,8 +438,11 @@ class ComputeUnit(TickingComponent):
         return best
 
     # -- memory responses -------------------------------------------------------------
-    def receive(self, kind, req):
-        now = self.engine.now
+    def receive(self, kind, arg):
+        req: MemRequest = arg
+        now: cython.longlong = self.engine.now
+        inst: VmemInst
+        wf: Wavefront
         if self.trace_mem:
             self.tracer.trace_req_finalize(req.req_out, now)
         inst = req.payload

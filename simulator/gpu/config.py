@@ -8,7 +8,8 @@ Values follow MGPUSim's R9 Nano platform (see reference/simulator.md, section 1.
 times are in cycles of the 1 GHz GPU clock unless a key says otherwise.
 """
 import copy
-import json
+
+from ..user_input import InputError, integer, load_json, real
 
 R9_NANO = {
     "clock_mhz": 1000,                  # GPU clock; one simulated cycle = 1e6 / clock_mhz ps
@@ -17,7 +18,8 @@ R9_NANO = {
         "cus_per_shader_array": 4,      # compute units per SA: 64 CUs in all
     },
     "cp": {
-        "wg_dispatch_per_cycle": 1,     # work-groups the dispatcher maps per cycle (Daisen case study: 1 vs 2)
+        # work-groups the dispatcher maps per cycle (the Daisen case study: 1 vs 2)
+        "wg_dispatch_per_cycle": 1,
         "launch_overhead": 1600,        # cycles from a kernel launch to its first dispatch
         "map_buffer": 2,                # MapWGReq slots in each CU's input buffer
     },
@@ -84,8 +86,8 @@ def _parse_value(text, current, key):
     if isinstance(current, bool) or not isinstance(current, (int, float)):
         raise ConfigError(f"{key}: only numeric parameters can be set, this one is {current!r}")
     try:
-        value = int(text) if isinstance(current, int) else float(text)
-    except ValueError:
+        value = integer(text) if isinstance(current, int) else real(text)
+    except InputError:
         raise ConfigError(f"{key}: expected {type(current).__name__}, got {text!r}") from None
     return value
 
@@ -131,16 +133,23 @@ def _flatten(tree, prefix=""):
             yield f"{prefix}{key}", value
 
 
+def parameter_names(cfg=None):
+    """Every settable key (``l2.banks``, ...) of ``cfg``, by default the R9 Nano's."""
+    return list(flat_config(R9_NANO if cfg is None else cfg))
+
+
+def flat_config(cfg):
+    """``cfg`` as {dotted key: value}, such as {"l2.banks": 16, ...}."""
+    return dict(_flatten(cfg))
+
+
 def load_config_file(path, base=None):
     """The configuration in JSON file ``path`` (a partial nested dict) applied over ``base``."""
     cfg = default_config() if base is None else base
     try:
-        with open(path) as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        data = load_json(path)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object of configuration sections")
     for key, value in _flatten(data):

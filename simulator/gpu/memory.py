@@ -1,4 +1,4 @@
-"""The memory hierarchy below the compute units, as a readable pure-Python reference.
+"""The memory hierarchy below the compute units.
 
 * ``L1VCache``: one per CU. Set-associative with LRU, write-around (stores go to the L2
   and never allocate), and MSHRs that merge reads of a line already being fetched.
@@ -17,12 +17,20 @@ the sender stalls (head of line) until a slot frees, so queues, MSHR limits and
 bank/channel conflicts all produce real contention. Responses travel back as timed
 events (``RESPONSE``) and are always accepted: the requester reserved room for them.
 
-``_memory.pyx`` is the Cython build of this module, with the same API and behaviour.
+Written once, in Cython's pure Python mode: ``memory.pxd`` gives the static types with
+which ``setup.py`` compiles this file (tag arrays then read as C arrays, requests as C
+structs, tracer calls as C calls); ``simulator.build`` decides whether the compiled
+module or this source runs. Compiled, the components subclass the Cython engine's and
+call the Cython tracer; run as Python, the reference engine and tracer.
 """
+from array import array
 from collections import deque
 
-from ..engine.engine import Buffer, TickingComponent
-from ..tracing import NO_TASK
+import cython
+
+if not cython.compiled:
+    from ..engine.engine import Buffer, TickingComponent
+    from ..tracing.api import NO_TASK, Tracer
 
 RESPONSE = 1
 """Event kind: a response to a ``MemRequest`` delivered to its requester."""
@@ -31,15 +39,27 @@ RESPONSE = 1
 class MemRequest:
     """One 64 B line request (``ReadReq``/``WriteReq``) and where its response goes."""
 
-    __slots__ = ("addr", "write", "requester", "payload", "req_out", "req_in")
+    if not cython.compiled:
+        __slots__ = ("addr", "write", "requester", "payload", "req_out", "req_in")
 
     def __init__(self, addr, write, requester, payload, req_out):
-        self.addr = addr
-        self.write = write
-        self.requester = requester
-        self.payload = payload
-        self.req_out = req_out
-        self.req_in = NO_TASK
+        _fill(self, addr, write, requester, payload, req_out)
+
+
+def _fill(req, addr, write, requester, payload, req_out):
+    req.addr = addr
+    req.write = write
+    req.requester = requester
+    req.payload = payload
+    req.req_out = req_out
+    req.req_in = NO_TASK
+    return req
+
+
+def new_request(addr, write, requester, payload, req_out):
+    """A ``MemRequest``, made (once compiled) without parsing arguments: one is made per
+    line per level, and that adds up."""
+    return _fill(MemRequest.__new__(MemRequest), addr, write, requester, payload, req_out)
 
 
 class TagArray:
@@ -51,13 +71,15 @@ class TagArray:
     def __init__(self, size_bytes, ways, line_bytes):
         self.ways = ways
         self.sets = size_bytes // (ways * line_bytes)
-        self.tags = [-1] * (self.sets * ways)
-        self.dirty = [False] * (self.sets * ways)
-        self.last_use = [0] * (self.sets * ways)
+        n = self.sets * ways
+        self.tags = array("q", [-1]) * n
+        self.dirty = array("b", [0]) * n
+        self.last_use = array("q", [0]) * n
         self.clock = 0
 
     def _find(self, index):
-        base = (index % self.sets) * self.ways
+        base: cython.longlong = (index % self.sets) * self.ways
+        slot: cython.longlong
         for slot in range(base, base + self.ways):
             if self.tags[slot] == index:
                 return slot
@@ -65,8 +87,9 @@ class TagArray:
 
     def _victim(self, index):
         """The slot line ``index`` would replace: an empty one, else the least recently used."""
-        base = (index % self.sets) * self.ways
-        victim = base
+        base: cython.longlong = (index % self.sets) * self.ways
+        victim: cython.longlong = base
+        slot: cython.longlong
         for slot in range(base, base + self.ways):
             if self.tags[slot] < 0:
                 return slot
@@ -76,7 +99,7 @@ class TagArray:
 
     def lookup(self, index):
         """Slot holding line ``index`` (touching its LRU age), or -1."""
-        slot = self._find(index)
+        slot: cython.longlong = self._find(index)
         if slot >= 0:
             self.clock += 1
             self.last_use[slot] = self.clock
@@ -84,16 +107,16 @@ class TagArray:
 
     def evicts_dirty(self, index):
         """Whether placing line ``index`` now would evict a dirty line (changes nothing)."""
-        return self._find(index) < 0 and self.dirty[self._victim(index)]
+        return self._find(index) < 0 and self.dirty[self._victim(index)] != 0
 
     def fill(self, index, dirty):
         """Place line ``index``; returns the evicted dirty line's index, or -1."""
-        slot = self.lookup(index)
+        slot: cython.longlong = self.lookup(index)
         if slot >= 0:
             self.dirty[slot] = self.dirty[slot] or dirty
             return -1
-        victim = self._victim(index)
-        evicted = self.tags[victim] if self.dirty[victim] else -1
+        victim: cython.longlong = self._victim(index)
+        evicted: cython.longlong = self.tags[victim] if self.dirty[victim] else -1
         self.clock += 1
         self.tags[victim] = index
         self.dirty[victim] = dirty
@@ -119,7 +142,9 @@ class DRAMChannel(TickingComponent):
         self.kind_write_in = keys.kind_write_in
 
     def tick(self, now):
-        if len(self.inbox) == 0:
+        req: MemRequest
+        done: cython.longlong
+        if len(self.inbox.items) == 0:
             return -1
         if self.busy_until > now:
             return self.busy_until
@@ -133,7 +158,7 @@ class DRAMChannel(TickingComponent):
                 self.loc, now)
             self.tracer.trace_req_complete(req.req_in, done)
         self.engine.schedule(done, req.requester, RESPONSE, req)
-        return self.busy_until if len(self.inbox) else -1
+        return self.busy_until if len(self.inbox.items) else -1
 
 
 class Cache(TickingComponent):
@@ -169,6 +194,7 @@ class Cache(TickingComponent):
         if self.tracer is not None:
             self.tracer.trace_req_complete(req.req_in, time)
         self.engine.schedule(time, req.requester, RESPONSE, req)
+        return 0
 
 
 class L2Bank(Cache):
@@ -193,45 +219,54 @@ class L2Bank(Cache):
 
     def address_of(self, index):
         """Inverse of ``index_of`` for this bank's lines (used for write-backs)."""
-        block, line = divmod(index, self.lines_per_block)
-        return block * self.stride + self.bank_offset + line * self.line_bytes
+        return ((index // self.lines_per_block) * self.stride + self.bank_offset
+                + (index % self.lines_per_block) * self.line_bytes)
 
     def _receive(self, req, kind, now):
         if self.tracer is not None:
             req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
+        return 0
 
     def _evict(self, index, parent, now):
-        req_out = NO_TASK
+        req_out: cython.longlong = NO_TASK
         if self.tracer is not None:
             req_out = self.tracer.trace_req_initiate(parent, self.kind_write_out, self.loc, now)
-        self.writebacks.append(MemRequest(self.address_of(index), True, self, None, req_out))
+        self.writebacks.append(new_request(self.address_of(index), True, self, None, req_out))
+        return 0
 
     def tick(self, now):
-        tracer = self.tracer
-        drain = self.dram.inbox
+        tracer: Tracer = self.tracer
+        drain: Buffer = self.dram.inbox
+        inbox: Buffer = self.inbox
+        req: MemRequest
+        index: cython.longlong
+        evicted: cython.longlong
+        req_out: cython.longlong
+        waiting: list
+        served: cython.longlong = 0
         while self.writebacks and drain.can_push():
             drain.push(self.writebacks.popleft())
         self._place_fills(now)
-        served = 0
-        while served < self.requests_per_cycle and len(self.inbox):
-            req = self.inbox.peek()
+        while served < self.requests_per_cycle and len(inbox.items):
+            req = inbox.peek()
             index = self.index_of(req.addr)
             if not req.write:
                 if self.tags.lookup(index) >= 0:
-                    self.inbox.pop()
+                    inbox.pop()
                     self.hits += 1
                     self._receive(req, self.kind_read_in, now)
                     if tracer is not None:
                         tracer.tag_task(req.req_in, now, self.tag_read_hit)
                     self._respond(req, now + self.latency)
                 elif index in self.mshr:
-                    self.inbox.pop()
+                    inbox.pop()
                     self._receive(req, self.kind_read_in, now)
                     if tracer is not None:
                         tracer.tag_task(req.req_in, now, self.tag_read_mshr_hit)
-                    self.mshr[index].append(req)
+                    waiting = self.mshr[index]
+                    waiting.append(req)
                 elif len(self.mshr) < self.mshrs and drain.can_push():
-                    self.inbox.pop()
+                    inbox.pop()
                     self.misses += 1
                     self._receive(req, self.kind_read_in, now)
                     req_out = NO_TASK
@@ -240,13 +275,13 @@ class L2Bank(Cache):
                         req_out = tracer.trace_req_initiate(req.req_in, self.kind_read_out,
                                                             self.loc, now)
                     self.mshr[index] = [req]
-                    drain.push(MemRequest(req.addr, False, self, index, req_out))
+                    drain.push(new_request(req.addr, False, self, index, req_out))
                 else:
                     break  # no MSHR or no room downstream: stall until a response or a slot
             else:
                 if len(self.writebacks) >= self.write_buffer:
                     break  # a store may evict a dirty line: wait for the write buffer
-                self.inbox.pop()
+                inbox.pop()
                 self._receive(req, self.kind_write_in, now)
                 if self.tags.lookup(index) >= 0:
                     self.hits += 1
@@ -263,12 +298,13 @@ class L2Bank(Cache):
             served += 1
         if self.writebacks and drain.can_push():
             return now + 1
-        if served == self.requests_per_cycle and len(self.inbox):
+        if served == self.requests_per_cycle and len(inbox.items):
             return now + 1
         return -1  # idle, or stalled until a response or a DRAM slot wakes us
 
-    def receive(self, kind, req):
-        now = self.engine.now
+    def receive(self, kind, arg):
+        req: MemRequest = arg
+        now: cython.longlong = self.engine.now
         if self.tracer is not None:
             self.tracer.trace_req_finalize(req.req_out, now)
         if req.write:
@@ -279,18 +315,25 @@ class L2Bank(Cache):
 
     def _place_fills(self, now):
         """Place fetched lines in arrival order while their dirty victims have room."""
+        original: MemRequest
+        first: MemRequest
+        index: cython.longlong
+        evicted: cython.longlong
+        waiting: list
         while self.fills:
             index = self.fills[0]
             if len(self.writebacks) >= self.write_buffer and self.tags.evicts_dirty(index):
-                return  # a write-back leaving for DRAM wakes the bank
+                return 0  # a write-back leaving for DRAM wakes the bank
             self.fills.popleft()
             waiting = self.mshr.pop(index)
             evicted = self.tags.fill(index, False)
             if evicted >= 0:
-                self._evict(evicted, waiting[0].req_in, now)
+                first = waiting[0]
+                self._evict(evicted, first.req_in, now)
             for original in waiting:
                 # The filled line is read out through the data array, as a hit is.
                 self._respond(original, now + self.latency)
+        return 0
 
 
 class L1VCache(Cache):
@@ -312,32 +355,40 @@ class L1VCache(Cache):
         if self.tracer is not None:
             req.req_in = self.tracer.trace_req_receive(req.req_out, kind, self.loc, now)
             self.tracer.tag_task(req.req_in, now, tag)
+        return 0
 
     def _forward(self, req, write, payload, bank, now):
-        req_out = NO_TASK
+        req_out: cython.longlong = NO_TASK
         if self.tracer is not None:
             req_out = self.tracer.trace_req_initiate(
                 req.req_in, self.kind_write_out if write else self.kind_read_out, self.loc, now)
-        bank.inbox.push(MemRequest(req.addr, write, self, payload, req_out))
+        bank.inbox.push(new_request(req.addr, write, self, payload, req_out))
+        return 0
 
     def tick(self, now):
-        served = 0
-        while served < self.requests_per_cycle and len(self.inbox):
-            req = self.inbox.peek()
+        inbox: Buffer = self.inbox
+        req: MemRequest
+        bank: L2Bank
+        index: cython.longlong
+        waiting: list
+        served: cython.longlong = 0
+        while served < self.requests_per_cycle and len(inbox.items):
+            req = inbox.peek()
             index = req.addr // self.line_bytes
             bank = self.bank_of(req.addr)
             if not req.write:
                 if self.tags.lookup(index) >= 0:
-                    self.inbox.pop()
+                    inbox.pop()
                     self.hits += 1
                     self._receive(req, self.kind_read_in, self.tag_read_hit, now)
                     self._respond(req, now + self.latency)
                 elif index in self.mshr:
-                    self.inbox.pop()
+                    inbox.pop()
                     self._receive(req, self.kind_read_in, self.tag_read_mshr_hit, now)
-                    self.mshr[index].append(req)
+                    waiting = self.mshr[index]
+                    waiting.append(req)
                 elif len(self.mshr) < self.mshrs and bank.inbox.can_push():
-                    self.inbox.pop()
+                    inbox.pop()
                     self.misses += 1
                     self._receive(req, self.kind_read_in, self.tag_read_miss, now)
                     self.mshr[index] = [req]
@@ -347,7 +398,7 @@ class L1VCache(Cache):
             else:
                 if not bank.inbox.can_push():
                     break
-                self.inbox.pop()
+                inbox.pop()
                 # write-around: a present line is updated in place, a missing one is not
                 # allocated; either way the store continues to the L2
                 if self.tags.lookup(index) >= 0:
@@ -358,19 +409,24 @@ class L1VCache(Cache):
                     self._receive(req, self.kind_write_in, self.tag_write_miss, now)
                 self._forward(req, True, req, bank, now)
             served += 1
-        if served == self.requests_per_cycle and len(self.inbox):
+        if served == self.requests_per_cycle and len(inbox.items):
             return now + 1
         return -1
 
-    def receive(self, kind, down):
-        now = self.engine.now
+    def receive(self, kind, arg):
+        down: MemRequest = arg
+        original: MemRequest
+        now: cython.longlong = self.engine.now
+        index: cython.longlong
         if self.tracer is not None:
             self.tracer.trace_req_finalize(down.req_out, now)
         if down.write:
-            self._respond(down.payload, now + 1)
+            original = down.payload
+            self._respond(original, now + 1)
         else:
-            waiting = self.mshr.pop(down.payload)
-            self.tags.fill(down.payload, False)
+            index = down.payload
+            waiting = self.mshr.pop(index)
+            self.tags.fill(index, False)
             for original in waiting:
                 # The filled line is read out through the data array, as a hit is.
                 self._respond(original, now + self.latency)

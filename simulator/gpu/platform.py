@@ -6,63 +6,34 @@ L1V, ``l2.banks`` L2 banks and one DRAM channel per bank, all on one event engin
 ``run_kernel`` simulates one ``KernelLaunch`` to completion; launches run one after the
 other on the same timeline, so caches stay warm between them.
 
-Two builds of the components exist: the Cython classes (``_*.pyx``) and the readable
-pure-Python reference (``*.py``). ``implementation=None`` picks Cython when it is
-compiled and ``SIMULATOR_PUREPYTHON`` is not ``1``. Both give identical traces.
+Each component is written once (``memory.py``, ``compute_unit.py``,
+``command_processor.py``); ``implementation`` names the build that runs it, as
+``simulator.build`` defines them: ``"cython"`` (compiled, on the Cython engine and
+tracer) or ``"python"`` (the same sources interpreted, on the reference engine and
+tracer). ``None`` takes the build ``simulator.build`` chooses. Both give identical traces.
 """
 import copy
-import os
 from types import SimpleNamespace
 
+from .. import build as _build
+from ..engine import module_for as engine_module
 from ..tracing import NO_TASK
 from .config import default_config, validate
 from .trace_vocabulary import TraceKeys, parse_trace_level
 
+cython_available = _build.compiled_available
+default_implementation = _build.default_build
 
-def _python_build():
-    from ..engine import engine
-    from . import command_processor, compute_unit, memory
-    return SimpleNamespace(name="python", Engine=engine.Engine, DRAMChannel=memory.DRAMChannel,
-                           L2Bank=memory.L2Bank, L1VCache=memory.L1VCache,
-                           ComputeUnit=compute_unit.ComputeUnit,
+
+def components(implementation):
+    """The engine and component classes of ``implementation`` ("python" or "cython")."""
+    memory = _build.module("simulator.gpu.memory", implementation)
+    compute_unit = _build.module("simulator.gpu.compute_unit", implementation)
+    command_processor = _build.module("simulator.gpu.command_processor", implementation)
+    return SimpleNamespace(Engine=engine_module(implementation).Engine,
+                           DRAMChannel=memory.DRAMChannel, L2Bank=memory.L2Bank,
+                           L1VCache=memory.L1VCache, ComputeUnit=compute_unit.ComputeUnit,
                            CommandProcessor=command_processor.CommandProcessor)
-
-
-def _cython_build():
-    from ..engine import _engine
-    from . import _command_processor, _compute_unit, _memory
-    return SimpleNamespace(name="cython", Engine=_engine.Engine, DRAMChannel=_memory.DRAMChannel,
-                           L2Bank=_memory.L2Bank, L1VCache=_memory.L1VCache,
-                           ComputeUnit=_compute_unit.ComputeUnit,
-                           CommandProcessor=_command_processor.CommandProcessor)
-
-
-def cython_available():
-    """True when the Cython components (and the Cython tracer they call) are compiled."""
-    try:
-        _cython_build()
-        from ..tracing import _api  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def default_implementation():
-    """'cython' when compiled and not disabled by ``SIMULATOR_PUREPYTHON=1``, else 'python'."""
-    if os.environ.get("SIMULATOR_PUREPYTHON") == "1" or not cython_available():
-        return "python"
-    return "cython"
-
-
-def tracer_class(implementation):
-    """The tracer class the components of ``implementation`` call: the Cython components
-    take the Cython tracer (even under ``SIMULATOR_PUREPYTHON=1``), the Python ones the
-    reference."""
-    if implementation == "cython":
-        from ..tracing._api import Tracer
-        return Tracer
-    from ..tracing.api import Tracer
-    return Tracer
 
 
 class SimulationStalled(RuntimeError):
@@ -74,8 +45,8 @@ class GPU:
 
     def __init__(self, config=None, tracer=None, trace_level="inst", implementation=None):
         self.config = validate(copy.deepcopy(config if config is not None else default_config()))
-        self.implementation = implementation or default_implementation()
-        build = _cython_build() if self.implementation == "cython" else _python_build()
+        self.implementation = _build.check_build(implementation)
+        build = components(self.implementation)
         self.tracer = tracer
         self.levels = parse_trace_level(trace_level)
         cfg = self.config

@@ -7,16 +7,15 @@ Ctrl-C is different: the open tasks are closed and flagged, the file is finalize
 ``run.completed = 0`` and kept, and the ``KeyboardInterrupt`` is raised again.
 """
 import contextlib
-import sys
 import time
 from dataclasses import dataclass, field
 
 from ..interrupts import DeferredInterrupt
-from ..tracing import TraceWriter
-from ..tracing.writer import remove_trace_files, replace_atomically, temporary_path
+from ..tracing import TraceWriter, tracer_class
 from ..tracing.background import BackgroundWriter
+from ..tracing.writer import PendingOutput
 from .config import ps_per_cycle, validate
-from .platform import GPU, default_implementation, tracer_class
+from .platform import GPU, default_implementation
 from .trace_vocabulary import parse_trace_level
 
 
@@ -63,37 +62,46 @@ class SimulationResult:
         return self.tasks / self.timing_seconds
 
 
-def _progress_bar(enabled):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-    return tqdm(unit=" wg", desc="simulating", file=sys.stderr, dynamic_ncols=True)
+def _abandon(writer, pending):
+    """Close ``writer`` after a failure and remove its unfinished file."""
+    with contextlib.suppress(Exception):  # the failure that brought us here is the one to report
+        writer.close()
+    pending.discard()
 
 
 def simulate(workload, config, out_path=None, trace_level="all", window=None, progress=True,
-             implementation=None, command=None, seed=None, writer_process=True):
+             implementation=None, command=None, seed=None, writer_process=True, on_written=None):
     """Simulate every launch of ``workload`` on a GPU built from ``config``.
 
     ``out_path`` None (or ``trace_level`` "off") runs untraced. ``window`` is a
     ``(start, end)`` pair of cycles (either may be None) limiting what is recorded.
     ``writer_process`` writes rows in a child process beside the simulation; small
     interactive runs turn it off, since starting that process costs more than they do.
+    ``on_written(path)`` is called with the finalized temporary file before it is moved
+    to ``out_path`` (to add tables of its own: they are in place with the rest or not at all).
     """
     config = validate(config)
     levels = parse_trace_level(trace_level)
     implementation = implementation or default_implementation()
     result = SimulationResult(trace_path=str(out_path) if out_path is not None and levels else None)
     writer = tracer = None
-    tmp_path = None
+    pending = None
     if out_path is not None and levels:
-        tmp_path = temporary_path(out_path)
-        writer = (BackgroundWriter if writer_process else TraceWriter)(
-            tmp_path, command=command or "simulate", config=config,
-            workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed),
-            temporary=True)
+        pending = PendingOutput(out_path)
+        try:
+            writer = (BackgroundWriter if writer_process else TraceWriter)(
+                pending.path, command=command or "simulate", config=config,
+                workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed),
+                temporary=True)
+        except BaseException:
+            pending.discard()
+            raise
         tracer = tracer_class(implementation)(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))
-    bar = _progress_bar(progress)
+    bar = None
+    if progress:
+        from ..tracing.progress import progress_bar  # tqdm's import is deferred to runs that draw
+        bar = progress_bar(unit=" wg", desc="simulating")
     wall_start = time.perf_counter()
     gpu = None
     interrupted = False
@@ -130,9 +138,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         interrupted = True
     except BaseException:
         if writer is not None:
-            with contextlib.suppress(Exception):  # the simulation's error is the one to report
-                writer.close()
-            remove_trace_files(tmp_path)
+            _abandon(writer, pending)
         raise
     finally:
         ctrl_c.uninstall()
@@ -145,23 +151,22 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         result.events = gpu.events
         result.stats = gpu.stats()
     result.simulated_ps = result.cycles * ps_per_cycle(config)
-    if tracer is not None:
-        open_tasks = tracer.close(result.cycles)
-        result.tasks = tracer.next_key - tracer.dropped  # recorded, not cut by the window
-        writer.sync()  # every row is in the file: the traced run's time ends here
-    result.wall_seconds = time.perf_counter() - wall_start
-    if tracer is not None:
+    if tracer is None:
+        result.wall_seconds = time.perf_counter() - wall_start
+    else:
         try:
+            open_tasks = tracer.close(result.cycles)
+            result.tasks = tracer.next_key - tracer.dropped  # recorded, not cut by the window
+            writer.sync()  # every row is in the file: the traced run's time ends here
+            result.wall_seconds = time.perf_counter() - wall_start
             writer.finalize(completed=result.completed, virtual_end_ps=result.simulated_ps,
                             open_tasks=open_tasks)
             writer.close()
-            # a stale WAL beside the old file would corrupt the new one
-            remove_trace_files(out_path, main=False)
-            replace_atomically(tmp_path, out_path)
+            if on_written is not None:
+                on_written(pending.path)
+            pending.publish()
         except BaseException:
-            with contextlib.suppress(Exception):  # finalize's error is the one to report
-                writer.close()
-            remove_trace_files(tmp_path)
+            _abandon(writer, pending)
             raise
         result.finalize_seconds = time.perf_counter() - wall_start - result.wall_seconds
     if interrupted:

@@ -6,7 +6,8 @@ deterministic. Each lane gets the value the location held just before its own
 update, as OpenCL's ``atomic_*`` functions return.
 
 Additions (``add``, ``sub``, ``inc``, ``dec``) and ``xchg`` are computed in closed form
-with prefix sums over the lanes of each location. The other operations run in rounds,
+with prefix sums over the lanes of each location. The other operations (``min``, ``max``,
+the bitwise ones, ``cmpxchg``) run in rounds,
 one lane per location per round, so their cost grows with the worst contention.
 """
 import numpy as np
@@ -15,8 +16,10 @@ _ROUND_OPS = {"min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
               "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
-def atomic_update(data, positions, values, op):
-    """Apply ``op`` at ``data[positions]`` with ``values``, lane by lane; return the old values."""
+def atomic_update(data, positions, values, op, cmps=None):
+    """Apply ``op`` at ``data[positions]`` with ``values``, lane by lane; return the old values.
+
+    ``cmpxchg`` stores a lane's value only where the location holds its ``cmps`` entry."""
     n = len(positions)
     order = np.argsort(positions, kind="stable")
     pos = positions[order]
@@ -38,13 +41,16 @@ def atomic_update(data, positions, values, op):
         old[:] = np.where(first, initial, np.roll(val, 1))
         data[pos[np.r_[starts[1:], n] - 1]] = val[np.r_[starts[1:], n] - 1]
     else:
-        combine = _ROUND_OPS[op]
         rank = np.arange(n) - starts[seg]
+        expected = cmps[order] if cmps is not None else None
         for r in range(int(rank.max(initial=-1)) + 1):
             take = rank == r                              # at most one lane per location
             p = pos[take]
             old[take] = data[p]
-            data[p] = combine(data[p], val[take])
+            if op == "cmpxchg":
+                data[p] = np.where(data[p] == expected[take], val[take], data[p])
+            else:
+                data[p] = _ROUND_OPS[op](data[p], val[take])
     result = np.empty(n, dtype=data.dtype)
     result[order] = old
     return result

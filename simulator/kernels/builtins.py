@@ -7,6 +7,7 @@ streams: transcendentals and integer division expand to several GCN instructions
 import numpy as np
 
 from . import types as T
+from .images import SAMPLER_FLAGS
 
 # How a work-item function's value varies: per lane, per wavefront (work-group), or never.
 WORK_ITEM = {
@@ -26,6 +27,9 @@ CONSTANTS = {
     "FLT_MIN": (T.FLOAT, float(np.finfo(np.float32).tiny)),
     "FLT_EPSILON": (T.FLOAT, float(np.finfo(np.float32).eps)),
     "INFINITY": (T.FLOAT, float("inf")),
+    "NAN": (T.FLOAT, float("nan")),
+    "CLK_IMAGE_MEM_FENCE": (T.INT, 4),
+    **{name: (T.UINT, value) for name, value in SAMPLER_FLAGS.items()},
     "M_PI_F": (T.FLOAT, float(np.pi)),
     "M_E_F": (T.FLOAT, float(np.e)),
     "true": (T.INT, 1),
@@ -42,7 +46,7 @@ def _mix(x, y, a):
 
 
 def _dot(a, b):
-    return np.sum(a * b, axis=-1, dtype=np.float32)
+    return np.sum(a * b, axis=-1)
 
 
 def _length(a):
@@ -63,6 +67,101 @@ def _mul24(a, b):
 
 def _step(edge, x):
     return np.where(x < edge, 0.0, 1.0).astype(np.float32)
+
+
+def _normalize(a):
+    length = _length(a)
+    return a / np.where(length == 0, 1, length)[..., None]
+
+
+def _cross(a, b):
+    out = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b)), dtype=np.result_type(a, b))
+    out[..., :3] = np.cross(a[..., :3], b[..., :3])
+    return out
+
+
+def _smoothstep(e0, e1, x):
+    t = np.clip((x - e0) / (e1 - e0), 0, 1)
+    return t * t * (3 - 2 * t)
+
+
+def _bits(x):
+    return np.asarray(x).dtype.itemsize * 8
+
+
+def _unsigned(x):
+    x = np.asarray(x)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.dtype.kind == "i" else x
+
+
+def _clz(x):
+    u = _unsigned(x).astype(np.float64)
+    bits = _bits(x)
+    return np.where(u == 0, bits, bits - 1 - np.floor(np.log2(np.where(u == 0, 1, u)))).astype(np.asarray(x).dtype)
+
+
+def _popcount(x):
+    return np.bitwise_count(np.asarray(x)).astype(np.asarray(x).dtype)
+
+
+def _rotate(a, n):
+    a = np.asarray(a)
+    bits = _bits(a)
+    u = _unsigned(a)
+    k = (np.asarray(n).astype(np.int64) % bits).astype(u.dtype)
+    back = ((bits - k.astype(np.int64)) % bits).astype(u.dtype)
+    return ((u << k) | np.where(k == 0, 0, u >> back).astype(u.dtype)).view(a.dtype)
+
+
+def _mul_hi(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    bits = _bits(a)
+    wide = np.int64 if a.dtype.kind == "i" else np.uint64
+    return ((a.astype(wide) * b.astype(wide)) >> bits).astype(a.dtype)
+
+
+def _saturate(fn):
+    def apply(*args):
+        dtype = np.result_type(*args)
+        info = np.iinfo(dtype)
+        wide = fn(*(np.asarray(a).astype(object if dtype.itemsize == 8 else np.int64) for a in args))
+        return np.clip(wide, info.min, info.max).astype(dtype)
+    return apply
+
+
+def _abs_diff(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    diff = np.where(a > b, a.astype(np.int64) - b, b.astype(np.int64) - a)
+    return diff.astype(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+def _relational(fn):
+    return lambda *args: fn(*args)
+
+
+def _bitselect(a, b, c):
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if a.dtype.kind == "f":
+        ints = np.dtype(f"u{a.dtype.itemsize}")
+        return ((a.view(ints) & ~c.view(ints)) | (b.view(ints) & c.view(ints))).view(a.dtype)
+    return (a & ~c) | (b & c)
+
+
+def _msb(x):
+    x = np.asarray(x)
+    return x < 0 if x.dtype.kind == "i" else (x >> (_bits(x) - 1)) != 0
+
+
+def _remainder(x, y):
+    return x - y * np.rint(x / y)
+
+
+def _maxmag(x, y):
+    return np.where(np.abs(x) > np.abs(y), x, np.where(np.abs(y) > np.abs(x), y, np.fmax(x, y)))
+
+
+def _minmag(x, y):
+    return np.where(np.abs(x) < np.abs(y), x, np.where(np.abs(y) < np.abs(x), y, np.fmin(x, y)))
 
 
 def _select(a, b, c):
@@ -101,22 +200,93 @@ MATH = {
     "dot": ("geometric2", 4, _dot), "distance": ("geometric2", 6, lambda a, b: _length(a - b)),
     "length": ("geometric1", 5, _length),
     "select": ("select", 1, _select),
+    "log10": ("float1", 4, np.log10), "exp10": ("float1", 4, lambda x: np.power(10, x)),
+    "expm1": ("float1", 4, np.expm1), "log1p": ("float1", 4, np.log1p), "cbrt": ("float1", 8, np.cbrt),
+    "sinh": ("float1", 8, np.sinh), "cosh": ("float1", 8, np.cosh), "asinh": ("float1", 8, np.arcsinh),
+    "acosh": ("float1", 8, np.arccosh), "atanh": ("float1", 8, np.arctanh),
+    "sinpi": ("float1", 8, lambda x: np.sin(np.pi * x)), "cospi": ("float1", 8, lambda x: np.cos(np.pi * x)),
+    "tanpi": ("float1", 8, lambda x: np.tan(np.pi * x)), "rint": ("float1", 1, np.rint),
+    "logb": ("float1", 2, lambda x: np.floor(np.log2(np.abs(x)))),
+    "degrees": ("float1", 1, np.degrees), "radians": ("float1", 1, np.radians),
+    "sign": ("float1", 2, lambda x: np.where(np.isnan(x), 0, np.sign(x))),
+    "recip": ("float1", 1, lambda x: 1 / x),
+    "fract": ("float1", 2, lambda x: np.minimum(x - np.floor(x), np.nextafter(np.float32(1), np.float32(0)))),
+    "modf_frac": ("float1", 1, lambda x: x - np.trunc(x)),
+    "maxmag": ("float2", 1, _maxmag), "minmag": ("float2", 1, _minmag),
+    "fdim": ("float2", 1, lambda x, y: np.where(x > y, x - y, 0)), "nextafter": ("float2", 1, np.nextafter),
+    "remainder": ("float2", 8, _remainder), "pown": ("float2", 8, np.power), "rootn": ("float2", 8,
+                                                                                     lambda x, n: np.power(x, 1 / n)),
+    "ldexp": ("float2", 2, lambda x, n: x * np.exp2(n)),
+    "smoothstep": ("float3", 4, _smoothstep),
+    "normalize": ("geometric_same1", 6, _normalize), "fast_normalize": ("geometric_same1", 3, _normalize),
+    "cross": ("geometric_same2", 6, _cross), "fast_length": ("geometric1", 3, _length),
+    "fast_distance": ("geometric2", 4, lambda a, b: _length(a - b)),
+    "isnan": ("relational1", 1, np.isnan), "isinf": ("relational1", 1, np.isinf),
+    "isfinite": ("relational1", 1, np.isfinite), "signbit": ("relational1", 1, np.signbit),
+    "isnormal": ("relational1", 1, lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(x.dtype).tiny)),
+    "isequal": ("relational2", 1, np.equal), "isnotequal": ("relational2", 1, np.not_equal),
+    "isgreater": ("relational2", 1, np.greater), "isgreaterequal": ("relational2", 1, np.greater_equal),
+    "isless": ("relational2", 1, np.less), "islessequal": ("relational2", 1, np.less_equal),
+    "islessgreater": ("relational2", 1, lambda x, y: (x < y) | (x > y)),
+    "isordered": ("relational2", 1, lambda x, y: ~(np.isnan(x) | np.isnan(y))),
+    "isunordered": ("relational2", 1, lambda x, y: np.isnan(x) | np.isnan(y)),
+    "any": ("anyall", 1, lambda x: np.any(_msb(x), axis=-1) if np.ndim(x) else _msb(x)),
+    "all": ("anyall", 1, lambda x: np.all(_msb(x), axis=-1) if np.ndim(x) else _msb(x)),
+    "bitselect": ("bitselect", 1, _bitselect),
+    "clz": ("gentype1", 1, _clz), "popcount": ("gentype1", 1, _popcount),
+    "hadd": ("gentype2", 2, lambda a, b: (a >> 1) + (b >> 1) + (a & b & 1)),
+    "rhadd": ("gentype2", 2, lambda a, b: (a >> 1) + (b >> 1) + ((a | b) & 1)),
+    "mul_hi": ("gentype2", 2, _mul_hi), "rotate": ("gentype2", 2, _rotate),
+    "add_sat": ("gentype2", 2, _saturate(lambda a, b: a + b)),
+    "sub_sat": ("gentype2", 2, _saturate(lambda a, b: a - b)),
+    "mad_hi": ("gentype3", 2, lambda a, b, c: _mul_hi(a, b) + c),
+    "mad_sat": ("gentype3", 2, _saturate(lambda a, b, c: a * b + c)),
+    "abs_diff": ("absdiff", 2, _abs_diff),
 }
+for _name in ("sqrt", "rsqrt", "exp", "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan",
+              "recip"):
+    MATH.setdefault("native_" + _name, ("float1", 1, MATH[_name][2] if _name in MATH else None))
+    MATH["half_" + _name] = ("float1", 1, MATH.get(_name, MATH["native_" + _name])[2])
+for _name in ("divide", "powr"):
+    MATH["half_" + _name] = ("float2", 2, MATH["native_" + _name][2])
+MATH.pop("recip")
 
 
 def math_result_type(name, arg_types):
     """(result type, types to convert each argument to) or (None, None) if ill-typed."""
     rule = MATH[name][0]
-    arity = {"float1": 1, "float2": 2, "float3": 3, "generic2": 2, "generic3": 3, "abs": 1,
-             "int2": 2, "int3": 3, "geometric1": 1, "geometric2": 2, "select": 3}[rule]
+    arity = int(rule[-1]) if rule[-1].isdigit() else {"abs": 1, "select": 3, "anyall": 1,
+                                                       "bitselect": 3, "absdiff": 2}[rule]
     if len(arg_types) != arity:
+        return None, None
+    if any(isinstance(t, (T.Pointer, T.Struct, T.Opaque)) for t in arg_types):
         return None, None
     widths = {t.width for t in arg_types}
     width = max(widths)
     if len(widths - {1}) > 1:
         return None, None
-    if rule.startswith("float"):
-        ty = T.FLOAT if width == 1 else T.Vector(T.FLOAT, width)
+    real = T.DOUBLE if any(t.base is T.DOUBLE for t in arg_types) else T.FLOAT
+    if rule.startswith(("float", "relational")):
+        ty = real if width == 1 else T.Vector(real, width)
+        if rule.startswith("relational"):
+            return (T.INT if width == 1 else T.Vector(T.LONG if real is T.DOUBLE else T.INT, width)), [ty] * arity
+        return ty, [ty] * arity
+    if rule.startswith("geometric_same"):
+        ty = real if width == 1 else T.Vector(real, width)
+        if name == "cross" and width not in (3, 4):
+            return None, None
+        return ty, [ty] * arity
+    if rule in ("anyall",):
+        t = arg_types[0]
+        return (T.INT, [t]) if not t.is_float else (None, None)
+    if rule == "bitselect" or rule.startswith(("gentype", "absdiff")):
+        if rule != "bitselect" and any(t.is_float for t in arg_types):
+            return None, None
+        base = max((t.base for t in arg_types), key=lambda b: b.rank)
+        ty = base if width == 1 else T.Vector(base, width)
+        if rule == "absdiff":
+            unsigned = {T.CHAR: T.UCHAR, T.SHORT: T.USHORT, T.INT: T.UINT, T.LONG: T.ULONG}.get(base, base)
+            return T.with_base(ty, unsigned), [ty] * arity
         return ty, [ty] * arity
     if rule.startswith("generic"):
         base = arg_types[0].base
@@ -139,8 +309,8 @@ def math_result_type(name, arg_types):
         ty = base if width == 1 else T.Vector(base, width)
         return ty, [ty] * arity
     if rule.startswith("geometric"):
-        ty = T.FLOAT if width == 1 else T.Vector(T.FLOAT, width)
-        return T.FLOAT, [ty] * arity
+        ty = real if width == 1 else T.Vector(real, width)
+        return real, [ty] * arity
     # select(a, b, c): a and b share a type, c is an integer of the same width
     a, b, c = arg_types
     if c.is_float:

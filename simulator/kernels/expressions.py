@@ -1,38 +1,48 @@
-"""Lowering C expressions to typed IR: names, operators, conversions, built-ins.
+"""Lowering C expressions to typed IR: names, types, operators, pointers, structs.
 
-``ExpressionLowering`` is the half of the frontend's lowering that handles
-expressions; ``frontend._Lowering`` adds statements and scopes on top of it. Every
-expression gets its static type here, with C's usual arithmetic conversions made
-explicit as ``ir.Cast`` nodes, so the executor never has to guess a numpy dtype.
-Constructs outside the subset are refused by name (pointer arithmetic, ``sizeof``,
-the comma operator, ``++`` inside an expression, user functions).
+``ExpressionLowering`` is the half of the frontend's lowering that handles types and
+expressions; ``statements.KernelLowering`` adds statements, scopes and calls on top of
+it, ``calls.CallLowering`` the built-in functions. Every expression gets its static type
+here, with C's usual arithmetic conversions made explicit as ``ir.Cast`` nodes, so the
+executor never has to guess a numpy dtype.
+
+Memory is reached two ways. ``a[i]`` on a named array (a kernel's pointer argument, a
+declared array, a ``__constant`` table) with all its subscripts is an ``ir.Load`` of
+the array: the common case, recorded under the array's name. Everything else that
+denotes memory (``*p``, ``p[i]`` on a pointer variable, ``p->x``, ``buf[i].x``) is
+lowered by ``address`` to a pointer *handle* expression (see ``types``) and read with
+``ir.PtrLoad``; the executor finds the memory object from the handle, so the access is
+recorded under that object's name too.
 """
 from pycparser import c_ast
 
 from . import ir
 from . import types as T
-from .builtins import CONSTANTS, MATH, WORK_ITEM, math_result_type
-from .diagnostics import KernelError, Unsupported, at
-from .preprocess import WATCH_CALL
+from .builtins import CONSTANTS, WORK_ITEM
+from .diagnostics import KernelError
 
 ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 COMPARE = {"<", ">", "<=", ">=", "==", "!="}
 SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
-ATOMIC_OPS = ("add", "sub", "inc", "dec", "xchg", "min", "max", "and", "or", "xor")
 
 
 class ExpressionLowering:
-    """Expression lowering; needs ``path``, ``pre`` (the preprocessed file), ``scopes`` and ``arrays``."""
+    """Types and expressions; needs ``file`` (a ``FileScope``), ``scopes``, ``arrays``,
+    ``variables`` and ``names_used`` (see ``statements.KernelLowering``)."""
 
+    # -- locations and names -----------------------------------------------------------
     def error(self, node, reason):
-        return at(getattr(node, "coord", None), self.path, reason)
+        return self.file.error(node, reason)
 
     def unsupported(self, node, what):
-        return at(getattr(node, "coord", None), self.path, what, Unsupported)
+        return self.file.unsupported(node, what)
 
     def pos(self, node):
         coord = getattr(node, "coord", None)
         return {"line": coord.line if coord else 0, "col": (coord.column or 1) if coord else 0}
+
+    def const(self, value, ty, node):
+        return ir.Const(ty.dtype.type(value), type=ty, uniform=True, **self.pos(node))
 
     def declare(self, node, name, entry):
         if name in self.scopes[-1]:
@@ -43,6 +53,12 @@ class ExpressionLowering:
         for scope in reversed(self.scopes):
             if name in scope:
                 return scope[name]
+        if name in self.file.tables:
+            info = self.file.tables[name]
+            self.arrays.setdefault(info.name, info)
+            return info
+        if name in self.file.constants:
+            return ("const", self.file.constants[name])
         return None
 
     def unique(self, name):
@@ -50,58 +66,146 @@ class ExpressionLowering:
         self.names_used[name] = count + 1
         return name if count == 0 else f"{name}#{count}"
 
+    # -- types -------------------------------------------------------------------------
     def type_of(self, node, type_node):
-        """Scalar or Vector type named by a TypeDecl/Typename's IdentifierType."""
-        inner = type_node.type if isinstance(type_node, (c_ast.TypeDecl, c_ast.Typename)) else type_node
-        if isinstance(inner, c_ast.TypeDecl):
-            inner = inner.type
-        if isinstance(inner, (c_ast.Struct, c_ast.Union, c_ast.Enum)):
-            raise self.unsupported(node, "struct, union and enum types")
-        if not isinstance(inner, c_ast.IdentifierType):
-            raise self.unsupported(node, "this kind of type")
-        found = T.lookup(inner.names)
-        if found is None:
-            raise self.error(node, f"unknown or unsupported type '{' '.join(inner.names)}'"
-                             " (supported: char..ulong, float and their vectors)")
-        return found
+        """The type of a declaration or type name without its declarator's arrays."""
+        return self.declared_type(node, type_node)
 
-    # -- memory views ----------------------------------------------------------------
-    def vector_view(self, node, pointer, width, name):
-        """The ``@width`` vector view of a scalar array, for vloadN/vstoreN."""
-        target = self.resolve(pointer, pointer.name) if isinstance(pointer, c_ast.ID) else None
-        if not isinstance(target, ir.ArrayInfo) or target.elem.width != 1:
-            raise self.error(node, f"{name} needs a pointer to scalars as its last argument")
-        view = f"{target.name}@{width}"
-        if view not in self.arrays:
-            self.arrays[view] = ir.ArrayInfo(view, target.space, T.Vector(target.elem, width),
-                                             length=target.length // width, is_param=False,
-                                             view_of=target.name)
-        return self.arrays[view]
+    def declared_type(self, node, type_node):
+        """Our type for a pycparser type tree (TypeDecl, PtrDecl, Typename, Struct...)."""
+        if isinstance(type_node, (c_ast.Typename, c_ast.Decl, c_ast.Typedef)):
+            return self.declared_type(node, type_node.type)
+        if isinstance(type_node, c_ast.TypeDecl):
+            return self.declared_type(node, type_node.type)
+        if isinstance(type_node, c_ast.PtrDecl):
+            inner = type_node.type
+            if isinstance(inner, c_ast.FuncDecl):
+                raise self.unsupported(node, "function pointers")
+            elem = self.declared_type(node, inner)
+            space = _space(inner) or "private"
+            return T.Pointer(space, elem)
+        if isinstance(type_node, c_ast.ArrayDecl):
+            if type_node.dim is None:
+                return T.Pointer(_space(type_node.type) or "private", self.declared_type(node, type_node.type))
+            return T.ArrayType(self.declared_type(node, type_node.type), self.const_int(type_node.dim))
+        if isinstance(type_node, (c_ast.Struct, c_ast.Union)):
+            return self.struct_type(node, type_node)
+        if isinstance(type_node, c_ast.Enum):
+            return self.enum_type(type_node)
+        if isinstance(type_node, c_ast.IdentifierType):
+            return self.named_type(node, type_node.names)
+        if isinstance(type_node, c_ast.FuncDecl):
+            raise self.unsupported(node, "function declarations here")
+        raise self.unsupported(node, f"type {type(type_node).__name__}")
 
-    def offset(self, node):
-        value = self.expr(node)
-        if value.type.is_float or value.type.width != 1:
-            raise self.error(node, f"an offset must be an integer scalar, not {value.type}")
-        return self.convert(value, T.INT if value.type.rank <= T.INT.rank else value.type)
+    def named_type(self, node, names):
+        if len(names) == 1 and names[0] in self.file.typedefs:
+            return self.file.typedefs[names[0]]
+        found = T.lookup(names)
+        if found is not None:
+            return found
+        text = " ".join(names)
+        if text in T.UNSUPPORTED_TYPES or text in ("half",):
+            raise self.unsupported(node, f"type {text}")
+        raise self.error(node, f"unknown type name '{text}'")
 
-    def condition(self, node):
-        cond = self.expr(node)
-        if cond.type.width != 1:
-            raise self.error(node, f"a condition must be a scalar, not {cond.type}")
-        return cond
+    def struct_type(self, node, spec):
+        kind = "union" if isinstance(spec, c_ast.Union) else "struct"
+        key = f"{kind} {spec.name}" if spec.name else None
+        if spec.decls is None:
+            if key in self.file.tags:
+                return self.file.tags[key]
+            raise self.error(node, f"unknown type '{key}' (not defined before its use)")
+        members = []
+        for decl in spec.decls:
+            if decl.bitsize is not None:
+                raise self.unsupported(decl, "bit-fields")
+            if decl.name is None:
+                raise self.unsupported(decl, "anonymous struct members")
+            members.append((decl.name, self.declared_type(decl, decl.type)))
+        name = spec.name or f"<anonymous at line {spec.coord.line if spec.coord else 0}>"
+        ty = T.union_layout(name, members) if kind == "union" else T.layout(name, members)
+        if key is not None:
+            self.file.tags[key] = ty
+        return ty
 
+    def enum_type(self, spec):
+        if spec.values is not None:
+            value = -1
+            for enumerator in spec.values.enumerators:
+                value = self.const_int(enumerator.value) if enumerator.value is not None else value + 1
+                self.file.constants[enumerator.name] = self.const(value, T.INT, enumerator)
+        return T.INT
+
+    # -- conversions -------------------------------------------------------------------
     def convert(self, value, ty):
         if value.type == ty:
             return value
+        if value.type is T.VOID:
+            raise KernelError(self.file.path, value.line, value.col, "a void function's result used as a value")
+        if isinstance(ty, T.Pointer) or isinstance(value.type, T.Pointer):
+            return self.pointer_convert(value, ty)
+        if T.SAMPLER in (ty, value.type) and not (ty.is_float or value.type.is_float) and \
+                ty.width == value.type.width == 1 and not isinstance(ty, T.Struct) and \
+                not isinstance(value.type, T.Struct) and T.IMAGE2D not in (ty, value.type):
+            return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
+        if isinstance(ty, (T.Struct, T.Opaque)) or isinstance(value.type, (T.Struct, T.Opaque)):
+            raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
         if value.type.width != 1 and value.type.width != ty.width:
-            raise KernelError(self.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
+            raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
+        if type(value) is ir.Const and getattr(value, "exact", None) is not None:
+            exact = ir.Const(ty.dtype.type(value.exact), type=ty.base, uniform=True, line=value.line,
+                             col=value.col)
+            if ty.width > 1:
+                return ir.Cast(exact, type=ty, line=value.line, col=value.col, uniform=True)
+            exact.exact = value.exact
+            return exact
         return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
 
+    def pointer_convert(self, value, ty):
+        where = (self.file.path, value.line, value.col)
+        if isinstance(ty, T.Pointer) and isinstance(value.type, T.Pointer):
+            return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
+        if isinstance(ty, T.Pointer) and type(value) is ir.Const and not value.type.is_float and int(value.value) == 0:
+            return ir.Const(T.HANDLE_DTYPE.type(0), type=ty, uniform=True, line=value.line, col=value.col)
+        if isinstance(ty, T.Pointer):
+            raise KernelError(*where, f"cannot convert {value.type} to a pointer")
+        raise KernelError(*where, f"cannot convert a pointer to {ty} (cast it, or compare it with 0)")
+
+    def truth(self, value):
+        """A pointer as a truth value (``if (p)``, ``p && q``): whether it is not null."""
+        if not isinstance(value.type, T.Pointer):
+            return value
+        return ir.Binary("!=", value, self.const(0, value.type, None), type=T.INT,
+                         line=value.line, col=value.col)
+
+    def condition(self, node):
+        cond = self.expr(node)
+        if isinstance(cond.type, T.Pointer):
+            return self.truth(cond)
+        if cond.type.width != 1 or isinstance(cond.type, (T.Struct, T.Opaque)):
+            raise self.error(node, f"a condition must be a scalar, not {cond.type}")
+        return cond
+
+    def offset(self, node):
+        value = self.expr(node)
+        if value.type.is_float or value.type.width != 1 or isinstance(value.type, (T.Pointer, T.Struct)):
+            raise self.error(node, f"an offset must be an integer scalar, not {value.type}")
+        return self.convert(value, T.INT if value.type.rank <= T.INT.rank else value.type)
+
+    def const_int(self, node):
+        folded = fold_constant(self.expr(node))
+        if folded is None:
+            raise self.error(node, "an integer constant is needed here")
+        return folded
+
+    # -- expressions -------------------------------------------------------------------
     def expr(self, node):
+        if getattr(node, "coord", None) is not None:
+            self.file.last_coord = node.coord   # for the few nodes pycparser leaves unlocated
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
-            names = {"Assignment": "assignment inside an expression",
-                     "CompoundLiteral": "compound literals", "InitList": "initializer lists"}
+            names = {"CompoundLiteral": "compound literals", "InitList": "initializer lists here"}
             raise self.unsupported(node, names.get(type(node).__name__,
                                                    f"expression {type(node).__name__}"))
         return method(node)
@@ -111,18 +215,26 @@ class ExpressionLowering:
 
     def expr_ID(self, node):
         entry = self.resolve(node, node.name)
+        pos = self.pos(node)
         if entry is None:
             if node.name in CONSTANTS:
                 ty, value = CONSTANTS[node.name]
-                return ir.Const(ty.dtype.type(value), type=ty, uniform=True, **self.pos(node))
+                return ir.Const(ty.dtype.type(value), type=ty, uniform=True, **pos)
             if any(e.name == node.name for e in self.pre.emits):
                 raise self.error(node, f"@emit value '{node.name}' can only be assigned")
+            if node.name in self.file.functions:
+                raise self.unsupported(node, f"function '{node.name}' used as a value (function pointers)")
             raise self.error(node, f"'{node.name}' is not declared")
         if isinstance(entry, ir.ArrayInfo):
-            raise self.unsupported(node, f"using array or pointer '{node.name}' as a value"
-                                   " (pointer arithmetic); index it instead")
+            if entry.space == "image":
+                raise self.error(node, f"image '{node.name}' can only be passed to image built-ins")
+            if entry.length == 1 and entry.dims == ("scalar",):
+                return ir.Load(entry.name, self.const(0, T.INT, node), type=entry.elem, **pos)
+            return ir.AddrOf(entry.name, type=T.Pointer(entry.space, entry.elem), uniform=True, **pos)
+        if entry[0] == "const":
+            return entry[1]
         _, name, ty = entry
-        return ir.Var(name, type=ty, **self.pos(node))
+        return ir.Var(name, type=ty, **pos)
 
     def expr_BinaryOp(self, node):
         a = self.expr(node.left)
@@ -131,6 +243,11 @@ class ExpressionLowering:
 
     def binary(self, node, op, a, b):
         pos = self.pos(node)
+        if isinstance(a.type, T.Pointer) or isinstance(b.type, T.Pointer):
+            return self.pointer_binary(node, op, a, b)
+        for side in (a, b):
+            if isinstance(side.type, (T.Struct, T.Opaque)):
+                raise self.error(node, f"operator '{op}' cannot take a {side.type}")
         if op in ("&&", "||"):
             for side in (a, b):
                 if side.type.width != 1:
@@ -147,36 +264,91 @@ class ExpressionLowering:
             a = self.convert(a, ty)
             b = self.convert(b, T.with_base(ty, ty.base) if b.type.width != 1 else T.promote(b.type, T.INT))
         else:
-            ty = T.promote(a.type, b.type)
+            ty = _literal_promote(a, b)
             a, b = self.convert(a, ty), self.convert(b, ty)
         result = ty
         if op in COMPARE:
-            result = T.INT if ty.width == 1 else T.Vector(T.INT, ty.width)
+            result = T.INT if ty.width == 1 else T.Vector(_signed_of(ty.base), ty.width)
         return ir.Binary(op, a, b, type=result, **pos)
 
+    def pointer_binary(self, node, op, a, b):
+        pos = self.pos(node)
+        pa, pb = isinstance(a.type, T.Pointer), isinstance(b.type, T.Pointer)
+        if op in COMPARE or op in ("&&", "||"):
+            if op in ("&&", "||"):
+                return ir.Logical(op, self.truth(a), self.truth(b), type=T.INT, **pos)
+            a = a if pa else self.convert(a, b.type)
+            b = b if pb else self.convert(b, a.type)
+            return ir.Binary(op, a, b, type=T.INT, **pos)
+        if op == "-" and pa and pb:
+            size = T.storage_size(a.type.elem)
+            diff = ir.Binary("-", a, b, type=T.LONG, **pos)
+            return ir.Binary("/", diff, self.const(size, T.LONG, node), type=T.LONG, **pos)
+        if op == "+" and pb and not pa:
+            a, b = b, a
+        elif op not in ("+", "-") or pb:
+            raise self.error(node, f"operator '{op}' cannot take a pointer here")
+        return self.advance(node, a, b, -1 if op == "-" else 1)
+
+    def advance(self, node, pointer, count, sign=1, scale=None):
+        """``pointer + sign * count`` elements (bytes when ``scale`` is given)."""
+        if count.type.is_float or count.type.width != 1 or isinstance(count.type, T.Pointer):
+            raise self.error(node, f"a pointer offset must be an integer, not {count.type}")
+        size = T.storage_size(pointer.type.elem) if scale is None else scale
+        step = self.convert(count, T.LONG)
+        if size != 1:
+            step = ir.Binary("*", step, self.const(size, T.LONG, node), type=T.LONG, **self.pos(node))
+        return ir.Binary("+" if sign > 0 else "-", pointer, step, type=pointer.type, **self.pos(node))
+
     def expr_UnaryOp(self, node):
-        if node.op in ("p++", "++", "p--", "--"):
-            raise self.unsupported(node, f"'{node.op.strip('p')}' inside an expression"
-                                   " (write it as its own statement)")
-        if node.op == "sizeof":
-            raise self.unsupported(node, "sizeof")
-        if node.op in ("&", "*"):
-            raise self.unsupported(node, f"pointer operator unary '{node.op}'")
+        op = node.op
+        if op in ("p++", "++", "p--", "--"):
+            return self.increment_value(node)
+        if op == "sizeof":
+            target = node.expr
+            ty = self.type_of(node, target) if isinstance(target, c_ast.Typename) else self.expr(target).type
+            return self.const(T.storage_size(ty), T.UINT, node)
+        if op == "&":
+            return self.address_of(node)
+        if op == "*":
+            pointer = self.expr(node.expr)
+            if not isinstance(pointer.type, T.Pointer):
+                raise self.error(node, f"'*' needs a pointer, not {pointer.type}")
+            return self.load(node, pointer)
         a = self.expr(node.expr)
         pos = self.pos(node)
-        if node.op == "+":
+        if isinstance(a.type, T.Pointer) and op == "!":
+            return ir.Binary("==", a, self.const(0, a.type, node), type=T.INT, **pos)
+        if isinstance(a.type, (T.Struct, T.Opaque, T.Pointer)):
+            raise self.error(node, f"unary '{op}' cannot take a {a.type}")
+        if op == "+":
             return a
-        if node.op == "!":
-            return ir.Unary("!", a, type=T.INT if a.type.width == 1 else T.Vector(T.INT, a.type.width), **pos)
-        if node.op == "~" and a.type.is_float:
+        if op == "-" and type(a) is ir.Const and getattr(a, "exact", None) is not None:
+            negated = ir.Const(-a.value, type=a.type, uniform=True, **pos)
+            negated.exact = -a.exact   # -0.3 keeps its exact value, as 0.3 does
+            return negated
+        if op == "!":
+            return ir.Unary("!", a, type=T.INT if a.type.width == 1 else T.Vector(_signed_of(a.type.base), a.type.width), **pos)
+        if op == "~" and a.type.is_float:
             raise self.error(node, "'~' needs an integer operand")
         ty = T.promote(a.type, T.INT) if a.type.width == 1 else a.type
-        return ir.Unary(node.op, self.convert(a, ty), type=ty, **pos)
+        return ir.Unary(op, self.convert(a, ty), type=ty, **pos)
 
     def expr_TernaryOp(self, node):
-        cond = self.condition(node.cond)
+        cond = self.expr(node.cond)
         a, b = self.expr(node.iftrue), self.expr(node.iffalse)
-        ty = T.promote(a.type, b.type)
+        if cond.type.width > 1 and not isinstance(cond.type, (T.Pointer, T.Struct)):
+            ty = _literal_promote(a, b)
+            if ty.width != cond.type.width:
+                ty = T.Vector(ty.base, cond.type.width)
+            return self.call_math(node, "select", [self.convert(b, ty), self.convert(a, ty), cond])
+        cond = self.condition(node.cond)
+        if a.type == b.type or isinstance(a.type, T.Pointer):
+            ty = a.type
+        elif isinstance(b.type, T.Pointer):
+            ty = b.type
+        else:
+            ty = _literal_promote(a, b)
         return ir.Select(cond, self.convert(a, ty), self.convert(b, ty), type=ty, **self.pos(node))
 
     def expr_Cast(self, node):
@@ -191,18 +363,71 @@ class ExpressionLowering:
             parts = [self.convert(p, T.with_base(p.type, ty.base)) for p in parts]
             return ir.VecLit(parts, type=ty, **pos)
         value = self.expr(node.expr)
+        if ty is T.VOID:
+            return value
+        if isinstance(ty, T.Pointer) and not isinstance(value.type, T.Pointer):
+            if type(value) is ir.Const and int(value.value) == 0:
+                return self.pointer_convert(value, ty)
+            raise self.unsupported(node, "casting an integer to a pointer")
+        if isinstance(value.type, T.Pointer) and not isinstance(ty, T.Pointer):
+            raise self.unsupported(node, "casting a pointer to an integer")
         if value.type.width != 1 and value.type.width != ty.width:
             raise self.error(node, f"cannot cast {value.type} to {ty}")
         return self.convert(value, ty)
 
     def expr_ExprList(self, node):
-        raise self.unsupported(node, "the comma operator")
+        """The comma operator: every expression runs, the last one is the value."""
+        *effects, last = node.exprs
+        body = [self.effect(e) for e in effects]
+        value = self.expr(last)
+        return ir.StmtExpr(ir.Block(body, **self.pos(node)), value, False, type=value.type,
+                           **self.pos(node))
 
+    def expr_Assignment(self, node):
+        """An assignment used as a value (``a = b = 0``, ``while ((x = f()) > 0)``)."""
+        store = self.stmt_Assignment(node)
+        value = self.expr(node.lvalue)
+        return ir.StmtExpr(ir.Block([store], **self.pos(node)), value, False, type=value.type,
+                           **self.pos(node))
+
+    def increment_value(self, node):
+        """``i++`` / ``++i`` inside an expression: the update runs, the old or new value is the result."""
+        update = self.stmt_UnaryOp(node)
+        if node.op.startswith("p"):
+            old = self.expr(node.expr)
+            temp = self.unique("tmp")
+            self.variables[temp] = old.type
+            save = ir.Assign(temp, old, None, **self.pos(node))
+            return ir.StmtExpr(ir.Block([save, update], **self.pos(node)),
+                               ir.Var(temp, type=old.type, **self.pos(node)), False,
+                               type=old.type, **self.pos(node))
+        value = self.expr(node.expr)
+        return ir.StmtExpr(ir.Block([update], **self.pos(node)), value, False, type=value.type,
+                           **self.pos(node))
+
+    # -- vectors and structs -------------------------------------------------------------
     def expr_StructRef(self, node):
-        if node.type == "->":
-            raise self.unsupported(node, "'->' (structs)")
+        if node.type == ".":
+            base_type = self.lvalue_type(node.name)
+            if not isinstance(base_type, T.Struct):
+                base = self.expr(node.name)
+                return self.swizzle(node, base)
+        address = self.address(node)
+        if address is not None:
+            pointer, ty = address
+            if isinstance(ty, T.ArrayType):
+                return _retyped(pointer, T.Pointer(pointer.type.space, ty.elem))
+            return self.load(node, pointer)
         base = self.expr(node.name)
-        comps = self.swizzle_comps(node)
+        field = base.type.field(node.field.name)
+        if field is None:
+            raise self.error(node, f"{base.type} has no member '{node.field.name}'")
+        if isinstance(field[0], T.ArrayType):
+            raise self.unsupported(node, "array members of struct values in private variables")
+        return ir.Member(base, node.field.name, type=field[0], **self.pos(node))
+
+    def swizzle(self, node, base):
+        comps = self.swizzle_comps(node, base.type)
         if comps is None or base.type.width == 1:
             raise self.error(node, f"'{node.field.name}' is not a component of {base.type}")
         if max(comps) >= base.type.width:
@@ -210,18 +435,39 @@ class ExpressionLowering:
         ty = base.type.base if len(comps) == 1 else T.Vector(base.type.base, len(comps))
         return ir.Swizzle(base, comps, type=ty, **self.pos(node))
 
-    def swizzle_comps(self, node):
+    def swizzle_comps(self, node, ty=None):
         name = node.field.name
+        width = ty.width if ty is not None else 0
         if name in ("lo", "hi", "even", "odd"):
-            raise self.unsupported(node, f"the .{name} vector selector")
+            if width < 2:
+                return None
+            half = (width + 1) // 2
+            return {"lo": list(range(half)), "hi": list(range(half, width)) if width != 3 else [2, 3],
+                    "even": list(range(0, width, 2)), "odd": list(range(1, width, 2))}[name]
         if name[0] in "sS" and len(name) > 1 and all(c in "0123456789abcdefABCDEF" for c in name[1:]):
             return [int(c, 16) for c in name[1:]]
         if all(c in SWIZZLE for c in name):
             return [SWIZZLE[c] for c in name]
+        if all(c in "rgba" for c in name):
+            return ["rgba".index(c) for c in name]
         return None
 
+    def lvalue_type(self, node):
+        """The static type of ``node`` without lowering it twice for its effects."""
+        if isinstance(node, c_ast.ID):
+            entry = self.resolve(node, node.name)
+            if isinstance(entry, tuple) and entry[0] == "var":
+                return entry[2]
+            if isinstance(entry, ir.ArrayInfo) and entry.dims == ("scalar",):
+                return entry.elem
+        address = self.address(node) if isinstance(node, (c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp)) else None
+        if address is not None:
+            return address[1]
+        return self.expr(node).type
+
+    # -- memory ----------------------------------------------------------------------------
     def element(self, node):
-        """(ArrayInfo, flat int index) of ``a[i]`` or ``a[i][j]``."""
+        """(ArrayInfo, flat int index) of ``a[i]`` or ``a[i][j]`` on a named array, or None."""
         subscripts = []
         root = node
         while isinstance(root, c_ast.ArrayRef):
@@ -229,145 +475,189 @@ class ExpressionLowering:
             root = root.name
         subscripts.reverse()
         if not isinstance(root, c_ast.ID):
-            raise self.unsupported(node, "indexing this kind of expression")
+            return None
         info = self.resolve(root, root.name)
-        if not isinstance(info, ir.ArrayInfo):
-            if info is None:
+        if not isinstance(info, ir.ArrayInfo) or info.dims == ("scalar",) or info.space == "image":
+            if info is None and not any(e.name == root.name for e in self.pre.emits):
                 raise self.error(root, f"'{root.name}' is not declared")
-            raise self.error(root, f"'{root.name}' is not an array or pointer")
+            return None
         dims = info.dims or (None,)
         if len(subscripts) != len(dims):
+            if len(subscripts) < len(dims):
+                return None   # a row of a multi-dimensional array: a pointer
             raise self.error(node, f"'{root.name}' needs {len(dims)} subscript(s), got {len(subscripts)}")
         index = None
         for i, sub in enumerate(subscripts):
             value = self.expr(sub)
-            if value.type.is_float or value.type.width != 1:
+            if value.type.is_float or value.type.width != 1 or isinstance(value.type, (T.Pointer, T.Struct)):
                 raise self.error(sub, f"an index must be an integer scalar, not {value.type}")
             value = self.convert(value, T.INT if value.type.rank <= T.INT.rank else value.type)
             if index is None:
                 index = value
             else:
-                scale = ir.Const(T.INT.dtype.type(dims[i]), type=T.INT, uniform=True, **self.pos(sub))
+                scale = self.const(dims[i], T.INT, sub)
                 index = self.binary(sub, "+", self.binary(sub, "*", index, scale), value)
         return info, index
 
-    def expr_ArrayRef(self, node):
-        info, index = self.element(node)
-        return ir.Load(info.name, index, type=info.elem, **self.pos(node))
+    def address(self, node):
+        """(pointer handle expression, type of the object) of a memory lvalue, else None."""
+        if isinstance(node, c_ast.ID):
+            entry = self.resolve(node, node.name)
+            if isinstance(entry, ir.ArrayInfo) and entry.space != "image":
+                pointer = ir.AddrOf(entry.name, type=T.Pointer(entry.space, entry.elem), uniform=True,
+                                    **self.pos(node))
+                if entry.dims == ("scalar",):
+                    return pointer, entry.elem
+                return pointer, T.ArrayType(entry.elem, entry.length)
+            return None
+        if isinstance(node, c_ast.ArrayRef):
+            named = self.element(node)
+            if named is not None:
+                info, index = named
+                base = ir.AddrOf(info.name, type=T.Pointer(info.space, info.elem), uniform=True, **self.pos(node))
+                return self.advance(node, base, index), info.elem
+            inner = self.address(node.name) if isinstance(node.name, (c_ast.StructRef, c_ast.ArrayRef)) else None
+            if inner is not None and isinstance(inner[1], T.ArrayType):
+                pointer = _retyped(inner[0], T.Pointer(inner[0].type.space, inner[1].elem))
+            else:
+                pointer = self.expr(node.name)
+            if not isinstance(pointer.type, T.Pointer):
+                raise self.error(node, f"subscripted value is a {pointer.type}, not an array or pointer")
+            return self.advance(node, pointer, self.expr(node.subscript)), pointer.type.elem
+        if isinstance(node, c_ast.UnaryOp) and node.op == "*":
+            pointer = self.expr(node.expr)
+            if not isinstance(pointer.type, T.Pointer):
+                raise self.error(node, f"'*' needs a pointer, not {pointer.type}")
+            return pointer, pointer.type.elem
+        if isinstance(node, c_ast.StructRef):
+            if node.type == "->":
+                pointer = self.expr(node.name)
+                if not isinstance(pointer.type, T.Pointer) or not isinstance(pointer.type.elem, T.Struct):
+                    raise self.error(node, f"'->' needs a pointer to a struct, not {pointer.type}")
+                struct, space = pointer.type.elem, pointer.type.space
+            else:
+                inner = self.address(node.name)
+                if inner is None or not isinstance(inner[1], T.Struct):
+                    return None
+                pointer, struct = inner
+                space = pointer.type.space
+            field = struct.field(node.field.name)
+            if field is None:
+                raise self.error(node, f"{struct} has no member '{node.field.name}'")
+            ty, offset = field
+            moved = self.advance(node, pointer, self.const(offset, T.LONG, node), scale=1) if offset else pointer
+            return _retyped(moved, T.Pointer(space, ty.elem if isinstance(ty, T.ArrayType) else ty)), ty
+        if isinstance(node, c_ast.Cast):
+            return None
+        return None
 
-    def expr_FuncCall(self, node):
-        if not isinstance(node.name, c_ast.ID):
-            raise self.unsupported(node, "calls through expressions")
-        name = node.name.name
-        args = node.args.exprs if node.args else []
+    def address_of(self, node):
+        target = node.expr
+        found = self.address(target)
+        if found is None:
+            if isinstance(target, c_ast.ID):
+                raise self.error(node, f"cannot take the address of '{target.name}' here")
+            raise self.unsupported(node, "taking the address of this kind of expression")
+        pointer, ty = found
+        if isinstance(ty, T.ArrayType):
+            return pointer
+        return _retyped(pointer, T.Pointer(pointer.type.space, ty))
+
+    def load(self, node, pointer):
+        ty = pointer.type.elem
+        if ty is T.VOID:
+            raise self.error(node, "cannot read through a void pointer")
+        if isinstance(ty, T.ArrayType):
+            return _retyped(pointer, T.Pointer(pointer.type.space, ty.elem))
+        return ir.PtrLoad(pointer, type=ty, **self.pos(node))
+
+    def expr_ArrayRef(self, node):
+        named = self.element(node)
+        if named is not None:
+            info, index = named
+            return ir.Load(info.name, index, type=info.elem, **self.pos(node))
+        pointer, ty = self.address(node)
+        if isinstance(ty, T.ArrayType):
+            return _retyped(pointer, T.Pointer(pointer.type.space, ty.elem))
+        return self.load(node, _retyped(pointer, T.Pointer(pointer.type.space, ty)))
+
+    def work_item(self, node, name, args):
         pos = self.pos(node)
-        if name in WORK_ITEM:
-            if len(args) != 1:
-                raise self.error(node, f"{name} takes one argument (the dimension)")
-            dim = fold_constant(self.expr(args[0]))
-            if dim not in (0, 1, 2):
-                raise self.error(node, f"{name} needs a constant dimension 0, 1 or 2")
-            return ir.WorkItem(name, dim, type=T.UINT, uniform=WORK_ITEM[name] == "uniform",
-                               wave=WORK_ITEM[name] in ("uniform", "wave"), **pos)
         if name == "get_work_dim":
             if args:
                 raise self.error(node, "get_work_dim takes no argument")
             return ir.WorkItem(name, 0, type=T.UINT, uniform=True, **pos)
-        if name.startswith(("convert_", "as_")):
-            return self.conversion(node, name, args)
-        if name in MATH:
-            values = [self.expr(a) for a in args]
-            result, arg_types = math_result_type(name, [v.type for v in values])
-            if result is None:
-                raise self.error(node, f"{name} does not accept ({', '.join(map(str, (v.type for v in values)))})")
-            values = [self.convert(v, t) for v, t in zip(values, arg_types)]
-            return ir.Call(name, values, type=result, **pos)
-        if name in ("barrier", "mem_fence", WATCH_CALL):
-            raise self.error(node, f"{name} is a statement, not a value")
-        if name.startswith(("atomic_", "atom_")):
-            return self.atomic(node, name, args)
-        width = vector_width(name, "vload")
-        if width:
-            if len(args) != 2:
-                raise self.error(node, f"{name} takes (offset, pointer)")
-            info = self.vector_view(node, args[1], width, name)
-            return ir.Load(info.name, self.offset(args[0]), type=info.elem, **pos)
-        if name.startswith(("vload", "vstore", "read_image", "write_image", "async_work_group")):
-            raise self.unsupported(node, f"built-in {name}")
-        raise self.unsupported(node, f"call to '{name}' (user functions and unknown built-ins)")
-
-    def atomic(self, node, name, args):
-        """``atomic_OP(pointer, value)`` on an int/uint element of a global or local array."""
-        op = name.split("_", 1)[1]
-        if op not in ATOMIC_OPS:
-            raise self.unsupported(node, f"atomic operation {name}")
-        arity = 1 if op in ("inc", "dec") else 2
-        if len(args) != arity:
-            raise self.error(node, f"{name} takes {arity} argument{'s' if arity > 1 else ''}")
-        info, index = self.atomic_target(node, args[0], name)
-        value = self.convert(self.expr(args[1]), info.elem) if arity == 2 else None
-        return ir.Atomic(op, info.name, index, value, type=info.elem, **self.pos(node))
-
-    def atomic_target(self, node, pointer, name):
-        """(ArrayInfo, index) of ``&a[i]``, ``a + i`` or ``a``."""
-        if isinstance(pointer, c_ast.UnaryOp) and pointer.op == "&" and isinstance(pointer.expr, c_ast.ArrayRef):
-            info, index = self.element(pointer.expr)
-        elif isinstance(pointer, c_ast.BinaryOp) and pointer.op == "+":
-            base, offset = pointer.left, pointer.right
-            if not (isinstance(base, c_ast.ID) and isinstance(self.resolve(base, base.name), ir.ArrayInfo)):
-                base, offset = offset, base
-            if not isinstance(base, c_ast.ID) or not isinstance(self.resolve(base, base.name), ir.ArrayInfo):
-                raise self.error(node, f"{name} needs &array[index], array + index or array")
-            info, index = self.resolve(base, base.name), self.offset(offset)
-        elif isinstance(pointer, c_ast.ID) and isinstance(self.resolve(pointer, pointer.name), ir.ArrayInfo):
-            info = self.resolve(pointer, pointer.name)
-            index = ir.Const(T.INT.dtype.type(0), type=T.INT, uniform=True, **self.pos(pointer))
-        else:
-            raise self.error(node, f"{name} needs &array[index], array + index or array")
-        if info.elem not in (T.INT, T.UINT) or info.space not in ("global", "local"):
-            raise self.error(node, f"{name} works on global or local int/uint, not {info.space} {info.elem}")
-        return info, index
-
-    def conversion(self, node, name, args):
         if len(args) != 1:
-            raise self.error(node, f"{name} takes one argument")
-        head = name.split("_")
-        ty = T.lookup([head[1]]) if len(head) > 1 else None
-        if ty is None or ty is T.VOID:
-            raise self.error(node, f"unknown conversion {name}")
-        value = self.expr(args[0])
-        if value.type.width != ty.width:
-            raise self.error(node, f"{name} needs a {ty.width}-wide argument, not {value.type}")
-        if name.startswith("as_"):
-            if value.type.size != ty.size:
-                raise self.error(node, f"{name} needs an argument of the same size, not {value.type}")
-            return ir.Call("as", [value], type=ty, **self.pos(node))
-        if len(head) > 2:
-            return ir.Call("convert_" + "_".join(head[2:]), [value], type=ty, **self.pos(node))
-        return self.convert(value, ty)
+            raise self.error(node, f"{name} takes one argument (the dimension)")
+        dim = fold_constant(self.expr(args[0]))
+        if dim is None:
+            raise self.unsupported(node, f"{name} with a dimension that is not a constant")
+        if dim not in (0, 1, 2):
+            return self.const(1 if name in ("get_global_size", "get_local_size", "get_num_groups")
+                              else 0, T.UINT, node)
+        return ir.WorkItem(name, dim, type=T.UINT, uniform=WORK_ITEM[name] == "uniform",
+                           wave=WORK_ITEM[name] in ("uniform", "wave"), **pos)
 
 
-def vector_width(name, prefix):
-    """N for ``vloadN``/``vstoreN`` (N in 2, 3, 4, 8, 16), else 0."""
-    if name.startswith(prefix) and name[len(prefix):] in ("2", "3", "4", "8", "16"):
-        return int(name[len(prefix):])
-    return 0
+def _retyped(expr, ty):
+    """``expr`` with static type ``ty`` (a pointer handle reinterpreted: no instruction)."""
+    if expr.type == ty:
+        return expr
+    return ir.Cast(expr, type=ty, line=expr.line, col=expr.col, uniform=expr.uniform)
+
+
+def _space(type_node):
+    """The address space written in a declaration's qualifiers (None when absent)."""
+    while type_node is not None:
+        for qual in getattr(type_node, "quals", None) or []:
+            if qual in ("global", "local", "constant", "private"):
+                return qual
+        if isinstance(type_node, (c_ast.PtrDecl, c_ast.FuncDecl)):
+            return None
+        type_node = getattr(type_node, "type", None)
+        if not isinstance(type_node, (c_ast.TypeDecl, c_ast.ArrayDecl)):
+            return None
+    return None
+
+
+def _signed_of(base):
+    """The signed integer type of ``base``'s size (vector comparisons give -1/0 in it)."""
+    return {1: T.CHAR, 2: T.SHORT, 4: T.INT, 8: T.LONG}.get(base.size, T.INT)
+
+
+def _literal_promote(a, b):
+    """C's usual conversions, except that an unsuffixed floating literal is float next
+    to a float operand (as compiled with -cl-single-precision-constant)."""
+    if getattr(a, "exact", None) is not None and b.type.is_float:
+        return T.promote(T.with_base(a.type, b.type.base), b.type)
+    if getattr(b, "exact", None) is not None and a.type.is_float:
+        return T.promote(a.type, T.with_base(b.type, a.type.base))
+    return T.promote(a.type, b.type)
 
 
 def _constant(lowering, node):
     text = node.value
     pos = lowering.pos(node)
-    if node.type == "char":
-        body = text[1:-1]
-        value = ord(body.encode().decode("unicode_escape")) if body else 0
+    if node.type == "char" or text.startswith(("'", "L'", "u'", "U'")):
+        body = text[text.index("'") + 1:-1].encode().decode("unicode_escape")
+        if len(body) > 1:
+            raise lowering.unsupported(node, f"multi-character constant {text}")
+        value = ord(body) if body else 0
         return ir.Const(T.CHAR.dtype.type(value), type=T.CHAR, uniform=True, **pos)
     if node.type in ("string",):
         raise lowering.unsupported(node, "string literals")
     lower = text.lower()
+    is_hex = lower.startswith("0x")
     if node.type in ("float", "double", "long double") or (
-            ("." in lower or "e" in lower) and not lower.startswith("0x")):
-        value = float(lower.rstrip("fl") if not lower.startswith("0x") else float.fromhex(lower))
-        return ir.Const(T.FLOAT.dtype.type(value), type=T.FLOAT, uniform=True, **pos)
+            ("." in lower or "e" in lower or (is_hex and "p" in lower)) and not (is_hex and "p" not in lower)):
+        digits = lower.rstrip("flh") if not is_hex else lower.rstrip("fl")
+        value = float.fromhex(digits) if is_hex else float(digits)
+        suffixed = lower.endswith(("f", "h")) and not (is_hex and not lower.endswith("f"))
+        const = ir.Const(T.FLOAT.dtype.type(value), type=T.FLOAT, uniform=True, **pos)
+        # An unsuffixed literal is a double in C; it is typed float (see _literal_promote)
+        # but keeps its exact value for double arithmetic.
+        const.exact = None if suffixed else value
+        return const
     digits = lower.rstrip("ul")
     suffix = lower[len(digits):]
     if digits.startswith("0x"):
@@ -381,7 +671,7 @@ def _constant(lowering, node):
     unsigned = "u" in suffix
     is_long = "l" in suffix
     if is_long or value > 0xFFFFFFFF:
-        ty = T.ULONG if unsigned else T.LONG
+        ty = T.ULONG if unsigned or value > 0x7FFFFFFFFFFFFFFF else T.LONG
     elif unsigned or value > 0x7FFFFFFF:
         ty = T.UINT
     else:
@@ -395,13 +685,24 @@ def fold_constant(expr):
         return int(expr.value)
     if isinstance(expr, ir.Cast):
         return fold_constant(expr.a)
-    if isinstance(expr, ir.Binary):
+    if isinstance(expr, ir.Unary):
+        a = fold_constant(expr.a)
+        if a is None:
+            return None
+        return {"-": -a, "~": ~a, "!": int(not a)}.get(expr.op)
+    if isinstance(expr, ir.Select):
+        c = fold_constant(expr.cond)
+        return None if c is None else fold_constant(expr.a if c else expr.b)
+    if isinstance(expr, (ir.Binary, ir.Logical)):
         a, b = fold_constant(expr.a), fold_constant(expr.b)
         if a is None or b is None:
             return None
         ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-               "/": lambda: int(a / b) if b else None, "%": lambda: a % b if b else None,
+               "/": lambda: int(a / b) if b else None, "%": lambda: a - int(a / b) * b if b else None,
                "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b,
-               "|": lambda: a | b, "^": lambda: a ^ b}
+               "|": lambda: a | b, "^": lambda: a ^ b, "<": lambda: int(a < b),
+               ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
+               "==": lambda: int(a == b), "!=": lambda: int(a != b),
+               "&&": lambda: int(bool(a and b)), "||": lambda: int(bool(a or b))}
         return ops[expr.op]() if expr.op in ops else None
     return None

@@ -104,9 +104,42 @@ class VecLit(Expr):
 
 
 class Atomic(Expr):
-    """``atomic_add(&array[index], value)`` and friends; the value is the old contents."""
+    """``atomic_add(p, value)`` and friends on the location at pointer handle ``ptr``;
+    ``cmp`` is cmpxchg's expected value. The result is the old contents."""
 
-    fields = ("op", "array", "index", "value")
+    fields = ("op", "ptr", "value", "cmp")
+
+
+class AddrOf(Expr):
+    """The pointer handle of element 0 of a named memory object (``array`` decays)."""
+
+    fields = ("array",)
+
+
+class PtrLoad(Expr):
+    """``*p``, ``p[i]``, ``p->x``: read a value of this node's type at pointer handle ``ptr``."""
+
+    fields = ("ptr",)
+
+
+class Member(Expr):
+    """Field ``field`` of a struct value (a private variable or a function's result)."""
+
+    fields = ("a", "field")
+
+
+class StmtExpr(Expr):
+    """Run ``body`` then yield ``result`` (None for void): an inlined function call
+    (``frame``: its ``return``s end the call, not the kernel), ``x++`` inside an
+    expression, an assignment used as a value, the comma operator."""
+
+    fields = ("body", "result", "frame")
+
+
+class ImageRead(Expr):
+    """``read_image{f,i,ui}(image, sampler, coord)``; ``sampler`` is None without one."""
+
+    fields = ("image", "sampler", "coord")
 
 
 class Stmt(Node):
@@ -117,6 +150,8 @@ def _stmt(cls):
     names = cls.fields
 
     def __init__(self, *values, line=0, col=0):
+        for name in names:
+            setattr(self, name, None)   # trailing fields are optional
         for name, value in zip(names, values):
             setattr(self, name, value)
         self.line, self.col = line, col
@@ -130,9 +165,42 @@ class Block(Stmt):
 
 
 class Assign(Stmt):
-    """``name = value`` or, with ``comps``, ``name.xy = value``."""
+    """``name = value``; with ``path`` a struct field ``name.f.g = value``; with
+    ``comps``, vector components ``name.xy = value``."""
 
-    fields = ("name", "value", "comps")
+    fields = ("name", "value", "comps", "path")
+
+
+class PtrStore(Stmt):
+    """``*p = value``, ``p[i] = value``, ``p->x = value`` at pointer handle ``ptr``."""
+
+    fields = ("ptr", "value", "comps")
+
+
+class FuncReturn(Stmt):
+    """``return value;`` in a helper function: ``name`` is the variable receiving the value."""
+
+    fields = ("name", "value")
+
+
+class Switch(Stmt):
+    """``switch``: ``cases`` are (values, Block) in source order, values None for
+    ``default``; lanes enter at their case and fall through until ``break``. ``nodes``
+    are the branch nodes of the case labels."""
+
+    fields = ("value", "cases", "nodes")
+
+
+class Printf(Stmt):
+    """``printf(format, args...)``: each active work-item prints, in work-item order."""
+
+    fields = ("format", "args")
+
+
+class ImageWrite(Stmt):
+    """``write_image{f,i,ui}(image, coord, color)``."""
+
+    fields = ("image", "coord", "value")
 
 
 class Store(Stmt):
@@ -186,10 +254,10 @@ class Eval(Stmt):
 
 
 for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, Load,
-             Swizzle, VecLit, Atomic):
+             Swizzle, VecLit, Atomic, AddrOf, PtrLoad, Member, StmtExpr, ImageRead):
     _expr(_cls)
 for _cls in (Block, Assign, Store, EmitStore, If, Loop, Break, Continue, Return, Barrier,
-             Watch, Eval):
+             Watch, Eval, PtrStore, FuncReturn, Switch, ImageWrite, Printf):
     _stmt(_cls)
 
 
@@ -220,6 +288,7 @@ class ArrayInfo:
     is_param: bool = False
     dims: tuple = ()     # declared extents of a multi-dimensional array, outermost first
     view_of: str = ""    # for vloadN/vstoreN: the scalar array this vector view reads
+    init: object = None  # initial contents (numpy array) of a program-scope __constant array
 
 
 @dataclass
@@ -241,11 +310,13 @@ class Program:
     kernels: dict                         # name -> Kernel, in source order
     binds: list = field(default_factory=list)    # (line, spec)
     emits: list = field(default_factory=list)
+    options: str = ""                             # build options (clBuildProgram's string)
 
     def kernel(self, name=None):
         """The named kernel, or the only/first one when name is None."""
         if name is None:
             return next(iter(self.kernels.values()))
+
         if name not in self.kernels:
             raise KeyError(f"{self.path}: no kernel named {name!r} "
                            f"(has: {', '.join(self.kernels)})")

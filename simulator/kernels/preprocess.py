@@ -1,247 +1,289 @@
-"""From OpenCL C with Klein's annotations to plain C that pycparser accepts.
+"""The C preprocessor in front of the parser, with OpenCL's build options and macros.
 
-pycparser parses C99 after the C preprocessor has run. OpenCL kernels differ in a few
-spellings, which this step removes while keeping every remaining character at its
-line and column, so parser errors and source lines still point at the user's text:
+We use ``pcpp``, a complete C99 preprocessor written in Python (installed with the
+project from PyPI), rather than the system ``cpp``: it runs in-process (no child
+process per edit-and-run, no dependency on a compiler being installed), it reports
+errors through hooks we turn into located ``KernelError``s, and it keeps each line's
+leading whitespace, so columns stay right on every line without a macro expansion.
 
-* comments are blanked;
-* the qualifiers ``kernel``, ``global``, ``local``, ``constant``, ``private`` (and
-  their ``__`` forms) are blanked and their offsets remembered; the frontend
-  attaches each one to the declaration it precedes; ``__attribute__((...))`` hints
-  and image access qualifiers are blanked;
-* object-like ``#define NAME value`` macros are substituted (function-like macros and
-  ``#include`` are refused by name); ``#pragma`` lines are ignored;
-* Klein's annotations are taken out: ``@watch NAME;`` becomes the call
-  ``__klein_watch(NAME);`` so that it happens at its place in the program,
-  ``@emit TYPE NAME[N];`` and ``@bind [...]`` are removed and returned as data;
-* OpenCL's extra type names (``uint``, ``float4`` ...) are declared in a prelude
-  line placed before a ``#line 1`` directive.
+``preprocess(path, source, options)`` takes Klein's annotations out (``annotations``),
+then runs ``#if/#ifdef/#ifndef/#elif/#else/#endif``, object- and function-like macros
+and ``#include "..."`` (searched next to the file, then in ``-I`` directories), with
+the macros an OpenCL 1.2 compiler predefines and the build options' ``-D``/``-U``.
+``#pragma`` lines (``OPENCL EXTENSION``, ``unroll``) are accepted and dropped.
+
+The output carries ``#line`` directives, so the parser's coordinates name the user's
+file or header and its line. ``Origin.column`` maps a column on a line changed by
+a macro expansion back to the user's text (the start of the expansion when the
+column falls inside it).
 """
-import json
-import re
+import functools
+import io
+import os
+import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from .diagnostics import KernelError, Unsupported
-from .types import TYPE_NAMES
+from pcpp import Preprocessor
 
-ADDRESS_SPACES = {
-    "global": "global", "__global": "global",
-    "local": "local", "__local": "local",
-    "constant": "constant", "__constant": "constant",
-    "private": "private", "__private": "private",
+from .annotations import take_annotations
+from .diagnostics import KernelError
+
+# Macros of an OpenCL 1.2 compiler (OpenCL C spec 6.10, float.h/limits.h/math constants).
+PREDEFINED = {
+    "__OPENCL_VERSION__": "120", "__OPENCL_C_VERSION__": "120", "CL_VERSION_1_0": "100",
+    "CL_VERSION_1_1": "110", "CL_VERSION_1_2": "120", "__ENDIAN_LITTLE__": "1",
+    "__IMAGE_SUPPORT__": "1", "__kernel_exec(X, typen)": "__kernel", "kernel_exec(X, typen)": "__kernel",
+    "cl_khr_fp64": "1", "cl_khr_int64_base_atomics": "1", "cl_khr_int64_extended_atomics": "1",
+    "cl_khr_global_int32_base_atomics": "1", "cl_khr_global_int32_extended_atomics": "1",
+    "cl_khr_local_int32_base_atomics": "1", "cl_khr_local_int32_extended_atomics": "1",
+    "cl_khr_byte_addressable_store": "1",
+    "CHAR_BIT": "8", "SCHAR_MAX": "127", "SCHAR_MIN": "(-127-1)", "CHAR_MAX": "127",
+    "CHAR_MIN": "(-127-1)", "UCHAR_MAX": "255", "SHRT_MAX": "32767", "SHRT_MIN": "(-32767-1)",
+    "USHRT_MAX": "65535", "INT_MAX": "2147483647", "INT_MIN": "(-2147483647-1)",
+    "UINT_MAX": "0xffffffffU", "LONG_MAX": "0x7fffffffffffffffL",
+    "LONG_MIN": "(-0x7fffffffffffffffL-1)", "ULONG_MAX": "0xffffffffffffffffUL",
+    "FLT_DIG": "6", "FLT_MANT_DIG": "24", "FLT_MAX_10_EXP": "38", "FLT_MAX_EXP": "128",
+    "FLT_MIN_10_EXP": "-37", "FLT_MIN_EXP": "-125", "FLT_RADIX": "2",
+    "FLT_MAX": "0x1.fffffep127f", "FLT_MIN": "0x1.0p-126f", "FLT_EPSILON": "0x1.0p-23f",
+    "DBL_MAX": "0x1.fffffffffffffp1023", "DBL_MIN": "0x1.0p-1022", "DBL_EPSILON": "0x1.0p-52",
+    "MAXFLOAT": "0x1.fffffep127f", "HUGE_VALF": "INFINITY", "HUGE_VAL": "INFINITY",
+    "M_E": "2.718281828459045090796", "M_LOG2E": "1.442695040888963387005",
+    "M_LOG10E": "0.434294481903251816668", "M_LN2": "0.693147180559945286227",
+    "M_LN10": "2.302585092994045901094", "M_PI": "3.141592653589793115998",
+    "M_PI_2": "1.570796326794896557999", "M_PI_4": "0.785398163397448278999",
+    "M_1_PI": "0.318309886183790691216", "M_2_PI": "0.636619772367581382433",
+    "M_2_SQRTPI": "1.128379167095512558561", "M_SQRT2": "1.414213562373095145475",
+    "M_SQRT1_2": "0.707106781186547572737",
+    "M_E_F": "2.71828174591f", "M_LOG2E_F": "1.44269502163f", "M_LOG10E_F": "0.434294492006f",
+    "M_LN2_F": "0.693147182465f", "M_LN10_F": "2.30258512497f", "M_PI_F": "3.14159274101f",
+    "M_PI_2_F": "1.57079637051f", "M_PI_4_F": "0.785398185253f", "M_1_PI_F": "0.318309873343f",
+    "M_2_PI_F": "0.636619746685f", "M_2_SQRTPI_F": "1.12837922573f",
+    "M_SQRT2_F": "1.41421353817f", "M_SQRT1_2_F": "0.707106769085f",
 }
-KERNEL_WORDS = {"kernel", "__kernel"}
-IGNORED_WORDS = {"__read_only", "__write_only", "read_only", "write_only"}
 
-WATCH_CALL = "__klein_watch"
-
-_WORD = re.compile(r"[A-Za-z_]\w*")
-_WATCH = re.compile(r"@watch\s+([A-Za-z_]\w*)\s*;")
-_EMIT = re.compile(r"@emit\s+([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*\[\s*(\d+)\s*\]\s*;")
+# Options of clBuildProgram that change nothing in a functional model.
+_IGNORED_OPTIONS = ("-cl-", "-w", "-Werror", "-g", "-O")
 
 
 @dataclass
-class Emit:
-    """An ``@emit TYPE NAME[N];`` annotation: a per-work-item value to plot."""
+class BuildOptions:
+    """``-D``/``-U``/``-I`` as given to clBuildProgram (in order: a later -U undoes a -D)."""
 
-    type_name: str
-    name: str
-    length: int
-    line: int
+    macros: list = field(default_factory=list)        # ("D", "NAME", "VALUE") / ("U", "NAME", None)
+    include_dirs: list = field(default_factory=list)
+
+    def define(self, text: str) -> None:
+        name, sep, value = text.partition("=")
+        self.macros.append(("D", name.strip(), value if sep else "1"))
+
+    def undefine(self, name: str) -> None:
+        self.macros.append(("U", name.strip(), None))
+
+    def text(self) -> str:
+        """The options as clBuildProgram's string (what ``parse_build_options`` reads)."""
+        words = [f"-D{name}={value}" if kind == "D" else f"-U{name}" for kind, name, value in self.macros]
+        words += [f"-I{directory}" for directory in self.include_dirs]
+        return shlex.join(words)
+
+
+def parse_build_options(text: str) -> BuildOptions:
+    """Parse an OpenCL build-options string (``-D N=4 -DX -I dir -U Y -cl-mad-enable``)."""
+    try:
+        words = shlex.split(text or "")
+    except ValueError as exc:
+        raise ValueError(f"build options: {exc}") from None
+    options = BuildOptions()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        flag = word[:2]
+        if flag in ("-D", "-U", "-I"):
+            value = word[2:]
+            if not value:
+                i += 1
+                if i == len(words):
+                    raise ValueError(f"build options: {flag} needs a value")
+                value = words[i]
+            if flag == "-D":
+                options.define(value)
+            elif flag == "-U":
+                options.undefine(value)
+            else:
+                options.include_dirs.append(value)
+        elif not word.startswith(_IGNORED_OPTIONS):
+            raise ValueError(f"build options: unknown option {word!r}"
+                             " (supported: -D NAME[=VALUE], -U NAME, -I DIR, -cl-*, -w, -Werror)")
+        i += 1
+    for kind, name, _ in options.macros:
+        if not name.split("(")[0].isidentifier():
+            raise ValueError(f"build options: -{kind} needs a macro name, got {name!r}")
+    return options
+
+
+@dataclass
+class Origin:
+    """Where the preprocessed text came from: each output line's file, line and text."""
+
+    lines: dict = field(default_factory=dict)   # file -> original lines (list of str)
+
+    def column(self, file, line, expanded, col):
+        """The column in the user's line for column ``col`` of the ``expanded`` line."""
+        original = self.lines.get(file)
+        if original is None or not 1 <= line <= len(original):
+            return col
+        source = original[line - 1]
+        if source == expanded:
+            return col
+        prefix = 0
+        while prefix < min(len(source), len(expanded)) and source[prefix] == expanded[prefix]:
+            prefix += 1
+        if col <= prefix:
+            return col
+        suffix = 0
+        while (suffix < min(len(source), len(expanded)) - prefix
+               and source[-1 - suffix] == expanded[-1 - suffix]):
+            suffix += 1
+        if col > len(expanded) - suffix:
+            return col - (len(expanded) - len(source))
+        return prefix + 1   # inside a macro expansion: point at the macro's use
 
 
 @dataclass
 class Preprocessed:
     """The parser-ready text and what was taken out of the original."""
 
-    text: str                                  # prelude + '#line 1' + transformed source
-    body: str = ""                             # the transformed source alone (what coordinates index)
-    qualifiers: list = field(default_factory=list)  # (offset, word) in the original text
-    kernel_offsets: list = field(default_factory=list)  # offsets of 'kernel' keywords
-    emits: list = field(default_factory=list)  # Emit
-    binds: list = field(default_factory=list)  # (line, spec dict)
-    watch_lines: dict = field(default_factory=dict)  # name -> line of its @watch
-    line_starts: list = field(default_factory=list)  # offset of each line (1-based index - 1)
-
-    def offset(self, line, col):
-        """Character offset in the original source of a 1-based (line, column)."""
-        return self.line_starts[line - 1] + col - 1
+    text: str
+    emits: list
+    binds: list
+    watch_lines: dict
+    origin: Origin
+    out_lines: dict = field(default_factory=dict)   # (file, line) -> expanded text of that line
 
 
-def _blank(chars, start, end):
-    """Replace chars[start:end] by spaces, keeping newlines (so lines stay put)."""
-    for i in range(start, end):
-        if chars[i] != "\n":
-            chars[i] = " "
+class _Pcpp(Preprocessor):
+    """pcpp with errors raised as ``KernelError`` and files read from the user's text."""
+
+    def __init__(self, path, main_text, origin):
+        super().__init__()
+        self.user_path = path
+        self.main_text = main_text
+        self.origin = origin
+        self.line_directive = "#line"
+        self.passthru_includes = None
+
+    def on_error(self, file, line, msg):
+        raise KernelError(self._user_name(file), line, 1, msg.strip())
+
+    def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
+        where = self.lastdirective
+        if is_malformed:
+            raise KernelError(self._user_name(where.source), where.lineno, 1,
+                              f"malformed #include {includepath}")
+        raise KernelError(self._user_name(where.source), where.lineno, 1,
+                          f"#include file '{includepath}' not found (add its folder with -I DIR)")
+
+    def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
+        text = "".join(t.value for t in toks).strip()
+        if directive.value == "error":
+            raise KernelError(self._user_name(directive.source), directive.lineno, 1, f"#error {text}")
+        if directive.value in ("warning", "pragma", "line"):
+            return True
+        raise KernelError(self._user_name(directive.source), directive.lineno, 1,
+                          f"unknown directive '#{directive.value}'")
+
+    def on_file_open(self, is_system_include, includepath):
+        handle = super().on_file_open(is_system_include, includepath)
+        text = handle.read()
+        handle.close()
+        self.origin.lines[_display_name(includepath, self.user_path)] = text.split("\n")
+        return io.StringIO(take_annotations(includepath, text)[0])
+
+    def _user_name(self, file):
+        return _display_name(file or self.user_path, self.user_path)
 
 
-def _line_col(text, offset):
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+@functools.cache
+def _predefined_macros():
+    """pcpp's macro objects for ``PREDEFINED``, tokenized once per process (a preprocessor
+    only reads them, so every run can share them)."""
+    cpp = Preprocessor()
+    for name, value in PREDEFINED.items():
+        cpp.define(f"{name} {value}")
+    return dict(cpp.macros)
 
 
-def _strip_comments(path, text):
-    """Blank comments; string and character literals are kept (and left alone)."""
-    chars = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            _blank(chars, i, j)
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            if j < 0:
-                line, col = _line_col(text, i)
-                raise KernelError(path, line, col, "unterminated /* comment")
-            _blank(chars, i, j + 2)
-            i = j + 2
+def _display_name(name, main):
+    """The name messages use for a file pcpp names ``name`` (relative to the working
+    directory): the user's own spelling for the main file."""
+    full = os.path.abspath(name)
+    if full == os.path.abspath(main):
+        return main
+    return os.path.relpath(full)
+
+
+def preprocess(path: str, source: str, options: BuildOptions | None = None) -> Preprocessed:
+    """Run the preprocessor on ``source`` (named ``path``); see the module docstring."""
+    options = options or BuildOptions()
+    text, notes = take_annotations(path, source)
+    origin = Origin({path: source.split("\n")})
+    cpp = _Pcpp(path, text, origin)
+    folder = str(Path(path).parent) if Path(path).parent != Path("") else "."
+    cpp.add_path(folder)
+    for directory in options.include_dirs:
+        cpp.add_path(directory)
+    cpp.macros.update(_predefined_macros())
+    for kind, name, value in options.macros:
+        if kind == "D":
+            cpp.define(f"{name} {value}")
         else:
-            i += 1
-    return "".join(chars)
-
-
-def _directives(path, text):
-    """Handle '#' lines: collect object-like macros, refuse the rest by name."""
-    macros = {}
-    chars = list(text)
-    offset = 0
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        stripped = line.lstrip()
-        if stripped.startswith("#"):
-            col = len(line) - len(stripped) + 1
-            words = stripped[1:].split(None, 2)
-            directive = words[0] if words else ""
-            if directive == "define" and len(words) >= 2:
-                name_part = stripped[1:].split(None, 1)[1]
-                match = re.match(r"([A-Za-z_]\w*)(\(?)\s*(.*)", name_part)
-                if match.group(2):
-                    raise Unsupported(path, line_no, col, "function-like macros")
-                macros[match.group(1)] = match.group(3).strip()
-            elif directive == "pragma":
-                pass
-            elif directive in ("include", "if", "ifdef", "ifndef", "elif", "else", "endif", "undef"):
-                raise Unsupported(path, line_no, col, f"#{directive}")
-            else:
-                raise KernelError(path, line_no, col, f"unknown directive '#{directive}'")
-            _blank(chars, offset, offset + len(line))
-        offset += len(line) + 1
-    return "".join(chars), macros
-
-
-def _bind_spec(path, line, col, body):
-    """Klein writes ``@bind ["class":"chart", "data":["a"]]``: a map in brackets."""
+            cpp.undef(name)
+    out = io.StringIO()
     try:
-        spec = json.loads("{" + body + "}")
-    except json.JSONDecodeError as exc:
-        raise KernelError(path, line, col, f"@bind is not a valid map: {exc.msg}") from None
-    if not isinstance(spec.get("class"), str) or not isinstance(spec.get("data"), list):
-        raise KernelError(path, line, col, '@bind needs "class": NAME and "data": [NAMES]')
-    return spec
+        cpp.parse(text, path)
+        cpp.write(out)
+    except KernelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pcpp fails on some malformed directives by crashing
+        where = getattr(cpp, "lastdirective", None)
+        raise KernelError(cpp._user_name(getattr(where, "source", None)), getattr(where, "lineno", 0) or 0,
+                          1, f"malformed preprocessor directive ({type(exc).__name__})") from None
+    for emit in notes.emits:
+        if isinstance(emit.length, str):
+            emit.length = _macro_int(cpp, path, emit)
+    result = Preprocessed("", notes.emits, notes.binds, notes.watch_lines, origin)
+    result.text = _index_lines(out.getvalue(), path, result.out_lines)
+    return result
 
 
-def _annotations(path, text, out):
-    chars = list(text)
-    pos = text.find("@")
-    while pos >= 0:
-        line, col = _line_col(text, pos)
-        watch = _WATCH.match(text, pos)
-        emit = _EMIT.match(text, pos)
-        if watch:
-            call = f"{WATCH_CALL}({watch.group(1)});"
-            # The call is longer than the annotation; put it at the start of the
-            # annotation's span so only text after it on this line shifts.
-            _blank(chars, pos, watch.end())
-            chars[pos] = call
-            out.watch_lines[watch.group(1)] = line
-        elif emit:
-            out.emits.append(Emit(emit.group(1), emit.group(2), int(emit.group(3)), line))
-            _blank(chars, pos, emit.end())
-        elif text.startswith("@bind", pos):
-            start = text.find("[", pos)
-            depth, end = 0, start
-            while start >= 0 and end < len(text):
-                depth += {"[": 1, "]": -1}.get(text[end], 0)
-                if depth == 0:
-                    break
-                end += 1
-            if start < 0 or depth != 0 or text[pos + 5:start].strip():
-                raise KernelError(path, line, col, "@bind must be followed by [ ... ]")
-            out.binds.append((line, _bind_spec(path, line, col, text[start + 1:end])))
-            _blank(chars, pos, end + 1)
-        else:
-            word = _WORD.match(text, pos + 1)
-            name = word.group(0) if word else ""
-            if name in ("watch", "emit"):
-                raise KernelError(path, line, col, f"malformed @{name}: expected "
-                                  + ("'@watch NAME;'" if name == "watch" else "'@emit TYPE NAME[N];'"))
-            raise KernelError(path, line, col, f"unknown annotation '@{name}'")
-        pos = text.find("@", pos + 1)
-    return "".join(chars)
+def _macro_int(cpp, path, emit):
+    """The integer an ``@emit NAME[MACRO];`` length macro expands to."""
+    macro = cpp.macros.get(emit.length)
+    text = "".join(t.value for t in macro.value).strip() if macro is not None else ""
+    try:
+        return int(text.strip("()"), 0)
+    except ValueError:
+        raise KernelError(path, emit.line, 1, f"@emit {emit.name}[{emit.length}]: the length must be"
+                          " an integer or a macro defined as one") from None
 
 
-def _attribute_end(path, text, start, pos):
-    """End offset of ``__attribute__((...))`` starting at ``start`` (the word ends at ``pos``)."""
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    depth = 0
-    for i in range(pos, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            if i == pos:
-                break
-            return i + 1
-    line, col = _line_col(text, start)
-    raise KernelError(path, line, col, "__attribute__ must be followed by ((...))")
-
-
-def _substitute_macros(text, macros):
-    if not macros:
-        return text
-    for _ in range(8):  # macros may refer to earlier macros
-        new = _WORD.sub(lambda m: macros.get(m.group(0), m.group(0)), text)
-        if new == text:
-            break
-        text = new
-    return text
-
-
-def preprocess(path, source):
-    """Turn an OpenCL C kernel file into pycparser input (see the module docstring)."""
-    out = Preprocessed(text="")
-    text = _strip_comments(path, source)
-    text, macros = _directives(path, text)
-    text = _substitute_macros(_annotations(path, text, out), macros)
-    # Qualifiers are located in the final text, the one whose coordinates the parser
-    # reports, so that each can be matched to the declaration that follows it.
-    chars = list(text)
-    offsets = [0]
-    for i, c in enumerate(text):
-        if c == "\n":
-            offsets.append(i + 1)
-    out.line_starts = offsets
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        if word in ADDRESS_SPACES:
-            out.qualifiers.append((match.start(), ADDRESS_SPACES[word]))
-        elif word in KERNEL_WORDS:
-            out.kernel_offsets.append(match.start())
-        elif word == "__attribute__":
-            # Hints such as reqd_work_group_size: blank the whole ((...)) group.
-            _blank(chars, match.start(), _attribute_end(path, text, match.start(), match.end()))
+def _index_lines(text, main, out_lines):
+    """Name files in ``#line`` as messages do, blank ``#pragma`` lines (``OPENCL
+    EXTENSION``, ``unroll``: nothing to do for them), and record each output line's
+    origin in ``out_lines``."""
+    lines = text.split("\n")
+    file, number = main, 1
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith("#line"):
+            parts = stripped.split(None, 2)
+            number = int(parts[1])
+            if len(parts) > 2:
+                file = _display_name(parts[2].strip().strip('"'), main)
+            lines[i] = f'#line {number} "{file}"'
             continue
-        elif word not in IGNORED_WORDS:
-            continue
-        _blank(chars, match.start(), match.end())
-    body = "".join(chars)
-    out.body = body
-    prelude = " ".join(f"typedef int {name};" for name in TYPE_NAMES)
-    out.text = f'{prelude}\n#line 1 "{path}"\n{body}'
-    return out
+        if stripped.startswith("#pragma"):
+            lines[i] = ""
+        out_lines[(file, number)] = lines[i]
+        number += 1
+    return "\n".join(lines)

@@ -17,11 +17,11 @@ import sqlite3
 
 import numpy as np
 
+from ..stream import Unit
+from ..tracing.writer import schema_parts
 from .memory import Buffer
 from .probes import Probes
 from .simt import run_launch
-from ..tracing.writer import schema_parts
-from ..stream import Unit
 
 _VECTOR_UNITS = (Unit.VALU, Unit.LDS, Unit.VMEM)
 MAX_IMAGE_PIXELS = 1 << 20  # larger 2-D buffers are not copied into the trace
@@ -150,7 +150,8 @@ class KernelRecorder:
             "INSERT INTO kernel_image (launch, name, width, height, pixels) VALUES (?, ?, ?, ?, ?)",
             [(launch_id, name, width, height, value.array.astype("<f4").tobytes())
              for name, value in args.items()
-             if isinstance(value, Buffer) and value.array.size == width * height])
+             if isinstance(value, Buffer) and value.array.size == width * height
+             and value.array.dtype.names is None])
 
     def _arrays(self, launch_id, executor):
         rows = []
@@ -235,8 +236,18 @@ def _describe_args(args):
         elif hasattr(value, "elements"):
             out[name] = {"local": value.elements}
         else:
-            out[name] = value.item() if hasattr(value, "item") else value
+            # Numbers stay numbers; a vector or struct value becomes a (nested) list.
+            out[name] = _plain(value)
     return out
+
+
+def _plain(value):
+    """A JSON-ready number or (nested) list for a scalar, vector or struct value."""
+    if isinstance(value, np.ndarray) and value.dtype.names is not None:
+        return [_plain(value[field]) for field in value.dtype.names]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value.item() if hasattr(value, "item") else value
 
 
 class _Connection:

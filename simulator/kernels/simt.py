@@ -11,7 +11,14 @@ operating on the active lanes' values:
 * ``barrier`` needs no waiting: every lane finishes a statement before any lane
   starts the next, which is a stronger order than a barrier guarantees;
 * local memory is one array per work-group, private arrays one row per lane;
-  global buffers are the host's numpy arrays, written in place.
+  global buffers are the host's numpy arrays, written in place;
+* a pointer is a handle (see ``types``): ``PtrLoad``/``PtrStore``/``Atomic`` find the
+  memory object of each lane's handle (``regions``) and record the access under that
+  object's name, as ``Load``/``Store`` of a named array do;
+* an inlined function call (``StmtExpr`` frame) has its own return mask: its ``return``
+  retires lanes until the call ends, as ``break`` does until its loop ends;
+* ``switch``: lanes enter at their case label and run on through the next cases
+  until they ``break``.
 
 While running, the executor issues instructions to an ``InstructionLog`` the way a
 GCN compiler would lay them out: VALU (SALU for wave-uniform values) per operator,
@@ -23,20 +30,25 @@ an optional ``probes.Probes``.
 ``launch()`` is the entry point: it returns the ``stream.KernelLaunch`` the timing
 model consumes.
 """
+import sys
+
 import numpy as np
 
+from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
 from . import ir
 from . import types as T
 from .atomics import atomic_update
-from .builtins import apply_math, math_cost
+from .builtins import MATH, apply_math, math_cost
 from .diagnostics import KernelError
+from .formatting import c_format
+from .images import image_query, read_image, write_image
 from .lanes import Geometry, Lanes, all_lanes
 from .probes import READ, WRITE
-from .regions import LaunchMemory
-from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
+from .regions import LaunchMemory, read_bytes, write_bytes
 from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000
+PRINTF_BUFFER = 1 << 20   # bytes of printf output per launch, as CL_DEVICE_PRINTF_BUFFER_SIZE
 INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
 
 
@@ -81,9 +93,11 @@ class Executor:
         self.watched = set()
         L = geometry.lanes
         self.returned = np.zeros(L, dtype=bool)
+        self.fn_returned = np.zeros(L, dtype=bool)   # returned from the innermost inlined call
         self.broke = np.zeros(L, dtype=bool)
         self.continued = np.zeros(L, dtype=bool)
         self.retired = 0              # counts lanes retired by break/continue/return
+        self.printed = 0              # bytes of printf output of this launch
         self._live_per_group = None   # per-group count of lanes that have not returned
         self._live_retired = -1
         self.env = {}
@@ -91,8 +105,10 @@ class Executor:
             shape = (ty.width,) if ty.width > 1 else ()
             if name in kernel.varying:
                 self.env[name] = np.zeros((L,) + shape, dtype=ty.dtype)
+            elif isinstance(ty, T.Struct) or shape:
+                self.env[name] = np.zeros(shape, dtype=ty.dtype)
             else:
-                self.env[name] = np.zeros(shape, dtype=ty.dtype) if shape else ty.dtype.type(0)
+                self.env[name] = ty.dtype.type(0)
         self.memory = LaunchMemory(self.path, kernel, geometry, args)
         self.regions = self.memory.regions
         self.lds_bytes = self.memory.lds_bytes
@@ -101,12 +117,16 @@ class Executor:
                       ir.EmitStore: self.s_emit, ir.If: self.s_if, ir.Loop: self.s_loop,
                       ir.Break: self.s_break, ir.Continue: self.s_continue,
                       ir.Return: self.s_return, ir.Barrier: self.s_barrier,
-                      ir.Watch: self.s_watch, ir.Eval: self.s_eval}
+                      ir.Watch: self.s_watch, ir.Eval: self.s_eval, ir.PtrStore: self.s_ptrstore,
+                      ir.FuncReturn: self.s_funcreturn, ir.Switch: self.s_switch,
+                      ir.ImageWrite: self.s_imagewrite, ir.Printf: self.s_printf}
         self._expr = {ir.Const: self.e_const, ir.Var: self.e_var, ir.WorkItem: self.e_workitem,
                       ir.Binary: self.e_binary, ir.Logical: self.e_logical, ir.Unary: self.e_unary,
                       ir.Cast: self.e_cast, ir.Select: self.e_select, ir.Call: self.e_call,
                       ir.Load: self.e_load, ir.Swizzle: self.e_swizzle, ir.VecLit: self.e_veclit,
-                      ir.Atomic: self.e_atomic}
+                      ir.Atomic: self.e_atomic, ir.AddrOf: self.e_addrof, ir.PtrLoad: self.e_ptrload,
+                      ir.Member: self.e_member, ir.StmtExpr: self.e_stmtexpr,
+                      ir.ImageRead: self.e_imageread}
 
     def error(self, node, reason):
         return KernelError(self.path, node.line, node.col, reason)
@@ -123,7 +143,7 @@ class Executor:
     def live(self, lanes):
         """``lanes`` minus those retired by break, continue or return."""
         idx = lanes.sel
-        dead = self.returned[idx] | self.broke[idx] | self.continued[idx]
+        dead = self.returned[idx] | self.broke[idx] | self.continued[idx] | self.fn_returned[idx]
         return lanes.subset(~dead)
 
     def s_block(self, s, lanes):
@@ -156,25 +176,34 @@ class Executor:
         self.pending = True
         self.pending_waves[lanes.idx >> 6] = True
 
-    def assign_var(self, name, value, lanes, comps=None):
+    def assign_var(self, name, value, lanes, comps=None, path=None):
         store = self.env[name]
         if name in self.kernel.varying:
+            target = store
+            for field in path or ():
+                target = target[field]
             if comps is None:
-                store[lanes.sel] = value
+                target[lanes.sel] = value
             else:
-                store[_components(lanes.sel, comps)] = value
-        elif comps is None:
+                target[_components(lanes.sel, comps)] = value
+        elif comps is None and not path:
             self.env[name] = value
         else:
-            store = store.copy()
-            store[comps[0] if len(comps) == 1 else comps] = value
+            store = np.array(store, copy=True)
+            target = store
+            for field in path or ():
+                target = target[field]
+            if comps is None:
+                target[...] = value
+            else:
+                target[comps[0] if len(comps) == 1 else comps] = value
             self.env[name] = store
 
     def s_assign(self, s, lanes):
         value = self.eval(s.value, lanes)
         if type(s.value) in (ir.Load, ir.Atomic) and self.pending:
             self.pending_vars.add(s.name)   # the wait moves to the variable's first use
-        self.assign_var(s.name, value, lanes, s.comps)
+        self.assign_var(s.name, value, lanes, s.comps, s.path)
 
     def s_store(self, s, lanes):
         region = self.regions[s.array]
@@ -183,6 +212,8 @@ class Executor:
         self.wait_for(s.value, lanes)
         self.wait_for(s.index, lanes)
         positions, addresses = self.memory.locate(s, region, index, lanes, "write")
+        if np.ndim(positions) == 0 and _per_lane(value, s.value.type):
+            positions = np.broadcast_to(positions, (lanes.n,))   # many lanes, one location: the last wins
         if s.comps is not None:
             region.data[_components(positions, s.comps)] = value
         else:
@@ -305,6 +336,78 @@ class Executor:
                              f" work-items of work-group {geo.group_ids(g)[:geo.dims]}: a barrier"
                              " in divergent control flow is undefined")
 
+    def s_switch(self, s, lanes):
+        value = self.eval(s.value, lanes)
+        self.wait_for(s.value, lanes)
+        count = len(s.cases)
+        default = next((k for k, (v, _) in enumerate(s.cases) if v is None), count)
+        entry = np.full(np.shape(value), default, dtype=np.int64)
+        for k in range(count - 1, -1, -1):
+            if s.cases[k][0] is not None:
+                entry = np.where(value == s.cases[k][0], k, entry)
+        outer = self.broke.copy()
+        self.broke[:] = False
+        waiting, running = lanes, Lanes(np.empty(0, dtype=np.int64), lanes.total)
+        for k, (_, body) in enumerate(s.cases):
+            if waiting.n:
+                mine = entry == k if np.ndim(entry) == 0 else entry[np.searchsorted(lanes.idx, waiting.idx)] == k
+                self.branch_test(s, mine, waiting, s.nodes[k])
+                entering, waiting = self.split(mine, waiting)
+                if entering.n:
+                    running = Lanes(np.union1d(running.idx, entering.idx), lanes.total)
+            running = self.live(running)
+            if running.n and body.stmts:
+                self.stmt(body, running)
+        self.broke = outer
+
+    def s_funcreturn(self, s, lanes):
+        if s.name is not None:
+            value = self.eval(s.value, lanes)
+            self.wait_for(s.value, lanes)
+            self.assign_var(s.name, value, lanes)
+        self.fn_returned[lanes.sel] = True
+        self.retired += 1
+
+    def s_ptrstore(self, s, lanes):
+        handles = self.eval(s.ptr, lanes)
+        value = self.eval(s.value, lanes)
+        self.wait_for(s.value, lanes)
+        self.wait_for(s.ptr, lanes)
+        ty = s.ptr.type.elem
+        per_lane = _per_lane(value, s.value.type)
+        for mask, region, positions, offsets in self.memory.resolve(s, handles, ty, lanes, "write"):
+            if region.space == "constant":
+                raise self.error(s, f"write to constant memory '{region.owner}'")
+            part = value[mask] if mask is not None and per_lane else value
+            if np.ndim(positions) == 0 and per_lane:
+                positions = np.broadcast_to(positions, (np.shape(part)[0],))
+            if s.comps is not None:
+                current = np.array(read_bytes(region, positions, ty), copy=True)
+                current[..., s.comps[0] if len(s.comps) == 1 else s.comps] = part
+                part = current
+            write_bytes(region, positions, ty, part)
+            self.pointer_record(s, region, lanes if mask is None else lanes.subset(mask), offsets, True)
+
+    def s_imagewrite(self, s, lanes):
+        coord = self.eval(s.coord, lanes)
+        value = self.eval(s.value, lanes)
+        self.wait_for(s.value, lanes)
+        region = self.regions[s.image]
+        addresses = write_image(region, coord, value, lanes.n)
+        self.log.vmem(lanes, s.line, 1, addresses, region.data.itemsize)
+
+    def s_printf(self, s, lanes):
+        values = [np.broadcast_to(np.asarray(self.eval(a, lanes)), (lanes.n,) + ((a.type.width,) if a.type.width > 1 else ()))
+                  for a in s.args]
+        self.log.alu(lanes, Unit.VALU, s.line)
+        for k in range(lanes.n):
+            if self.printed >= PRINTF_BUFFER:
+                return
+            text = c_format(s.format, [v[k] for v in values])
+            self.printed += len(text)
+            sys.stdout.write(text if self.printed <= PRINTF_BUFFER else
+                             text[:PRINTF_BUFFER - self.printed] + "\n[printf buffer full]\n")
+
     def s_watch(self, s, lanes):
         self.watched.add(s.array.split("#")[0])
 
@@ -415,6 +518,8 @@ class Executor:
     def e_cast(self, e, lanes):
         (a,) = self.operands(e, lanes, e.a)
         src, dst = e.a.type, e.type
+        if isinstance(dst, (T.Pointer, T.Struct, T.Opaque)):
+            return a   # a pointer handle retyped (or a struct copied): no instruction
         # int <-> uint of one size is a reinterpretation; float conversions and
         # width changes cost a v_cvt / v_bfe instruction.
         if src.is_float != dst.is_float or src.base.size != dst.base.size:
@@ -444,14 +549,61 @@ class Executor:
 
     def e_call(self, e, lanes):
         args = self.operands(e, lanes, *e.args)
+        if e.fn.startswith("get_image"):
+            return image_query(self.memory.by_id[int(args[0]) >> 40], e.fn)
         self.alu(e, lanes, math_cost(e.fn))
         if e.fn == "as":
-            return np.asarray(args[0]).view(e.type.dtype)[()]
+            return _reinterpret(args[0], e.args[0].type, e.type)
         if e.fn.startswith("convert_"):
             return _convert(args[0], e.type, saturate="sat" in e.fn, rounding=e.fn)
         if len(args) > 1:
             args = _widen(*zip(args, (a.type for a in e.args)))
-        return _as_type(apply_math(e.fn, args), e.type)
+        result = apply_math(e.fn, args)
+        if e.type.width > 1 and MATH[e.fn][0].startswith("relational"):
+            result = np.where(result, -1, 0)   # vector comparisons give -1 for true
+        return _as_type(result, e.type)
+
+    def e_addrof(self, e, lanes):
+        return self.memory.handle(e.array)
+
+    def e_ptrload(self, e, lanes):
+        handles = self.eval(e.ptr, lanes)
+        self.wait_for(e.ptr, lanes)
+        parts = self.memory.resolve(e, handles, e.type, lanes, "read")
+        if len(parts) == 1:
+            mask, region, positions, offsets = parts[0]
+            self.pointer_record(e, region, lanes, offsets, False)
+            return read_bytes(region, positions, e.type)
+        shape = (lanes.n,) + ((e.type.width,) if e.type.width > 1 else ())
+        out = np.zeros(shape, dtype=e.type.dtype)
+        for mask, region, positions, offsets in parts:
+            out[mask] = read_bytes(region, positions, e.type)
+            self.pointer_record(e, region, lanes.subset(mask), offsets, False)
+        return out
+
+    def e_member(self, e, lanes):
+        value = np.asarray(self.eval(e.a, lanes))[e.field]
+        return value[()] if value.ndim == 0 else value
+
+    def e_stmtexpr(self, e, lanes):
+        if e.frame:
+            outer = self.fn_returned
+            self.fn_returned = np.zeros_like(outer)
+            self.s_block(e.body, lanes)
+            self.fn_returned = outer
+        else:
+            self.s_block(e.body, lanes)
+        return self.eval(e.result, lanes) if e.result is not None else None
+
+    def e_imageread(self, e, lanes):
+        coord = self.eval(e.coord, lanes)
+        flags = int(self.eval(e.sampler, lanes)) if e.sampler is not None else 0
+        self.alu(e, lanes)
+        region = self.regions[e.image]
+        value, addresses = read_image(region, coord, flags, e.type, lanes.n)
+        self.log.vmem(lanes, e.line, 0, addresses, region.data.itemsize)
+        self._loads_issued(lanes)
+        return value
 
     def e_swizzle(self, e, lanes):
         a = self.eval(e.a, lanes)
@@ -474,19 +626,26 @@ class Executor:
         return np.stack([np.broadcast_to(c, (lanes.n,)) for c in columns], axis=-1).astype(e.type.dtype)
 
     def e_atomic(self, e, lanes):
-        region = self.regions[e.array]
-        index = self.eval(e.index, lanes)
+        handles = self.eval(e.ptr, lanes)
         value = self.eval(e.value, lanes) if e.value is not None else e.type.dtype.type(1)
-        if self.pending and (type(e.index) is ir.Load or type(e.value) is ir.Load):
+        cmp = self.eval(e.cmp, lanes) if e.cmp is not None else None
+        if self.pending and any(type(c) is ir.Load for c in (e.ptr, e.value, e.cmp)):
             self.wait(lanes)
-        positions, addresses = self.memory.locate(e, region, index, lanes, "atomic update")
-        positions = np.broadcast_to(positions, (lanes.n,))
+        old = np.empty(lanes.n, dtype=e.type.dtype)
         values = np.broadcast_to(np.asarray(value, dtype=e.type.dtype), (lanes.n,))
-        old = atomic_update(region.data, positions, values, e.op)
-        # An atomic travels as a write whose old value comes back like a load (write=2).
-        self.memory_record(e, region, lanes, addresses, index, ATOMIC)
-        if region.space != "local":
-            self._loads_issued(lanes)
+        cmps = np.broadcast_to(np.asarray(cmp, dtype=e.type.dtype), (lanes.n,)) if cmp is not None else None
+        for mask, region, positions, offsets in self.memory.resolve(e, handles, e.type, lanes, "atomic update"):
+            sub = lanes if mask is None else lanes.subset(mask)
+            if np.any(np.asarray(positions) % e.type.size):
+                raise self.error(e, "atomic update of a misaligned location")
+            where = slice(None) if mask is None else mask
+            index = np.broadcast_to(np.asarray(positions) // e.type.size, (sub.n,))
+            old[where] = atomic_update(region.view(e.type.dtype), index, values[where], e.op,
+                                       cmps[where] if cmps is not None else None)
+            # An atomic travels as a write whose old value comes back like a load (write=2).
+            self.pointer_record(e, region, sub, offsets, ATOMIC)
+            if region.space != "local":
+                self._loads_issued(sub)
         return old
 
     def e_load(self, e, lanes):
@@ -513,6 +672,59 @@ class Executor:
         if self.probes is not None and region.owner in self.watched:
             self.probes.access(WRITE if write else READ, node.line, lanes, region.owner,
                                np.asarray(index) * region.scale, addresses, region.space == "local")
+
+
+    def pointer_record(self, node, region, lanes, offsets, write):
+        """Record an access through a pointer like one to ``region[element]``."""
+        element = np.asarray(offsets) // max(1, T.storage_size(region.elem))
+        self.memory_record(node, region, lanes, region.base + np.asarray(offsets), element, write)
+
+
+def _reinterpret(value, src, dst):
+    """``as_<type>``: the same bytes read as ``dst`` (per lane when ``value`` is)."""
+    value = np.ascontiguousarray(value)
+    lane_shape = value.shape[:-1] if src.width > 1 else value.shape
+    out = value.view(dst.dtype).reshape(lane_shape + ((dst.width,) if dst.width > 1 else ()))
+    return out[()] if out.ndim == 0 else out
+
+
+def evaluate_constant(e):
+    """The value of a constant IR expression (an initializer of a __constant table), or None."""
+    kind = type(e)
+    if kind is ir.Const:
+        return e.value
+    if kind is ir.Cast:
+        value = evaluate_constant(e.a)
+        if value is None:
+            return None
+        if e.type.width > 1 and np.ndim(value) == 0:
+            value = np.repeat(value, e.type.width)
+        return _convert(value, e.type)
+    if kind is ir.VecLit:
+        parts = [evaluate_constant(p) for p in e.parts]
+        if any(p is None for p in parts):
+            return None
+        return np.concatenate([np.atleast_1d(p) for p in parts]).astype(e.type.dtype)
+    if kind is ir.Unary:
+        value = evaluate_constant(e.a)
+        if value is None:
+            return None
+        return _as_type({"-": lambda: -value, "~": lambda: ~value,
+                         "!": lambda: value == 0}[e.op](), e.type)
+    if kind is ir.Binary and e.op in ("+", "-", "*", "/"):
+        a, b = evaluate_constant(e.a), evaluate_constant(e.b)
+        if a is None or b is None:
+            return None
+        with np.errstate(all="ignore"):
+            if e.op == "/" and not e.type.is_float:
+                return _as_type(_c_div(a, b), e.type)
+            return _as_type({"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[e.op](a, b), e.type)
+    return None
+
+
+def _per_lane(value, ty):
+    """Does ``value`` hold one entry per lane (rather than one for all)?"""
+    return np.ndim(value) > (1 if ty.width > 1 else 0)
 
 
 def _components(rows, comps):
@@ -567,10 +779,12 @@ def _convert(value, ty, saturate=False, rounding=""):
 def vgpr_estimate(kernel):
     """VGPRs per lane a GCN compiler would allocate, roughly.
 
-    One register per component of each per-lane variable, plus a few for
-    temporaries and the work-item ids; only the CU's occupancy limit depends on it.
+    One 32-bit register per dword of each per-lane variable (a float4 takes four, a
+    double or a pointer two, a struct its size), plus a few for temporaries and the
+    work-item ids; only the CU's occupancy limit depends on it.
     """
-    per_lane = sum(ty.width for name, ty in kernel.variables.items() if name in kernel.varying)
+    per_lane = sum(max(ty.width, -(-ty.size // 4)) for name, ty in kernel.variables.items()
+                   if name in kernel.varying)
     return min(256, max(8, per_lane + 6))
 
 

@@ -3,7 +3,14 @@
 Scalars map one to one onto numpy dtypes, so a value of type ``uint`` is a numpy
 ``uint32`` array (one element per active lane) or a ``uint32`` scalar when the value
 is the same for the whole launch. Vectors (``float4``...) carry a trailing axis of
-their width. ``size_t`` is 32-bit here: the simulated GPU has a 32-bit address space.
+their width. ``size_t`` is 32-bit here: the simulated GPU has a 32-bit address space
+(CL_DEVICE_ADDRESS_BITS 32, which OpenCL allows).
+
+A pointer value is one 64-bit integer per lane, a *handle*: the memory object's number
+in the launch times 2**40 plus a byte offset into it (see ``regions``), so pointer
+arithmetic, comparison and casts between pointer types are integer operations. A struct
+is a numpy structured dtype laid out with OpenCL's alignment rules, the same layout a
+host program uses for a buffer of structs.
 """
 from dataclasses import dataclass
 
@@ -65,13 +72,95 @@ class Vector:
         return self.name
 
 
+HANDLE_DTYPE = np.dtype(np.int64)
+
+
+class _Whole:
+    """A type that is one value, not a vector: pointers, structs, images and samplers."""
+
+    width = 1
+    is_float = False
+    is_signed = False
+    rank = 0
+
+    @property
+    def base(self):
+        return self
+
+
 @dataclass(frozen=True)
-class Pointer:
-    space: str         # global, local, constant
-    elem: object       # Scalar or Vector
+class Pointer(_Whole):
+    space: str         # global, local, constant, private
+    elem: object       # Scalar, Vector, Struct, Pointer or VOID
+
+    is_signed = True
+    size = 8
+    rank = 5
+    dtype = HANDLE_DTYPE
+
+    @property
+    def name(self):
+        return str(self)
 
     def __str__(self):
         return f"{self.space} {self.elem}*"
+
+
+@dataclass(frozen=True)
+class Struct(_Whole):
+    """A struct (or union) type; ``fields`` are (name, type, byte offset)."""
+
+    name: str
+    fields: tuple
+    size: int
+    align: int
+
+    @property
+    def dtype(self):
+        return np.dtype({"names": [f[0] for f in self.fields],
+                         "formats": [storage_format(f[1]) for f in self.fields],
+                         "offsets": [f[2] for f in self.fields], "itemsize": self.size})
+
+    def field(self, name):
+        for field_name, ty, offset in self.fields:
+            if field_name == name:
+                return ty, offset
+        return None
+
+    def __str__(self):
+        return f"struct {self.name}"
+
+
+@dataclass(frozen=True)
+class Opaque(_Whole):
+    """An object only built-ins use: ``image2d_t`` (a handle to an image argument) or
+    ``sampler_t`` (the sampler's bit flags)."""
+
+    name: str
+
+    size = 8
+
+    @property
+    def dtype(self):
+        return np.dtype(np.int64 if self.name != "sampler_t" else np.uint32)
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class ArrayType(_Whole):
+    """A fixed-size array inside a struct (``float w[4];``)."""
+
+    elem: object
+    length: int
+
+    @property
+    def size(self):
+        return storage_size(self.elem) * self.length
+
+    def __str__(self):
+        return f"{self.elem}[{self.length}]"
 
 
 @dataclass(frozen=True)
@@ -92,17 +181,29 @@ INT = Scalar("int", np.dtype(np.int32), 3)
 UINT = Scalar("uint", np.dtype(np.uint32), 4)
 LONG = Scalar("long", np.dtype(np.int64), 5)
 ULONG = Scalar("ulong", np.dtype(np.uint64), 6)
-FLOAT = Scalar("float", np.dtype(np.float32), 7)
+HALF = Scalar("half", np.dtype(np.float16), 7)
+FLOAT = Scalar("float", np.dtype(np.float32), 8)
+DOUBLE = Scalar("double", np.dtype(np.float64), 9)
 VOID = Scalar("void", np.dtype(np.int32), 0)
+IMAGE2D = Opaque("image2d_t")
+SAMPLER = Opaque("sampler_t")
 
-_SCALARS = {t.name: t for t in (CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULONG, FLOAT)}
-_ALIASES = {"size_t": UINT, "bool": INT, "_Bool": INT, "unsigned": UINT, "signed": INT}
+_SCALARS = {t.name: t for t in (CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULONG, HALF, FLOAT,
+                                DOUBLE)}
+_ALIASES = {"size_t": UINT, "bool": INT, "_Bool": INT, "unsigned": UINT, "signed": INT,
+            "ptrdiff_t": INT, "intptr_t": INT, "uintptr_t": UINT,
+            "image2d_t": IMAGE2D, "sampler_t": SAMPLER, "event_t": INT}
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
+# OpenCL types that parse but that the subset does not run (refused by name).
+UNSUPPORTED_TYPES = ("image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_array_t",
+                     "image3d_t", "image2d_depth_t", "image2d_array_depth_t")
 
-# Names the parser must be told are types (C99 already knows char, short, int, long, float).
-TYPE_NAMES = (["uchar", "ushort", "uint", "ulong", "size_t", "bool"]
+# Names the parser must be told are types (C99 already knows char, short, int, long, float, double).
+TYPE_NAMES = (["uchar", "ushort", "uint", "ulong", "half", "size_t", "bool", "ptrdiff_t",
+               "intptr_t", "uintptr_t", "image2d_t", "sampler_t", "event_t", *UNSUPPORTED_TYPES]
               + [f"{b}{w}" for b in ("char", "uchar", "short", "ushort", "int", "uint",
-                                     "long", "ulong", "float") for w in VECTOR_WIDTHS])
+                                     "long", "ulong", "float", "double", "half")
+                 for w in VECTOR_WIDTHS])
 
 
 def lookup(words):
@@ -112,6 +213,8 @@ def lookup(words):
     of the subset (None).
     """
     words = [w for w in words if w not in ("const", "volatile", "restrict")]
+    if words in (["long", "double"],):
+        return DOUBLE
     if words[:1] == ["unsigned"]:
         rest = words[1:] or ["int"]
         base = lookup(rest)
@@ -150,3 +253,56 @@ def promote(a, b):
 def with_base(t, base):
     """Type ``t`` with its element type replaced (int4 -> float4 for a convert)."""
     return base if t.width == 1 else Vector(base, t.width)
+
+
+def storage_size(ty):
+    """Bytes between consecutive elements of an array of ``ty``. Arrays and buffers of
+    3-component vectors are packed here (12 bytes per float3, as ``vload3`` reads them);
+    inside a struct a 3-component vector takes the room of 4 (``field_size``), as OpenCL
+    lays structs out for the host."""
+    return ty.size
+
+
+def field_size(ty):
+    """Bytes a struct member takes: OpenCL gives a 3-component vector the room of 4."""
+    if isinstance(ty, Vector) and ty.width == 3:
+        return ty.base.size * 4
+    return storage_size(ty)
+
+
+def alignment(ty):
+    """OpenCL's alignment of ``ty``: its size for scalars and vectors (3 counts as 4)."""
+    if isinstance(ty, Struct):
+        return ty.align
+    if isinstance(ty, ArrayType):
+        return alignment(ty.elem)
+    return field_size(ty)
+
+
+def storage_format(ty):
+    """numpy format of ``ty`` as a struct field."""
+    if isinstance(ty, ArrayType):
+        return (storage_format(ty.elem), (ty.length,))
+    if isinstance(ty, Vector):
+        return (ty.base.dtype, (ty.width,))
+    return ty.dtype
+
+
+def layout(name, members):
+    """A ``Struct`` from (name, type) members laid out as C does, or a union (``None`` name
+    list passed as ``union=True`` is handled by the caller giving equal offsets)."""
+    offset, align, fields = 0, 1, []
+    for field_name, ty in members:
+        a = alignment(ty)
+        offset = -(-offset // a) * a
+        fields.append((field_name, ty, offset))
+        offset += field_size(ty)
+        align = max(align, a)
+    return Struct(name, tuple(fields), -(-offset // align) * align, align)
+
+
+def union_layout(name, members):
+    """A union: every member at offset 0."""
+    size = max((field_size(t) for _, t in members), default=0)
+    align = max((alignment(t) for _, t in members), default=1)
+    return Struct(name, tuple((n, t, 0) for n, t in members), -(-size // align) * align, align)

@@ -4,12 +4,18 @@
         --arg in=random:1024 --arg out=zeros:16 --arg n=1024 --arg sdata=local:64 -o k.sqlite
 
 Arguments are given by kernel parameter name. Pointer arguments take ``random:N``,
-``zeros:N``, ``range:N`` (N elements of the pointer's type) or a ``.npy`` file;
-``local`` pointers take ``local:N``; scalars take a number. The kernel runs on the
-timing model, with Klein's kernel tables in the trace.
+``zeros:N``, ``range:N`` (N elements of the pointer's type, structs included) or a
+``.npy`` file (a structured array for a pointer to structs); ``local`` pointers take
+``local:N``; scalars take a number; vectors and structs take their components, as
+``(uint2)(32,16)``, ``(32,16)`` or ``{1, 2.5}`` (struct fields in order); an
+``image2d_t`` takes a ``.npy`` image ((height, width) or (height, width, channels)) or
+``zeros:WxH[xC]``/``random:WxH[xC]`` (float); a ``sampler_t`` takes ``CLK_*`` flags joined
+by ``|``. ``-D``/``-U``/``-I`` and ``--build-options`` are clBuildProgram's build options;
+``--kernel`` picks the kernel and compiles only it. The kernel runs on the timing
+model, with Klein's kernel tables in the trace.
 """
 import argparse
-import shlex
+import re
 import sys
 from pathlib import Path
 
@@ -17,23 +23,30 @@ import numpy as np
 
 from ..gpu.config import ConfigError
 from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
+from ..kernels import types as T
 from ..kernels.diagnostics import KernelError
 from ..kernels.frontend import compile_source
+from ..kernels.images import SAMPLER_FLAGS
 from ..kernels.lanes import Geometry
 from ..kernels.memory import LocalMem, Memory
+from ..kernels.preprocess import BuildOptions, parse_build_options
 from ..kernels.records import KernelRecorder
 from ..kernels.simt import launch
 from ..kernels.types import Pointer
 from ..stream import Unit
+from ..tracing.cli import command_line
+from ..tracing.outputs import prepare_output
+from ..tracing.writer import atomic_output
+from ..user_input import InputError, integer, read_text, real
 from .records import simulate_with_records
-from .workload_cli import add_common_arguments, build_config
+from .workload_cli import add_common_arguments, build_config, prepare_trace_output
 
 
 def parse_size(text):
     """``1024`` or ``1024x768`` (up to three dimensions)."""
     try:
-        dims = tuple(int(part) for part in text.lower().split("x"))
-    except ValueError:
+        dims = tuple(integer(part) for part in text.lower().split("x"))
+    except InputError:
         raise argparse.ArgumentTypeError(f"expected sizes like 1024 or 64x64, got {text!r}") from None
     if not 1 <= len(dims) <= 3 or min(dims) <= 0:
         raise argparse.ArgumentTypeError(f"expected 1 to 3 positive sizes, got {text!r}")
@@ -77,16 +90,15 @@ class KernelFile:
             spec = specs[name]
             if isinstance(ty, Pointer) and ty.space == "local":
                 kind, _, count = spec.partition(":")
-                if kind != "local" or not count.isdigit() or int(count) <= 0:
+                if kind != "local" or _count(count) <= 0:
                     raise ValueError(f"--arg {name}: a local pointer takes local:N (elements)")
                 args[name] = LocalMem(int(count))
             elif isinstance(ty, Pointer):
                 args[name] = memory.buffer(name, _buffer_data(name, spec, ty.elem, rng))
+            elif ty is T.IMAGE2D:
+                args[name] = memory.buffer(name, _image_data(name, spec, rng))
             else:
-                try:
-                    args[name] = float(spec) if ty.is_float else int(spec, 0)
-                except ValueError:
-                    raise ValueError(f"--arg {name}: expected a {ty} number, got {spec!r}") from None
+                args[name] = parse_value(name, spec, ty)
         return args
 
     def launches(self, recorder=None):
@@ -102,27 +114,151 @@ class KernelFile:
         """A user kernel has no reference result to compare with."""
 
 
+_CAST = re.compile(r"^\(\s*([A-Za-z_]\w*(?:\s+[A-Za-z_]\w*)*)\s*\)\s*(?=[({])")
+
+
+def parse_value(name, spec, ty):
+    """A by-value argument: a number, ``(uint2)(32,16)``/``(32,16)``, a struct's ``{...}``,
+    or a sampler's ``CLK_*|CLK_*`` flags."""
+    text = spec.strip()
+    if ty is T.SAMPLER:
+        try:
+            return np.uint32(sum(SAMPLER_FLAGS[f.strip()] if f.strip() in SAMPLER_FLAGS else int(f, 0)
+                                 for f in text.split("|")))
+        except ValueError:
+            raise ValueError(f"--arg {name}: a sampler takes CLK_* flags joined by |"
+                             f" ({', '.join(SAMPLER_FLAGS)}), got {spec!r}") from None
+    cast = _CAST.match(text)
+    if cast:
+        text = text[cast.end():]
+    numbers = [part for part in re.split(r"[\s,(){}\[\]]+", text) if part]
+    want = _components(ty)
+    if ty.width == 1 and not isinstance(ty, T.Struct) and len(numbers) == 1 and not cast:
+        want = 1
+    if len(numbers) != want:
+        raise ValueError(f"--arg {name}: a {ty} takes {want} number{'s' if want > 1 else ''}"
+                         f" like {_example(ty)}, got {spec!r}")
+    try:
+        values = [_number(part, ty) for part in numbers]
+    except ValueError:
+        raise ValueError(f"--arg {name}: expected a {ty} number like {_example(ty)}, got {spec!r}") from None
+    if isinstance(ty, T.Struct):
+        return np.array(_struct_tuple(ty, iter(values)), dtype=ty.dtype)
+    if ty.width == 1:
+        return float(values[0]) if ty.is_float else int(values[0])
+    return np.array(values, dtype=ty.dtype)
+
+
+def _number(text, ty):
+    """A number in ASCII as C writes it (``1.5f``, ``0x1F``, ``7u``); ValueError if not."""
+    try:
+        if _any_float(ty) and ("." in text or "e" in text.lower() or not text.lstrip("-").isdigit()):
+            return real(text.rstrip("fF"))
+        return integer(text.rstrip("uUlL"), allow_hex=True)
+    except InputError:
+        raise ValueError(text) from None
+
+
+def _any_float(ty):
+    if isinstance(ty, T.Struct):
+        return any(_any_float(f[1]) for f in ty.fields)
+    return ty.is_float
+
+
+def _components(ty):
+    if isinstance(ty, T.Struct):
+        return sum(_components(f[1]) for f in ty.fields)
+    if isinstance(ty, T.ArrayType):
+        return _components(ty.elem) * ty.length
+    return ty.width
+
+
+def _struct_tuple(ty, values):
+    out = []
+    for _, field, _ in ty.fields:
+        if isinstance(field, T.Struct):
+            out.append(_struct_tuple(field, values))
+        elif isinstance(field, T.ArrayType) or field.width > 1:
+            out.append([next(values) for _ in range(_components(field))])
+        else:
+            out.append(next(values))
+    return tuple(out)
+
+
+def _example(ty):
+    if isinstance(ty, T.Struct):
+        return "{" + ", ".join(["1"] * _components(ty)) + "}"
+    if ty.width > 1:
+        return f"({ty})({', '.join(['1'] * ty.width)})"
+    return "1.5" if ty.is_float else "3"
+
+
+def _load_npy(name, spec):
+    try:
+        return np.load(spec, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--arg {name}: cannot read {spec}: {exc}") from None
+
+
 def _buffer_data(name, spec, elem, rng):
+    if elem is T.VOID or isinstance(elem, (T.Pointer, T.Opaque)):
+        raise ValueError(f"--arg {name}: cannot make data for a buffer of {elem}")
     dtype = elem.dtype
     if spec.endswith(".npy"):
-        try:
-            data = np.load(spec, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"--arg {name}: cannot read {spec}: {exc}") from None
+        data = _load_npy(name, spec)
+        if isinstance(elem, T.Struct):
+            if data.dtype.names is None or data.dtype.itemsize != elem.size:
+                raise ValueError(f"--arg {name}: {spec} holds {data.dtype}, the kernel expects"
+                                 f" structs of {elem.size} bytes ({dtype.descr})")
+            return data.reshape(-1)
         if data.dtype != dtype:
             raise ValueError(f"--arg {name}: {spec} holds {data.dtype}, the kernel expects {dtype}")
         return data.reshape(-1)
     kind, _, count = spec.partition(":")
-    if kind not in ("random", "zeros", "range") or not count.isdigit() or int(count) <= 0:
+    if kind not in ("random", "zeros", "range") or _count(count) <= 0:
         raise ValueError(f"--arg {name}: expected random:N, zeros:N, range:N or FILE.npy, got {spec!r}")
-    n = int(count) * elem.width
+    if isinstance(elem, T.Struct):
+        data = np.zeros(int(count), dtype=dtype)
+        for field in dtype.names:
+            column = data[field]
+            column[...] = _fill(kind, column.shape, column.dtype, rng)
+        return data
+    return _fill(kind, (int(count) * elem.width,), dtype, rng)
+
+
+def _fill(kind, shape, dtype, rng):
+    n = int(np.prod(shape))
     if kind == "zeros":
-        return np.zeros(n, dtype=dtype)
+        return np.zeros(shape, dtype=dtype)
     if kind == "range":
-        return np.arange(n).astype(dtype)
+        return np.arange(n).astype(dtype).reshape(shape)
     if dtype.kind == "f":
-        return rng.random(n, dtype=np.float32).astype(dtype)
-    return rng.integers(0, 100, size=n).astype(dtype)
+        return rng.random(n, dtype=np.float32).astype(dtype).reshape(shape)
+    return rng.integers(0, 100, size=n).astype(dtype).reshape(shape)
+
+
+def _image_data(name, spec, rng):
+    """An image argument: a .npy image, or zeros:WxH[xC] / random:WxH[xC] floats."""
+    if spec.endswith(".npy"):
+        data = _load_npy(name, spec)
+        if data.ndim not in (2, 3) or (data.ndim == 3 and data.shape[2] not in (1, 2, 4)):
+            raise ValueError(f"--arg {name}: an image is a (height, width) or (height, width, 1|2|4)"
+                             f" array, {spec} has shape {data.shape}")
+        return data
+    kind, _, size = spec.partition(":")
+    dims = size.lower().split("x")
+    sizes_ok = len(dims) in (2, 3) and all(d.isdigit() and int(d) > 0 for d in dims)
+    if kind not in ("zeros", "random") or not sizes_ok:
+        raise ValueError(f"--arg {name}: an image takes FILE.npy, zeros:WxH[xC] or random:WxH[xC],"
+                         f" got {spec!r}")
+    width, height = int(dims[0]), int(dims[1])
+    shape = (height, width) + ((int(dims[2]),) if len(dims) == 3 else ())
+    return _fill(kind, shape, np.dtype(np.float32), rng)
+
+
+def _count(text):
+    """An element count in ASCII digits, or -1 if ``text`` is none."""
+    return int(text) if text.isascii() and text.isdigit() else -1
 
 
 def register(subparsers):
@@ -135,14 +271,25 @@ def register(subparsers):
                " FILE:LINE:COL: reason.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="kernel source (.cl), OpenCL C with @watch/@emit/@bind annotations")
-    p.add_argument("--kernel", help="kernel function to run (default: the first in the file)")
+    p.add_argument("--kernel", help="kernel function to run and the only one compiled"
+                   " (default: the first in the file; all are compiled)")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="define a macro, as the build option -D (repeatable)")
+    p.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
+                   help="undefine a macro, as the build option -U (repeatable)")
+    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="search DIR for #include \"...\" files (repeatable)")
+    p.add_argument("--build-options", default="", metavar="OPTIONS",
+                   help="clBuildProgram's options string, written with '=' as in"
+                   " --build-options=\"-D N=64 -cl-mad-enable\"")
     p.add_argument("--global", dest="global_size", type=parse_size, required=True, metavar="N[xN[xN]]",
                    help="global work size")
     p.add_argument("--local", dest="local_size", type=parse_size, required=True, metavar="N[xN[xN]]",
                    help="work-group size")
     p.add_argument("--arg", dest="args", type=parse_arg, action="append", default=[],
                    metavar="NAME=VALUE",
-                   help="kernel argument: random:N, zeros:N, range:N, FILE.npy, local:N or a number")
+                   help="kernel argument: random:N, zeros:N, range:N, FILE.npy, local:N, a number,"
+                   " a vector or struct like (uint2)(32,16), or sampler flags")
     p.add_argument("--no-instrument", action="store_true",
                    help="record no watched accesses, branch streams or emitted values")
     p.add_argument("--save", action="append", default=[], type=parse_arg, metavar="NAME=FILE.npy",
@@ -152,13 +299,18 @@ def register(subparsers):
 
 
 def _run(args):
+    source = read_text(args.file, "kernel source (.cl)")
+    inputs = [args.file] + [spec for _, spec in args.args if spec.endswith(".npy")]
+    prepare_trace_output(args, inputs)
+    for _, path in args.save:
+        prepare_output(path, [*inputs, args.config, args.output], force=args.force)
     try:
-        source = Path(args.file).read_text()
-    except OSError as exc:
-        print(f"error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        options = build_options(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        program = compile_source(args.file, source)
+        program = compile_source(args.file, source, options, kernel=args.kernel)
         workload = KernelFile(program, args.kernel, args.global_size, args.local_size, args.args,
                               seed=args.seed)
     except KernelError as exc:
@@ -168,7 +320,7 @@ def _run(args):
         print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     recorder = KernelRecorder(instrument=not args.no_instrument)
-    command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = command_line()
     try:
         if _simulate(args, workload, recorder, command) is None:
             return 2
@@ -181,11 +333,26 @@ def _run(args):
         if not hasattr(buffer, "array"):
             print(f"error: --save {name}: not a buffer argument", file=sys.stderr)
             return 2
-        np.save(path, buffer.array)
+        with atomic_output(path) as tmp, open(tmp, "wb") as handle:
+            np.save(handle, buffer.array)  # to a handle: np.save would add .npy to a name
         print(f"saved {name} to {path}")
     if args.output:
         print(f"trace           {args.output}")
     return 0
+
+
+def build_options(args):
+    """The build options from ``--build-options`` followed by ``-D``/``-U``/``-I``."""
+    options = parse_build_options(args.build_options) if args.build_options else BuildOptions()
+    for text in args.defines:
+        options.define(text)
+    for text in args.undefines:
+        options.undefine(text)
+    options.include_dirs.extend(args.include_dirs)
+    for kind, name, _ in options.macros:
+        if not name.split("(")[0].isidentifier():
+            raise ValueError(f"-{kind} needs a macro name, got {name!r}")
+    return options
 
 
 def _simulate(args, workload, recorder, command):

@@ -1,6 +1,5 @@
 """The ``run`` command: ``python -m simulator run WORKLOAD [options] -o TRACE.sqlite``."""
 import argparse
-import shlex
 import sys
 
 from ..gpu.config import ConfigError, apply_overrides, default_config, load_config_file
@@ -8,6 +7,9 @@ from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
 from ..kernels.diagnostics import KernelError
 from ..kernels.records import KernelRecorder
+from ..tracing.cli import command_line
+from ..tracing.outputs import announce_interrupted, prepare_output
+from ..user_input import InputError, int_argument, integer, positive_argument
 from ..workloads import WORKLOADS
 from .records import simulate_with_records
 
@@ -18,9 +20,10 @@ def parse_window(text):
     if not sep:
         raise argparse.ArgumentTypeError(f"expected START:END in cycles, got {text!r}")
     try:
-        bounds = tuple(int(v) if v.strip() else None for v in (start, end))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"window bounds must be integers (cycles): {text!r}") from None
+        bounds = tuple(integer(v) if v.strip() else None for v in (start, end))
+    except InputError:
+        raise argparse.ArgumentTypeError(
+            f"window bounds must be integers in ASCII digits (cycles): {text!r}") from None
     if None not in bounds and bounds[1] <= bounds[0]:
         raise argparse.ArgumentTypeError(f"the window ends before it starts: {text!r}")
     return bounds
@@ -42,20 +45,36 @@ def register(subparsers):
         w.set_defaults(func=_run, workload_class=cls)
 
 
-def add_common_arguments(p):
-    p.add_argument("-o", "--output", help="trace file to write (.sqlite); omit to run untraced")
+def add_common_arguments(p, output=None, force=True):
+    """The options every run shares; ``output`` replaces the keywords of ``-o``; ``force``
+    adds ``--force`` (a sweep has none: it resumes in its own directory)."""
+    p.add_argument("-o", "--output", **(output or {
+        "help": "trace file to write (.sqlite); omit to run untraced"}))
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a configuration parameter, such as l2.banks=8 (repeatable)")
     p.add_argument("--config", help="JSON file of configuration overrides, applied before --set")
-    p.add_argument("--dispatch-rate", type=int, metavar="N",
+    p.add_argument("--dispatch-rate", type=positive_argument, metavar="N",
                    help="work-groups dispatched per cycle (same as --set cp.wg_dispatch_per_cycle=N)")
     p.add_argument("--trace-level", default="all",
                    help=f"detail to record: one of {', '.join(LEVELS)} (cumulative), a "
                         "comma-separated set such as kernel,mem, all (default) or off")
     p.add_argument("--window", type=parse_window, metavar="START:END",
                    help="record only tasks overlapping this range of cycles")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the workload's data (default 0)")
+    p.add_argument("--seed", type=int_argument, default=0,
+                   help="random seed of the workload's data (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    if force:
+        p.add_argument("--force", action="store_true",
+                       help="replace the output if it exists (it is never one of the inputs)")
+
+
+def prepare_trace_output(args, inputs=()):
+    """Refuse an output the run must not write (see ``tracing.outputs``), and name what
+    an interrupted run left there."""
+    if args.output is None:
+        return
+    prepare_output(args.output, [args.config, *inputs], force=args.force)
+    announce_interrupted(args.output)
 
 
 def build_config(args):
@@ -81,7 +100,8 @@ def _run(args):
     except (ConfigError, TraceLevelError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    command = "python -m simulator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    prepare_trace_output(args)
+    command = command_line()
     try:
         workload = args.workload_class(seed=args.seed,
                                        **_workload_options(args, args.workload_class))
@@ -121,9 +141,11 @@ def _report(result):
         print(f"instructions    {stats['instructions']:,}   L1V hits/misses "
               f"{stats['l1v_hits']:,}/{stats['l1v_misses']:,}   L2 hits/misses "
               f"{stats['l2_hits']:,}/{stats['l2_misses']:,}   DRAM requests {stats['dram_requests']:,}")
-    print(f"wall time       {result.total_seconds:.2f} s ({result.functional_seconds:.2f} s executing "
-          f"kernels on real data, {result.timing_seconds:.2f} s timing model and trace; "
-          f"finalize {result.finalize_seconds:.2f} s)")
+    # The headline is what the user waited for: until the trace opens, finalize included.
+    print(f"wall time       {result.total_seconds:.2f} s "
+          f"({result.functional_seconds:.2f} s executing kernels on real data, "
+          f"{result.timing_seconds:.2f} s timing model and trace, "
+          f"{result.finalize_seconds:.2f} s finalize)")
     print(f"timing model    {result.events_per_second:,.0f} events/s, {result.tasks_per_second:,.0f} "
           f"tasks/s ({result.events:,} events, {result.tasks:,} tasks)")
     if result.trace_path:

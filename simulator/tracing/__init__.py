@@ -1,23 +1,23 @@
 """The data-collection API and the trace file.
 
 ``Tracer`` is Daisen's tracing API (start/end/tag a task, the four request helpers)
-writing into a ``TraceWriter``. The Cython build of ``Tracer`` is used when it is
-compiled, so Cython components can call it without re-entering Python per task;
-``SIMULATOR_PUREPYTHON=1`` forces the readable reference in ``api.py``.
+writing into a ``TraceWriter``. It is the class of the build ``simulator.build``
+chooses: the Cython build (``_api.pyx``, which Cython components call without
+re-entering Python per task) or the readable reference in ``api.py`` (``PyTracer``).
 """
-import os
-
-from .api import NO_TASK, OPEN_AT_STOP
+from .. import build as _build
+from .api import NO_TASK, OPEN_AT_STOP, TraceSink
 from .api import Tracer as PyTracer
+from .writer import TraceError, TraceWriter
 
-if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
-    Tracer = PyTracer
-else:
-    try:
-        from ._api import Tracer
-    except ImportError:  # extension not built: the reference has the same API
-        Tracer = PyTracer
 
-from .writer import TraceWriter, TraceError
+def tracer_class(build: str | None = None) -> type[PyTracer]:
+    """The ``Tracer`` class of ``build`` (``"python"`` or ``"cython"``; default: the
+    build ``simulator.build`` chooses)."""
+    return _build.module("simulator.tracing._api", build).Tracer
 
-__all__ = ["Tracer", "PyTracer", "TraceWriter", "TraceError", "NO_TASK", "OPEN_AT_STOP"]
+
+Tracer = tracer_class()
+
+__all__ = ["Tracer", "PyTracer", "TraceSink", "TraceWriter", "TraceError", "NO_TASK",
+           "OPEN_AT_STOP", "tracer_class"]

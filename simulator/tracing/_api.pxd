@@ -8,6 +8,9 @@ from libc.stdint cimport int64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
+cdef enum:
+    NO_TASK = -1  # the key of no task: ``api.NO_TASK``, as a C constant for cimporters
+
 
 cdef struct OpenTask:
     int64_t parent

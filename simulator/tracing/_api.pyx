@@ -22,7 +22,7 @@ import json
 
 import numpy as np
 
-from .api import NO_TASK, OPEN_AT_STOP, OPEN_COLUMNS, TAG_COLUMNS, TASK_COLUMNS
+from .api import OPEN_AT_STOP, OPEN_COLUMNS, TAG_COLUMNS, TASK_COLUMNS
 
 cdef enum:
     RING_MIN = 1 << 12

@@ -432,7 +432,7 @@ cdef class IncrementalPyramid:
     cdef void _flush(self, Py_ssize_t index, _Location loc, int64_t bound):
         """Write loc's level-0 bins before ``bound`` (and what they complete above)."""
         cdef vector[Event] ready
-        cdef Py_ssize_t i, j = 0, n = loc.pending.size(), k, nk
+        cdef Py_ssize_t i, j = 0, n = loc.pending.size(), nk
         cdef int64_t limit = bound * loc.width, w = loc.width
         if bound <= loc.next_bin:
             return

@@ -28,6 +28,8 @@ pyramid as the run goes then knows every task in flight, however long it lasts.
 ``_api.pyx`` is the Cython build of this same class and must behave identically.
 """
 import json
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,6 +44,19 @@ TAG_COLUMNS = 3  # task, time_ps, tag
 OPEN_COLUMNS = 5  # id, parent, kind, location, start_ps
 
 
+class TraceSink(Protocol):
+    """Where a ``Tracer`` hands its batches: the trace writer, or any object with this
+    method (a test's capture, a benchmark's sink that drops the rows)."""
+
+    def write_batch(self, tasks: np.ndarray, details: list[tuple[int, str]], tags: np.ndarray,
+                    locations: list[tuple[int, str]], kinds: list[tuple[int, str, str]],
+                    tag_names: list[tuple[int, str]]) -> None:
+        """Take ``tasks`` (an ``(n, 7)`` int64 array: id, parent, kind, location,
+        start_ps, end_ps, flags), the ``(key, json)`` details of some of them, ``tags``
+        (an ``(m, 3)`` int64 array: task, time_ps, tag) and the names interned since
+        the previous batch."""
+
+
 class Tracer:
     """Collects tasks and hands them to ``sink`` in batches.
 
@@ -52,8 +67,9 @@ class Tracer:
     a sink that keeps rows copies them.
     """
 
-    def __init__(self, sink, *, ps_per_tick=1, window=(None, None), categories=None,
-                 batch_size=1 << 16):
+    def __init__(self, sink: TraceSink, *, ps_per_tick: int = 1,
+                 window: tuple[int | None, int | None] = (None, None),
+                 categories: Iterable[str] | None = None, batch_size: int = 1 << 16) -> None:
         self.sink = sink
         self.ps_per_tick = int(ps_per_tick)
         start, end = window
@@ -80,7 +96,7 @@ class Tracer:
         self._announced = 0  # keys below this were open at a flush or have ended
 
     # -- interning -----------------------------------------------------------------
-    def location(self, name):
+    def location(self, name: str) -> int:
         """Key of a component name such as ``GPU.L2[5]``, interned on first use."""
         key = self._locations.get(name)
         if key is None:
@@ -88,7 +104,7 @@ class Tracer:
             self._new_locations.append((key, name))
         return key
 
-    def kind(self, category, action):
+    def kind(self, category: str, action: str) -> int:
         """Key of a (category, action) pair, Daisen's (kind, what)."""
         pair = (category, action)
         key = self._kinds.get(pair)
@@ -98,7 +114,7 @@ class Tracer:
             self._kind_enabled.append(self.categories is None or category in self.categories)
         return key
 
-    def tag_name(self, name):
+    def tag_name(self, name: str) -> int:
         """Key of a task step name such as ``read-hit``."""
         key = self._tag_names.get(name)
         if key is None:
@@ -107,7 +123,8 @@ class Tracer:
         return key
 
     # -- tasks ---------------------------------------------------------------------
-    def start_task(self, parent, kind, location, time, details=None):
+    def start_task(self, parent: int, kind: int, location: int, time: int,
+                   details: str | dict[str, Any] | None = None) -> int:
         """Open a task at ``location`` at tick ``time``; returns its key or ``NO_TASK``."""
         start = time * self.ps_per_tick
         if not self._kind_enabled[kind] or (0 <= self.window_end_ps <= start):
@@ -120,14 +137,14 @@ class Tracer:
                                   else json.dumps(details, sort_keys=True))
         return key
 
-    def end_task(self, key, time):
+    def end_task(self, key: int, time: int) -> None:
         """Close task ``key`` at tick ``time``."""
         if key < 0:
             return
         parent, kind, location, start = self._open.pop(key)
         self._finish(key, parent, kind, location, start, time * self.ps_per_tick, 0)
 
-    def tag_task(self, key, time, tag):
+    def tag_task(self, key: int, time: int, tag: int) -> None:
         """Record step ``tag`` (a ``tag_name`` key) of task ``key`` at tick ``time``."""
         if key < 0:
             return
@@ -136,19 +153,19 @@ class Tracer:
             self.flush()
 
     # -- the request helpers --------------------------------------------------------
-    def trace_req_initiate(self, parent, kind, location, time):
+    def trace_req_initiate(self, parent: int, kind: int, location: int, time: int) -> int:
         """The sender issues a request: open its ``req_out`` task."""
         return self.start_task(parent, kind, location, time)
 
-    def trace_req_receive(self, req_out, kind, location, time):
+    def trace_req_receive(self, req_out: int, kind: int, location: int, time: int) -> int:
         """The receiver starts serving it: open the ``req_in`` child of ``req_out``."""
         return self.start_task(req_out, kind, location, time)
 
-    def trace_req_complete(self, req_in, time):
+    def trace_req_complete(self, req_in: int, time: int) -> None:
         """The receiver sends the response: end the ``req_in`` task."""
         self.end_task(req_in, time)
 
-    def trace_req_finalize(self, req_out, time):
+    def trace_req_finalize(self, req_out: int, time: int) -> None:
         """The response reaches the sender: end the ``req_out`` task."""
         self.end_task(req_out, time)
 
@@ -169,11 +186,11 @@ class Tracer:
             self.flush()
 
     @property
-    def open_count(self):
+    def open_count(self) -> int:
         """Tasks started and not yet ended."""
         return len(self._open)
 
-    def flush(self):
+    def flush(self) -> None:
         """Hand every buffered row and newly interned name to the sink."""
         if self._write_open is not None:
             opened = [(key, *self._open[key]) for key in range(self._announced, self.next_key)
@@ -191,7 +208,7 @@ class Tracer:
         self._new_kinds = []
         self._new_tag_names = []
 
-    def close(self, time):
+    def close(self, time: int) -> int:
         """End every open task at tick ``time`` (flagged ``OPEN_AT_STOP``) and flush.
 
         Returns how many tasks were still open. Open tasks are written, never dropped.

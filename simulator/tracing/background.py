@@ -107,7 +107,13 @@ def _serve(conn, path, options, slot_file):
     conn.send(("ok", None))
     error = None
     while True:
-        name, args, kwargs, reply = conn.recv()
+        try:
+            name, args, kwargs, reply = conn.recv()
+        except (EOFError, ConnectionResetError):
+            # The simulation is gone (killed outright): stop here, leaving the rows
+            # written so far for `finalize` to recover, and no traceback.
+            writer.close()
+            return
         if name == "close":
             writer.close()
             slots.close()
@@ -125,11 +131,15 @@ def _serve(conn, path, options, slot_file):
                     result = getattr(writer, name)(*args, **kwargs)
             except Exception as exc:
                 error = exc
-        if name == "write_slot":
-            conn.send((_FREE, args[0]))
-        if reply:
-            conn.send(("error", error) if error else ("ok", result))
-            error = None
+        try:
+            if name == "write_slot":
+                conn.send((_FREE, args[0]))
+            if reply:
+                conn.send(("error", error) if error else ("ok", result))
+                error = None
+        except (BrokenPipeError, ConnectionResetError):
+            writer.close()  # as above: the simulation was killed while this batch went in
+            return
 
 
 class BackgroundWriter:

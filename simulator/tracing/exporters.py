@@ -1,12 +1,15 @@
 """Exporters: our traces as Chrome Trace Event JSON (for Perfetto UI) and as CSV.
 
-Chrome export: one process per location (named by a ``process_name`` metadata event)
-and, inside it, one thread per lane. Perfetto requires the slices of one thread to nest
-properly, which overlapping tasks at a location do not, so each location's tasks are
-packed greedily into lanes of non-overlapping tasks. Every event carries the task's
-identity (``args.id``, ``args.parent``, ``args.category``, ``args.location``) so that
-importing the file back gives exactly the same tasks. Times are written as exact
-decimal microseconds (six decimals = picoseconds).
+Chrome export: one process per location (named by a ``process_name`` metadata event,
+ordered by ``process_sort_index``) and, inside it, one thread per lane. Perfetto
+(since v51) drops slices that overlap on one thread, so each location's tasks are
+packed greedily into lanes of non-overlapping tasks: every thread nests strictly.
+Every event carries the task's identity (``args.id``, ``args.parent``,
+``args.category``, ``args.location``) so that importing the file back gives exactly
+the same tasks. Task links become flows (``s``/``f``), instants ``i`` events and
+counter samples ``C`` events. Times are written as exact decimal microseconds (six
+decimals = picoseconds) on the source's clock again: relative time plus the origin,
+which the ``gpuscope`` key states, with the run's other metadata at the top level.
 
 CSV export: Daisen's header ``ID, ParentID, Kind, What, Where, Start, End`` with times
 as exact decimal seconds (twelve decimals = picoseconds); details are not included.
@@ -17,9 +20,12 @@ temporary file, so a failure never leaves a half-written output.
 import csv
 import heapq
 import json
+import sqlite3
+from decimal import Decimal
 
+from .outputs import prepare_output
 from .progress import track
-from .writer import TraceError, atomic_output, open_readonly
+from .writer import TraceError, atomic_output, open_readonly, sqlite_error
 
 FORMATS = ("chrome", "csv")
 BATCH = 20_000
@@ -47,54 +53,132 @@ TASK_SELECT = (
     " LEFT JOIN task p ON p.id = t.parent")
 
 
+def _file_origin_ps(db):
+    """(origin, clock, metadata): the file time (ps) of our relative 0, so that exported
+    times are the source's own again (Kineto's relative to ``baseTimeNanoseconds``)."""
+    origin, clock, metadata = db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
+    metadata = json.loads(metadata) if metadata else {}
+    if origin is None:
+        return 0, None, metadata
+    ps = int(Decimal(origin) * 10 ** 12)
+    base = metadata.get("baseTimeNanoseconds")
+    if base is not None:
+        ps -= int(Decimal(str(base))) * 1000
+    return ps, clock, metadata
+
+
+def _lanes(rows):
+    """Yield (row, lane): each task on the lowest lane whose last task has ended, so the
+    tasks of one lane never overlap and every thread nests strictly (Perfetto drops
+    overlapping slices)."""
+    lanes_end, free_lanes, lane_count = [], [], 0
+    for row in rows:
+        start, end = row[7], row[8]
+        while lanes_end and lanes_end[0][0] <= start:
+            heapq.heappush(free_lanes, heapq.heappop(lanes_end)[1])
+        if free_lanes:
+            lane = heapq.heappop(free_lanes)
+        else:
+            lane, lane_count = lane_count, lane_count + 1
+        heapq.heappush(lanes_end, (end, lane))
+        yield row, lane
+
+
 def export_chrome(trace_path, out_path, show_progress=None):
     """Write ``trace_path`` as Chrome Trace Event JSON; returns the number of tasks."""
     db = open_trace(trace_path)
     count = 0
     try:
+        origin, clock, metadata = _file_origin_ps(db)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        head = {"displayTimeUnit": "ns", **metadata,
+                "gpuscope": {"origin_ts": decimal_time(origin, 6), "clock": clock}}
+        endpoints, marked = {}, set()
+        if version >= 2:
+            for src, dst in db.execute("SELECT src, dst FROM task_link"):
+                endpoints[src] = endpoints[dst] = None
+            marked = {loc for loc, in db.execute(
+                "SELECT location FROM instant UNION SELECT location FROM counter_series")}
+
+        def ts(ps):
+            return decimal_time(origin + ps, 6)
+
         with atomic_output(out_path) as tmp, open(tmp, "w", encoding="utf-8") as out:
-            out.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
+            out.write(json.dumps(head)[:-1] + ', "traceEvents": [\n')
             first = True
-            locations = db.execute("SELECT id, name FROM location ORDER BY id").fetchall()
-            for loc_id, name in track(locations, show_progress, desc="export", unit="loc"):
-                pid = loc_id + 1
-                lanes_end, free_lanes, lane_count = [], [], 0
+
+            def emit(text):
+                nonlocal first
+                out.write(text if first else ",\n" + text)
+                first = False
+
+            locations = db.execute(
+                "SELECT id, name, " + ("sort_index" if version >= 2 else "NULL")
+                + " FROM location ORDER BY id").fetchall()
+            for loc_id, name, sort_index in track(locations, show_progress, desc="export", unit="loc"):
+                pid, lanes = loc_id + 1, 0
                 rows = db.execute(TASK_SELECT + " WHERE t.location = ? ORDER BY t.start_ps, t.id",
                                   (loc_id,))
-                for key, ext, pkey, pext, cat, action, _, start, end, details in rows:
-                    # Greedy lanes: reuse the lowest lane whose last task has ended.
-                    while lanes_end and lanes_end[0][0] <= start:
-                        heapq.heappush(free_lanes, heapq.heappop(lanes_end)[1])
-                    if free_lanes:
-                        lane = heapq.heappop(free_lanes)
-                    else:
-                        lane, lane_count = lane_count, lane_count + 1
-                    heapq.heappush(lanes_end, (end, lane))
+                for (key, ext, pkey, pext, cat, action, _, start, end, details), lane in _lanes(rows):
+                    lanes = max(lanes, lane + 1)
                     args = {"id": _task_id(key, ext),
                             "parent": None if pkey is None else _task_id(pkey, pext),
                             "category": cat, "location": name}
                     if details is not None:
                         args["details"] = json.loads(details)
-                    event = ('{"name": %s, "cat": %s, "ph": "X", "ts": %s, "dur": %s, "pid": %d,'
-                             ' "tid": %d, "args": %s}' % (
-                                 json.dumps(action), json.dumps(cat), decimal_time(start, 6),
-                                 decimal_time(end - start, 6), pid, lane, json.dumps(args)))
-                    out.write(event if first else ",\n" + event)
-                    first = False
+                    if key in endpoints:
+                        endpoints[key] = (pid, lane, start, args["id"])
+                    emit('{"name": %s, "cat": %s, "ph": "X", "ts": %s, "dur": %s, "pid": %d,'
+                         ' "tid": %d, "args": %s}' % (
+                             json.dumps(action), json.dumps(cat), ts(start),
+                             decimal_time(end - start, 6), pid, lane, json.dumps(args)))
                     count += 1
-                if not lane_count:
-                    continue  # a location without tasks gets no track
+                if not lanes and loc_id not in marked:
+                    continue  # a location without tasks or markers gets no track
                 meta = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
                          "args": {"name": name}}]
+                if sort_index is not None:
+                    meta.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
+                                 "args": {"sort_index": sort_index}})
                 meta += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": lane,
-                          "args": {"name": f"lane {lane}"}} for lane in range(lane_count)]
+                          "args": {"name": f"lane {lane}"}} for lane in range(lanes)]
                 for event in meta:
-                    out.write((",\n" if not first else "") + json.dumps(event))
-                    first = False
+                    emit(json.dumps(event))
+            if version >= 2:
+                _export_extras(db, emit, ts, endpoints)
             out.write("\n]}\n")
     finally:
         db.close()
     return count
+
+
+def _export_extras(db, emit, ts, endpoints):
+    """Links as v1 flows (``s`` on the source, ``f`` bound to the enclosing slice on the
+    destination, both naming their task in ``args.task``), instants and counters."""
+    for n, (src, dst, kind) in enumerate(db.execute("SELECT src, dst, kind FROM task_link"
+                                                    " ORDER BY src, dst, kind")):
+        for ph, (pid, lane, start, task) in (("s", endpoints[src]), ("f", endpoints[dst])):
+            event = {"name": kind, "cat": kind, "ph": ph, "id": n, "pid": pid, "tid": lane,
+                     "ts": "TS", "args": {"task": task}}
+            if ph == "f":
+                event["bp"] = "e"
+            emit(json.dumps(event).replace('"TS"', ts(start)))
+    rows = db.execute("SELECT i.location, l.name, i.time_ps, i.name, i.category, i.details"
+                      " FROM instant i LEFT JOIN location l ON l.id = i.location ORDER BY i.id")
+    for loc, loc_name, time_ps, name, category, details in rows:
+        event = {"name": name, "ph": "i", "ts": "TS", "pid": 0 if loc is None else loc + 1,
+                 "tid": 0, "s": "g" if loc is None else "p",
+                 "args": {"location": loc_name, "details": json.loads(details) if details else None}}
+        if category is not None:
+            event["cat"] = category
+        emit(json.dumps(event).replace('"TS"', ts(time_ps)))
+    rows = db.execute("SELECT s.location, s.name, s.unit, c.time_ps, c.value FROM counter c"
+                      " JOIN counter_series s ON s.id = c.series ORDER BY s.id, c.time_ps")
+    for loc, name, unit, time_ps, value in rows:
+        event = {"name": name, "ph": "C", "ts": "TS", "pid": loc + 1, "args": {"value": value}}
+        if unit is not None:
+            event["unit"] = unit
+        emit(json.dumps(event).replace('"TS"', ts(time_ps)))
 
 
 def export_csv(trace_path, out_path, show_progress=None):
@@ -123,10 +207,14 @@ def export_csv(trace_path, out_path, show_progress=None):
     return count
 
 
-def export_trace(trace_path, out_path, fmt, show_progress=None):
-    """Export in ``fmt`` (one of ``FORMATS``)."""
-    if fmt == "chrome":
-        return export_chrome(trace_path, out_path, show_progress)
-    if fmt == "csv":
-        return export_csv(trace_path, out_path, show_progress)
-    raise TraceError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+def export_trace(trace_path, out_path, fmt, show_progress=None, force=True):
+    """Export in ``fmt`` (one of ``FORMATS``). ``out_path`` must not be the trace (nor a
+    link to it); an existing one is replaced only if ``force``."""
+    exporters = {"chrome": export_chrome, "csv": export_csv}
+    if fmt not in exporters:
+        raise TraceError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    prepare_output(out_path, [trace_path], force=force)
+    try:
+        return exporters[fmt](trace_path, out_path, show_progress)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # reading: writing is to a plain file
+        raise sqlite_error(trace_path, exc) from None

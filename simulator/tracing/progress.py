@@ -1,13 +1,20 @@
-"""Progress bars for long work: shown on a terminal, silent in pipes and CI logs."""
+"""Progress bars for long work: shown on a terminal, silent in pipes and CI logs.
+
+A bar redraws itself with carriage returns; written to a pipe or a CI log, that is a
+stream of half lines. So a bar appears only where stderr is a terminal, even when asked
+for, and ``show=False`` (the CLI's ``--no-progress``) hides it on a terminal too.
+"""
+import sys
+
 from tqdm import tqdm
 
 
-def progress_bar(show=None, **kwargs):
-    """A tqdm bar; ``show=None`` decides by whether stderr is a terminal."""
-    disable = None if show is None else not show
-    return tqdm(disable=disable, **kwargs)
+def progress_bar(show: bool | None = None, **kwargs) -> tqdm:
+    """A tqdm bar on stderr: drawn when ``show`` is not False and stderr is a terminal."""
+    return tqdm(disable=True if show is False else None, file=sys.stderr,
+                dynamic_ncols=True, **kwargs)
 
 
-def track(iterable, show=None, **kwargs):
-    """Iterate with a progress bar; ``show=None`` decides by the terminal."""
+def track(iterable, show: bool | None = None, **kwargs) -> tqdm:
+    """Iterate with a progress bar (see ``progress_bar``)."""
     return progress_bar(show, iterable=iterable, **kwargs)

@@ -11,27 +11,26 @@
 
 The frontier is the earliest event added by the last ``RECENT_BATCHES`` batches (a
 start, an end, or a ``req_in``'s wait from its parent's start; a task reported open
-earlier adds only its end), and never past the start of a request still unanswered: the ``req_in`` it will get waits from then on, at a
-location not known yet. Both are about the time a task stays in flight, not the trace.
+earlier adds only its end), and never past the start of a request still unanswered: the
+``req_in`` it will get waits from then on, at a location not known yet. Both are about
+the time a task stays in flight, not the trace.
 
 Without the compiled builder (``SIMULATOR_PUREPYTHON=1``) the numpy reference in
 ``pyramid.py`` builds everything at finalize.
 """
-import os
 from collections import deque
 
 import numpy as np
 
+from .. import build
 from .progress import track
 from .pyramid import build_pyramid, min_level
 
-if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
-    IncrementalPyramid = None
-else:
-    try:
-        from ._pyramid import OTHER, REQ_IN, REQ_OUT, IncrementalPyramid
-    except ImportError:  # not built: the reference builds it at finalize
-        IncrementalPyramid = None
+_compiled = build.accelerator("simulator.tracing._pyramid")
+# Without it (plain Python, or not built) the reference builds the pyramid at finalize.
+IncrementalPyramid = _compiled.IncrementalPyramid if _compiled is not None else None
+if _compiled is not None:
+    OTHER, REQ_IN, REQ_OUT = _compiled.OTHER, _compiled.REQ_IN, _compiled.REQ_OUT
 
 BASE_PS = 1  # level-0 bins are 1 ps << level wide: no global span is known in advance
 RECENT_BATCHES = 2

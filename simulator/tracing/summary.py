@@ -1,5 +1,7 @@
 """A plain-text summary of a trace, for ``python -m simulator info``."""
+import datetime as _dt
 import json
+from decimal import Decimal
 
 
 def _time(ps):
@@ -7,6 +9,42 @@ def _time(ps):
         if abs(ps) >= scale:
             return f"{ps / scale:.3f} {unit}"
     return f"{ps} ps"
+
+
+def absolute(origin, clock, ps):
+    """Relative time ``ps`` on the run's clock: a UTC time for the Unix clock."""
+    at = Decimal(origin) + Decimal(ps) / 10 ** 12
+    if clock != "unix":
+        return f"{at.normalize():f} s ({clock} clock)"
+    seconds = int(at // 1)
+    stamp = _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{stamp}.{f'{at - seconds:f}'[2:].rstrip('0').ljust(9, '0')} UTC"
+
+
+def _extras(db, v_start, v_end):
+    """Lines for what format 2 adds: the time origin, links, markers and counters."""
+    if db.execute("PRAGMA user_version").fetchone()[0] < 2:
+        return []
+    origin, clock, metadata = db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
+    lines = []
+    if origin is not None:
+        lines.append(f"time origin  {absolute(origin, clock, 0)}; times are relative to it"
+                     f" (absolute range {absolute(origin, clock, v_start or 0)} .."
+                     f" {absolute(origin, clock, v_end or 0)})")
+    counts = [db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+              for table in ("task_link", "instant", "counter_series", "counter")]
+    if any(counts):
+        lines.append(f"beyond tasks {counts[0]:,} links (flows), {counts[1]:,} markers,"
+                     f" {counts[2]:,} counter series with {counts[3]:,} samples")
+    if metadata:
+        metadata = json.loads(metadata)
+        keys = sorted(metadata)
+        lines.append(f"metadata     {', '.join(keys[:12])}{' ...' if len(keys) > 12 else ''}")
+        devices = metadata.get("gpus") or metadata.get("deviceProperties") or []
+        names = [str(d.get("name")) for d in devices if isinstance(d, dict) and d.get("name")]
+        if names:
+            lines.append(f"gpus         {'; '.join(names)}")
+    return lines
 
 
 def summarize(db, top=10):
@@ -32,6 +70,7 @@ def summarize(db, top=10):
         f"time range   {_time(v_start or 0)} .. {_time(v_end or 0)}"
         f" ({_time((v_end or 0) - (v_start or 0))} simulated)"
         + (f", {wall:.1f} s wall" if wall else ""),
+        *_extras(db, v_start, v_end),
     ]
     if finalized:
         span = max(1, (v_end or 0) - (v_start or 0))

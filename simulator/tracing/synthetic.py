@@ -12,7 +12,7 @@ import numpy as np
 
 from ..interrupts import DeferredInterrupt
 from . import Tracer  # the Cython build when it is built
-from .writer import TraceWriter
+from .writer import TraceWriter, pending_output
 
 INST_UNITS = ("VALU", "SALU", "LDS", "VMEM", "Branch", "Barrier", "Special")
 INST_CYCLES = (4, 1, 8, 4, 1, 2, 1)
@@ -64,24 +64,32 @@ def generate(path, tasks=100_000, seed=0, cus=64, tracer_class=None, batch_size=
              command="synthetic"):
     """Write a finalized synthetic trace of about ``tasks`` tasks to ``path``.
 
-    Returns the number of tasks written. The same ``seed`` gives the same file content.
+    The trace is written beside ``path`` and moved there when finalized (also after a
+    Ctrl-C, marked incomplete). Returns the number of tasks written. The same ``seed``
+    gives the same file content.
     """
-    writer = TraceWriter(path, command=command, workload="synthetic",
-                         config={"tasks": tasks, "cus": cus}, seed=seed, source="simulator")
-    tracer = (tracer_class or Tracer)(writer, ps_per_tick=1000, batch_size=batch_size)
-    clock = [0]
-    ctrl_c = DeferredInterrupt()
-    try:
-        ctrl_c.install()
-        emit(tracer, tasks, seed, cus, clock, ctrl_c.check)
-        completed = True
-    except KeyboardInterrupt:
-        completed = False  # Ctrl-C: keep what was traced, flag open tasks, mark incomplete
-    finally:
-        ctrl_c.uninstall()
-    open_tasks = tracer.close(clock[0])
-    writer.finalize(completed=completed, virtual_end_ps=clock[0] * 1000, open_tasks=open_tasks)
-    writer.close()
+    with pending_output(path) as pending:
+        writer = TraceWriter(pending.path, command=command, workload="synthetic",
+                             config={"tasks": tasks, "cus": cus}, seed=seed, source="simulator",
+                             temporary=True)
+        try:
+            tracer = (tracer_class or Tracer)(writer, ps_per_tick=1000, batch_size=batch_size)
+            clock = [0]
+            ctrl_c = DeferredInterrupt()
+            try:
+                ctrl_c.install()
+                emit(tracer, tasks, seed, cus, clock, ctrl_c.check)
+                completed = True
+            except KeyboardInterrupt:
+                completed = False  # Ctrl-C: keep what was traced, flag open tasks, mark incomplete
+            finally:
+                ctrl_c.uninstall()
+            open_tasks = tracer.close(clock[0])
+            writer.finalize(completed=completed, virtual_end_ps=clock[0] * 1000,
+                            open_tasks=open_tasks)
+        finally:
+            writer.close()
+        pending.publish()
     if not completed:
         raise KeyboardInterrupt
     return writer.tasks_written

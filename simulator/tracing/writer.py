@@ -5,55 +5,61 @@ rows arrive in large batches, one transaction each, with integer keys and intern
 strings. The run row is written first with ``completed = 0``; a crash therefore leaves
 a readable file that says it is incomplete.
 
-A file written in place is in WAL mode from the start, so a viewer can read it while
-it grows, and a killed writer leaves it readable. A ``temporary`` file (written under
-a name no viewer opens, and moved into place only when finalized) loads with a
-rollback journal instead: WAL would cost a tenth of a fully traced run (every page is
-framed and checksummed into the log) and buy nothing there, while appending rows
-journals almost nothing. Finalize turns every trace to WAL, so viewers can read it
-while kernel records are appended.
+A file written in place (the tracing API's own use) is in WAL mode from the start, so
+a viewer can read it while it grows, and a killed writer leaves it readable. A
+``temporary`` file (what every command writes: a hidden sibling of its output, moved
+into place only when finalized) loads with a rollback journal instead: WAL would cost
+a tenth of a fully traced run (every page is framed and checksummed into the log) and
+buy nothing there, while appending rows journals almost nothing. Finalize leaves
+every trace with a rollback journal (``journal_mode=DELETE``): a reader of a WAL file
+must be able to create its ``-shm`` beside it, so a finalized trace in a directory the
+reader may not write (a shared data set, a read-only volume) could not be opened.
 
 The metric pyramid is built batch by batch (``pyramid_build.LivePyramid``), so
-``finalize`` only builds the indexes (SQLite's sort after the load is four times
-cheaper than keeping them up to date row by row, measured), writes the bins still in
-flight and the per-location statistics, and records the end of the run. A trace whose tasks did not come through ``write_batch`` (an
-import, a reopened file) is rebuilt from its task table in bounded memory.
+``finalize`` only builds the indexes (SQLite's sort after the load is four times cheaper
+than keeping them up to date row by row, measured), writes the bins still in flight and
+the per-location statistics, and records the end of the run. A trace whose tasks did not
+come through ``write_batch`` (an import, a reopened file) is rebuilt from its task table
+in bounded memory.
 
 Memory does not grow with the trace: SQLite's page cache is capped (``CACHE_KIB``) and
 its sorter spills to a temporary file, not to RAM.
 """
+from __future__ import annotations
+
 import contextlib
 import datetime as _dt
 import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, build
 from . import pyramid_build
 from .bulk import INSERT_TAGS, INSERT_TASKS
 
-if os.environ.get("SIMULATOR_PUREPYTHON") == "1":
-    from .bulk import BulkInserter
-else:
-    try:
-        from ._bulk import BulkInserter
-    except ImportError:  # built without SQLite's header: the reference has the same API
-        from .bulk import BulkInserter
+BulkInserter = build.module("simulator.tracing._bulk").BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
 CACHE_KIB = 4096  # SQLite's page cache (and sorter memory) of the writer's connection
+LEAVE_WAL_WAIT_MS = 10_000
 
 
 class TraceError(Exception):
     """A trace file cannot be read or written; the message says where and why."""
 
 
-def schema_text():
+class TraceDamaged(TraceError):
+    """SQLite found the file damaged (``integrity.py`` says how it checks)."""
+
+
+def schema_text() -> str:
     """The full text of ``sqlite_schema.sql``, the contract shared with the app."""
     packaged = resources.files("simulator.tracing").joinpath("sqlite_schema.sql")
     if packaged.is_file():
@@ -61,7 +67,7 @@ def schema_text():
     return (Path(__file__).resolve().parents[2] / "sqlite_schema.sql").read_text()
 
 
-def schema_parts():
+def schema_parts() -> tuple[str, str]:
     """(tables, indexes): the schema split at the marker, so indexes come after the load."""
     tables, _, rest = schema_text().partition(INDEX_MARKER)
     return tables, rest.partition("\n")[2]
@@ -87,8 +93,10 @@ class TraceWriter:
     ``temporary`` says no viewer opens ``path`` before it is finalized (see above).
     """
 
-    def __init__(self, path, *, command, config=None, workload=None, seed=None,
-                 source="simulator", temporary=False):
+    def __init__(self, path: str | os.PathLike, *, command: str | None,
+                 config: dict[str, Any] | None = None, workload: str | None = None,
+                 seed: int | None = None, source: str = "simulator",
+                 temporary: bool = False) -> None:
         self.path = Path(path)
         self._wall_start = time.perf_counter()
         for suffix in ("", "-wal", "-shm"):
@@ -121,7 +129,7 @@ class TraceWriter:
                       if pyramid_build.IncrementalPyramid is not None else None)
 
     @classmethod
-    def reopen(cls, path):
+    def reopen(cls, path: str | os.PathLike) -> TraceWriter:
         """Open an existing trace to finalize it again (after a crash, say)."""
         path = Path(path)
         if not path.is_file():
@@ -130,23 +138,34 @@ class TraceWriter:
         self.path = path
         self._wall_start = time.perf_counter()
         self.db = sqlite3.connect(str(path), isolation_level=None)
-        if self.db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'run'").fetchone()[0] != 1:
+        # A killed run's writer process may still be closing the file for a moment.
+        self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")
+        try:
+            if self.db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'run'"
+                               ).fetchone()[0] != 1:
+                raise TraceError(f"{path}: not a GPUscope trace (no run table)")
+            self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             self.db.close()
-            raise TraceError(f"{path}: not a GPUscope trace (no run table)")
+            raise sqlite_error(path, exc) from None
+        except TraceError:
+            self.db.close()
+            raise
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        self.tasks_written = self.db.execute("SELECT count(*) FROM task").fetchone()[0]
         self._keys = [0, -1, -1]
         self._bulk = self._bulk_tags = self._live = None
         return self
 
     # -- loading -------------------------------------------------------------------
-    def write_open(self, rows):
+    def write_open(self, rows: list[tuple[int, int, int, int, int]]) -> None:
         """Tasks the tracer reports still open (``(key, parent, kind, location, start_ps)``
         rows), for the pyramid; they come with the next ``write_batch``."""
         if self._live is not None:
             self._live.opened(rows)
 
-    def write_batch(self, tasks, details, tags, locations, kinds, tag_names):
+    def write_batch(self, tasks: np.ndarray, details: list[tuple[int, str]], tags: np.ndarray,
+                    locations: list[tuple[int, str]], kinds: list[tuple[int, str, str]],
+                    tag_names: list[tuple[int, str]]) -> None:
         """Insert one batch (the ``Tracer`` sink interface).
 
         Names are committed before the tasks that use them, and details and tags after.
@@ -181,14 +200,14 @@ class TraceWriter:
         if len(tags):
             self._bulk_tags.insert(np.ascontiguousarray(tags, dtype=np.int64))
 
-    def sync(self):
+    def sync(self) -> None:
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
 
-    def execute(self, sql, params=()):
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement of the writer's own (kernel-record inserts and such)."""
         return self.db.execute(sql, params)
 
-    def executemany(self, sql, rows):
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Insert many rows in one transaction."""
         self.db.execute("BEGIN")
         self.db.executemany(sql, rows)
@@ -223,9 +242,11 @@ class TraceWriter:
             (int(bool(completed)), int(open_tasks), orphans + extra_orphans, start_ps or 0, end_ps or 0,
              _wall_seconds(self._wall_start), base),
         )
-        self._close_bulk()  # switching to WAL needs the only connection
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # a file loaded in WAL mode: fold the log in
+        self._close_bulk()  # leaving WAL needs the only connection
+        db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")  # a viewer's read ends soon
+        mode = db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]  # folds a WAL in
+        if mode != "delete":
+            raise TraceError(f"{self.path}: could not leave WAL mode (SQLite kept {mode!r})")
 
     def _every_parent_known(self):
         """Whether every task came through ``write_batch`` with keys 0..n-1 and parents
@@ -258,53 +279,123 @@ class TraceWriter:
                 bulk.close()
         self._bulk = self._bulk_tags = self._live = None
 
-    def close(self):
-        """Close the connections; a finalized file stays in WAL mode for concurrent readers."""
+    def close(self) -> None:
+        """Close the connections."""
         self._close_bulk()
         self.db.close()
 
 
-def open_readonly(path, probe="SELECT count(*) FROM sqlite_master", what="a readable SQLite file"):
+def open_readonly(path: str | os.PathLike, probe: str = "SELECT count(*) FROM sqlite_master",
+                  what: str = "a readable SQLite file") -> sqlite3.Connection:
     """A read-only connection to ``path``, or a ``TraceError`` saying why not.
 
-    ``probe`` is run once to make sure the file really is ``what``.
+    ``probe`` is run once to make sure the file really is ``what``. Nothing is written
+    to open it (no ``-shm``, no journal), so a file in a directory the reader may not
+    write opens too, as long as it is not in WAL mode (finalize takes it out).
     """
     path = Path(path)
     if not path.is_file():
-        raise TraceError(f"{path}: no such file")
+        raise TraceError(f"{path}: {'is a directory' if path.is_dir() else 'no such file'}")
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, exc, what) from None
+    # Text that is not UTF-8 (a damaged page, another tool's bytes) is read with
+    # replacement characters instead of failing the query that meets it.
+    db.text_factory = _lenient_text
+    try:
         db.execute(probe).fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise TraceError(f"{path}: not {what} ({exc})") from None
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        db.close()
+        raise sqlite_error(path, exc, what) from None
     return db
 
 
+def _lenient_text(data):
+    return data.decode("utf-8", "replace")
+
+
+def sqlite_error(path, exc, what="a GPUscope trace"):
+    """The ``TraceError`` (``TraceDamaged`` for damage) for SQLite's error ``exc`` on ``path``."""
+    problem = sqlite_problem(exc, what)
+    return (TraceDamaged if problem.startswith("damaged") else TraceError)(f"{path}: {problem}")
+
+
+def sqlite_problem(exc, what="a GPUscope trace"):
+    """What SQLite's error ``exc`` says about a file meant to be ``what``: SQLite's own
+    words, preceded only by what its error code means (damaged, not SQLite, not ours)."""
+    if isinstance(exc, UnicodeDecodeError):  # SQLite's message quotes the damaged bytes
+        return "damaged (SQLite's error message is not even text)"
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    text = str(exc)
+    if code == sqlite3.SQLITE_CORRUPT or "malformed" in text:
+        return f"damaged (SQLite: {text})"
+    if code == sqlite3.SQLITE_NOTADB or text.startswith(("no such table", "no such column")):
+        return f"not {what} (SQLite: {text})"
+    return f"SQLite: {text}"
+
+
+class PendingOutput:
+    """An output being written: a hidden sibling of ``out`` (``temporary_path``, or
+    ``path``), moved into place by ``publish`` or removed with its SQLite companions by
+    ``discard``."""
+
+    def __init__(self, out, path=None):
+        self.out = Path(out)
+        self.path = Path(path) if path is not None else temporary_path(self.out)
+        self.published = False
+
+    def publish(self):
+        """Move the finished file into place, in one rename."""
+        remove_trace_files(self.out, main=False)  # an old trace's -wal would corrupt the new one
+        replace_atomically(self.path, self.out)
+        self.published = True
+
+    def discard(self):
+        """Remove the unfinished file; whatever was at ``out`` stays as it was."""
+        remove_trace_files(self.path)
+
+
 @contextlib.contextmanager
-def atomic_output(final_path):
-    """Yield a temporary path; move it to ``final_path`` only if the block succeeds."""
-    tmp = temporary_path(final_path)
+def pending_output(out):
+    """Yield a ``PendingOutput`` for ``out``: published when the block ends normally
+    (unless the block published it already), discarded when it raises."""
+    pending = PendingOutput(out)
     try:
-        yield tmp
-        os.replace(tmp, final_path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        yield pending
+    except BaseException:
+        if not pending.published:
+            pending.discard()
+        raise
+    if not pending.published:
+        pending.publish()
 
 
-def remove_trace_files(path, main=True):
+@contextlib.contextmanager
+def atomic_output(final_path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path; move it to ``final_path`` only if the block succeeds."""
+    with pending_output(final_path) as pending:
+        yield pending.path
+
+
+def remove_trace_files(path: str | os.PathLike, main: bool = True) -> None:
     """Delete a trace's ``-wal``, ``-shm`` and ``-journal`` companions, and the file itself
     if ``main``."""
     for suffix in ("", "-wal", "-shm", "-journal") if main else ("-wal", "-shm", "-journal"):
         Path(str(path) + suffix).unlink(missing_ok=True)
 
 
-def replace_atomically(tmp_path, final_path):
+def replace_atomically(tmp_path: str | os.PathLike, final_path: str | os.PathLike) -> None:
     """Move a fully written temporary file into place (never a half-written output)."""
     os.replace(tmp_path, final_path)
 
 
-def temporary_path(final_path):
-    """A sibling path to write into before ``replace_atomically``."""
+PARTIAL_MARK = ".partial-"
+
+
+def temporary_path(final_path: str | os.PathLike) -> Path:
+    """A sibling path to write into before ``replace_atomically``: hidden, and named by
+    the writing process so that ``outputs.interrupted`` can tell a live writer's file
+    from one a killed writer left."""
     final_path = Path(final_path)
-    return final_path.with_name(f".{final_path.name}.partial-{os.getpid()}")
+    return final_path.with_name(f".{final_path.name}{PARTIAL_MARK}{os.getpid()}")

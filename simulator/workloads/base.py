@@ -11,7 +11,7 @@ import functools
 from ..kernels import Memory, builtin_source, compile_source, launch
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def builtin_program(name):
     """The compiled IR of ``simulator/kernels/builtin/<name>.cl`` (compiled once)."""
     return compile_source(f"{name}.cl", builtin_source(name))
@@ -54,13 +54,3 @@ class Workload:
         self.memory = Memory()
         self._launch_id = 0
         return self.memory
-
-
-def positive_int(text):
-    """argparse type: an integer greater than zero."""
-    import argparse
-
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value

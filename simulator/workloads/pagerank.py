@@ -8,7 +8,8 @@ between two buffers that keep their addresses across launches.
 import numpy as np
 
 from ..kernels import LocalMem
-from .base import Workload, builtin_program, positive_int
+from ..user_input import positive_argument
+from .base import Workload, builtin_program
 from .graphs import power_law_graph
 
 DAMPING = 0.85
@@ -25,11 +26,11 @@ class PageRank(Workload):
 
     @classmethod
     def add_arguments(cls, parser):
-        parser.add_argument("--nodes", type=positive_int, default=2048,
+        parser.add_argument("--nodes", type=positive_argument, default=2048,
                             help="graph vertices (default 2048; the paper used 66000)")
-        parser.add_argument("--edges", type=positive_int, default=16384,
+        parser.add_argument("--edges", type=positive_argument, default=16384,
                             help="graph edges (default 16384; the paper used 420000)")
-        parser.add_argument("--iterations", type=positive_int, default=3,
+        parser.add_argument("--iterations", type=positive_argument, default=3,
                             help="PageRank iterations, one kernel launch each (default 3)")
 
     def launches(self, recorder=None):

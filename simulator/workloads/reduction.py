@@ -10,7 +10,8 @@ on the partial sums until one value is left, as the NVIDIA SDK host code does.
 import numpy as np
 
 from ..kernels import LocalMem
-from .base import Workload, builtin_program, positive_int
+from ..user_input import positive_argument
+from .base import Workload, builtin_program
 
 
 class Reduction(Workload):
@@ -26,8 +27,9 @@ class Reduction(Workload):
 
     @classmethod
     def add_arguments(cls, parser):
-        parser.add_argument("--size", type=positive_int, default=65536, help="elements to sum (default 65536)")
-        parser.add_argument("--local", type=positive_int, default=256,
+        parser.add_argument("--size", type=positive_argument, default=65536,
+                            help="elements to sum (default 65536)")
+        parser.add_argument("--local", type=positive_argument, default=256,
                             help="work-group size, a power of two (default 256)")
 
     @property

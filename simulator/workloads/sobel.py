@@ -2,7 +2,8 @@
 import numpy as np
 
 from ..kernels import LocalMem
-from .base import Workload, builtin_program, positive_int
+from ..user_input import positive_argument
+from .base import Workload, builtin_program
 
 
 def sobel_reference(image):
@@ -31,10 +32,13 @@ class Sobel(Workload):
 
     @classmethod
     def add_arguments(cls, parser):
-        parser.add_argument("--width", type=positive_int, default=256, help="image width (default 256)")
-        parser.add_argument("--height", type=positive_int, default=256, help="image height (default 256)")
-        parser.add_argument("--local-x", type=positive_int, default=16, help="work-group width (default 16)")
-        parser.add_argument("--local-y", type=positive_int, default=16, help="work-group height (default 16)")
+        parser.add_argument("--width", type=positive_argument, default=256, help="image width (default 256)")
+        parser.add_argument("--height", type=positive_argument, default=256,
+                            help="image height (default 256)")
+        parser.add_argument("--local-x", type=positive_argument, default=16,
+                            help="work-group width (default 16)")
+        parser.add_argument("--local-y", type=positive_argument, default=16,
+                            help="work-group height (default 16)")
 
     def launches(self, recorder=None):
         mem = self.fresh_memory()

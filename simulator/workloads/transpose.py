@@ -2,7 +2,8 @@
 import numpy as np
 
 from ..kernels import LocalMem
-from .base import Workload, builtin_program, positive_int
+from ..user_input import positive_argument
+from .base import Workload, builtin_program
 
 BLOCK = 16  # work-group of 16x16 work-items, each moving a 4x4 block of floats
 
@@ -20,7 +21,7 @@ class Transpose(Workload):
 
     @classmethod
     def add_arguments(cls, parser):
-        parser.add_argument("--size", type=positive_int, default=1024,
+        parser.add_argument("--size", type=positive_argument, default=1024,
                             help="matrix side in floats, a multiple of 64 (default 1024)")
 
     def launches(self, recorder=None):

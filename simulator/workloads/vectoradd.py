@@ -1,7 +1,8 @@
 """Vector add: c = a + b, one work-item per element (the smoke test)."""
 import numpy as np
 
-from .base import Workload, builtin_program, positive_int
+from ..user_input import positive_argument
+from .base import Workload, builtin_program
 
 
 class VectorAdd(Workload):
@@ -15,8 +16,9 @@ class VectorAdd(Workload):
 
     @classmethod
     def add_arguments(cls, parser):
-        parser.add_argument("--size", type=positive_int, default=65536, help="elements (default 65536)")
-        parser.add_argument("--local", type=positive_int, default=256, help="work-group size (default 256)")
+        parser.add_argument("--size", type=positive_argument, default=65536, help="elements (default 65536)")
+        parser.add_argument("--local", type=positive_argument, default=256,
+                            help="work-group size (default 256)")
 
     def launches(self, recorder=None):
         mem = self.fresh_memory()

@@ -66,11 +66,15 @@ def _open(browser, kernel_app, trace="v2.sqlite"):
 
 
 def _bound(browser, graph):
-    """Wait until assets/kernel.js listens to ``graph`` (it binds graphs as they appear):
-    a hover before that would go unseen."""
+    """Wait until assets/kernel.js listens to ``graph`` (it binds graphs as they appear)
+    and the graph has its final width: a hover before the first would go unseen, and a
+    graph still resizing to its column redraws under the mouse, which Plotly answers with
+    a hover on whatever bar is now there."""
     _wait(browser, lambda d: d.execute_script(
         "var gd = document.querySelector(arguments[0] + ' .js-plotly-plot');"
-        "return !!(gd && gd.kvBound);", graph), f"{graph} was never bound")
+        "return !!(gd && gd.kvBound && gd._fullLayout"
+        " && Math.abs(gd._fullLayout.width - gd.getBoundingClientRect().width) < 1);", graph),
+        f"{graph} was never bound at its final width")
 
 
 def _point_at(browser, x, y):

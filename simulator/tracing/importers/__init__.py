@@ -1,71 +1,177 @@
 """Importers: other tools' traces converted into our schema.
 
 ``import_trace`` detects the format from the file's content (akita v3/v4/v5 SQLite,
-Daisen CSV, Chrome Trace Event JSON), streams it through a ``Loader`` and leaves either
-a complete, finalized trace at the output path or nothing at all.
+Nsight Systems SQLite exports, Daisen CSV, Chrome Trace Event JSON), each plain or gzipped (known by its magic bytes,
+whatever the file is called), streams it through a ``Loader`` and leaves either a
+complete, finalized trace at the output path or nothing at all.
 """
+import contextlib
+import gzip
+import io
+import shutil
+import sqlite3
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
+from ... import user_input
+from ..outputs import disk_full, prepare_output
 from ..progress import progress_bar
-from . import akita, chrome, daisen_csv
-from .loader import Loader, TraceFormatError
+from . import akita, chrome, daisen_csv, nsys
+from ..writer import sqlite_problem, temporary_path
+from .loader import Loader, LoadReport, TraceFormatError
 
-FORMATS = ("akita-v3", "akita-v4", "akita-v5", "daisen-csv", "chrome")
+FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv", "chrome")
 SQLITE_MAGIC = b"SQLite format 3\x00"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _head(path, size=4096):
+    """The first bytes of the file's content, uncompressed if it is gzipped."""
+    with open(path, "rb") as f:
+        head = f.read(size)
+    if head.startswith(GZIP_MAGIC):
+        try:
+            with gzip.open(path, "rb") as f:
+                return f.read(size), True
+        except (OSError, EOFError) as exc:
+            raise TraceFormatError(f"{path}: damaged gzip data ({exc})") from None
+    return head, False
 
 
 def detect_format(path):
-    """One of ``FORMATS``, from the first bytes of the file."""
+    """One of ``FORMATS``, from the first bytes of the (possibly gzipped) content."""
     path = Path(path)
     if not path.is_file():
         raise TraceFormatError(f"{path}: no such file")
-    with open(path, "rb") as f:
-        head = f.read(4096)
+    head, zipped = _head(path)
     if head.startswith(SQLITE_MAGIC):
-        db = akita.open_readonly(path)
-        try:
-            return akita.detect(db)
-        finally:
-            db.close()
+        with _sqlite_copy(path, zipped, path) as plain, _input_errors(path, "an SQLite trace"):
+            db = akita.open_readonly(plain)
+            try:
+                if nsys.detect(db):
+                    return "nsys"
+                return akita.detect(db, path)
+            finally:
+                db.close()
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     if text[:1] in ("[", "{"):
         return "chrome"
     if text.split("\n", 1)[0].replace(" ", "").startswith("ID,ParentID,"):
         return "daisen-csv"
     raise TraceFormatError(
-        f"{path}: unknown trace format (expected akita SQLite, Daisen CSV or Chrome JSON)")
+        f"{path}: unknown trace format (expected akita or Nsight Systems SQLite, Daisen CSV"
+        f" or Chrome JSON,"
+        f" plain or gzipped)")
 
 
-def import_trace(src, out, fmt=None, command="import", show_progress=None):
-    """Convert ``src`` into a trace at ``out``; returns (format, tasks, orphans, skipped)."""
+@contextlib.contextmanager
+def _sqlite_copy(src, zipped, beside):
+    """A path SQLite can open: ``src`` itself, or its gunzipped copy beside ``beside``
+    (SQLite reads pages at random, so the copy cannot be a stream); removed afterwards."""
+    if not zipped:
+        yield src
+        return
+    plain = temporary_path(Path(beside).with_suffix(".gunzip"))
+    try:
+        with gzip.open(src, "rb") as f, open(plain, "wb") as out:
+            shutil.copyfileobj(f, out, 1 << 20)
+        yield plain
+    except (OSError, EOFError) as exc:
+        raise TraceFormatError(f"{src}: damaged gzip data ({exc})") from None
+    finally:
+        plain.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _input_errors(src, what):
+    """SQLite's errors on reading the input ``src`` (a damaged file) as a
+    ``TraceFormatError`` naming it; a full disk while writing the output stays itself."""
+    try:
+        yield
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if disk_full(exc):
+            raise
+        raise TraceFormatError(f"{src}: {sqlite_problem(exc, what)}") from None
+
+
+@contextlib.contextmanager
+def _text(src, zipped):
+    """The file as UTF-8 text (gunzipped as it is read) and its compressed size so far."""
+    raw = open(src, "rb")
+    try:
+        binary = gzip.GzipFile(fileobj=raw, mode="rb") if zipped else raw
+        stream = io.TextIOWrapper(binary, encoding="utf-8", newline="")
+        yield stream, raw.tell
+    except UnicodeDecodeError as exc:
+        if not zipped:  # read it again to say at which line and column
+            raise TraceFormatError(str(user_input.utf8_error_in(src))) from None
+        raise TraceFormatError(f"{src}: not UTF-8 text ({exc.reason})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise TraceFormatError(f"{src}: damaged gzip data ({exc or 'truncated'})") from None
+    finally:
+        raw.close()
+
+
+def import_trace(src, out, fmt=None, command="import", show_progress=None, force=True):
+    """Convert ``src`` (plain or gzipped) into a trace at ``out``; returns an ``ImportReport``.
+
+    ``out`` must not be ``src`` (nor a link to it); an existing ``out`` is replaced only
+    if ``force``."""
     src, out = Path(src), Path(out)
+    if not src.is_file():
+        raise TraceFormatError(f"{src}: no such file")
+    prepare_output(out, [src], force=force)
     fmt = fmt or detect_format(src)
     if fmt not in FORMATS:
         raise TraceFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    loader = Loader(out, source=fmt, command=command, config={"imported_from": str(src)})
+    zipped = _head(src, len(GZIP_MAGIC))[1]
+    # akita's CSV writer repeats rows; a repeated row is dropped (and counted) there only.
+    loader = Loader(out, source=fmt, command=command, config={"imported_from": str(src)},
+                    drop_exact_duplicates=fmt == "daisen-csv")
     skipped = 0
     try:
-        if fmt.startswith("akita"):
-            db = akita.open_readonly(src)
-            try:
-                with progress_bar(show_progress, total=akita.row_count(db), unit="task",
-                                  desc=f"import {fmt}") as bar:
-                    for task in akita.read(db, src, fmt):
-                        loader.add(task)
-                        bar.update()
-            finally:
-                db.close()
+        if fmt not in ("chrome", "nsys"):  # simulated time: 0 is the start of the simulation
+            loader.set_clock("simulation", origin_ps=0)
+        if fmt == "nsys":
+            with _sqlite_copy(src, zipped, out) as plain, \
+                    _input_errors(src, "an Nsight Systems export"):
+                db = akita.open_readonly(plain)
+                try:
+                    with progress_bar(show_progress, total=nsys.row_count(db), unit="row",
+                                      desc="import nsys") as bar:
+                        skipped = nsys.read(db, src, loader, progress=bar.update)
+                finally:
+                    db.close()
+        elif fmt.startswith("akita"):
+            with _sqlite_copy(src, zipped, out) as plain:
+                db = akita.open_readonly(plain)
+                try:
+                    with progress_bar(show_progress, total=akita.row_count(db, src), unit="task",
+                                      desc=f"import {fmt}") as bar:
+                        akita.read(db, src, fmt, loader, progress=bar.update)
+                finally:
+                    db.close()
         else:
-            with open(src, encoding="utf-8", newline="") as stream, \
+            with _text(src, zipped) as (stream, position), \
                     progress_bar(show_progress, total=src.stat().st_size, unit="B",
                                  unit_scale=True, desc=f"import {fmt}") as bar:
+                def progress(_chars):
+                    bar.update(position() - bar.n)
                 if fmt == "daisen-csv":
-                    for task in daisen_csv.read(stream, src, progress=bar.update):
-                        loader.add(task)
+                    daisen_csv.read(stream, src, loader, progress=progress)
                 else:
-                    skipped = chrome.read(stream, src, loader, progress=bar.update)
-        tasks, orphans = loader.finish(show_progress=show_progress)
+                    skipped = chrome.read(stream, src, loader, progress=progress)
+        report = loader.finish(show_progress=show_progress)
     except BaseException:
         loader.abort()
         raise
-    return fmt, tasks, orphans, skipped
+    return ImportReport(format=fmt, skipped=skipped, **vars(report))
+
+
+@dataclass
+class ImportReport(LoadReport):
+    """A ``LoadReport`` with the format read and the events it could not use."""
+
+    format: str = ""
+    skipped: int = 0  # events that carry no task, link, instant or counter

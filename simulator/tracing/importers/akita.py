@@ -8,6 +8,8 @@
 
 The input is opened read-only and streamed in rowid order.
 """
+import sqlite3
+
 from .. import writer
 from ..writer import TraceError
 from .loader import ForeignTask, TraceFormatError, scaled_to_ps, seconds_to_ps
@@ -24,30 +26,39 @@ def open_readonly(path):
         raise TraceFormatError(str(exc)) from None
 
 
-def detect(db):
+def _rows(db, path, sql):
+    """The rows of ``sql`` on the input ``db``, with SQLite's errors (a damaged file) as
+    ``TraceFormatError`` naming ``path``."""
+    try:
+        yield from db.execute(sql)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        raise TraceFormatError(f"{path}: {writer.sqlite_problem(exc, 'an akita trace')}") from None
+
+
+def detect(db, path):
     """'akita-v3', 'akita-v4' or 'akita-v5' from the ``trace`` table's columns."""
-    columns = [r[1] for r in db.execute("PRAGMA table_info(trace)")]
+    columns = [r[1] for r in _rows(db, path, "PRAGMA table_info(trace)")]
     if not columns:
-        raise TraceFormatError("no table named 'trace': not an akita trace")
+        raise TraceFormatError(f"{path}: no table named 'trace': not an akita trace")
     if all(c in columns for c in V3_COLUMNS):
         return "akita-v3"
     if all(c in columns for c in V4_COLUMNS):
-        has_locations = db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'location'").fetchone()
-        sample = db.execute("SELECT typeof(Location) FROM trace LIMIT 1").fetchone()
+        has_locations = next(_rows(db, path, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                                             " AND name = 'location'"), None)
+        sample = next(_rows(db, path, "SELECT typeof(Location) FROM trace LIMIT 1"), None)
         if has_locations and sample and sample[0] == "integer":
             return "akita-v5"
         return "akita-v4"
     missing = [c for c in V4_COLUMNS if c not in columns]
-    raise TraceFormatError(f"table 'trace' lacks the akita columns {missing}: found {columns}")
+    raise TraceFormatError(f"{path}: table 'trace' lacks the akita columns {missing}: found {columns}")
 
 
-def row_count(db):
-    return db.execute("SELECT count(*) FROM trace").fetchone()[0]
+def row_count(db, path):
+    return next(_rows(db, path, "SELECT count(*) FROM trace"))[0]
 
 
-def read(db, path, version):
-    """Yield ``ForeignTask`` for every row of an akita trace."""
+def read(db, path, version, loader, progress=None):
+    """Stage every row of an akita trace into ``loader``, then its milestones and tags."""
     if version == "akita-v3":
         sql = ("SELECT rowid, task_id, parent_id, kind, what, location, start_time, end_time"
                " FROM trace ORDER BY rowid")
@@ -58,18 +69,49 @@ def read(db, path, version):
         sql = ("SELECT t.rowid, t.ID, t.ParentID, t.Kind, t.What, coalesce(l.Locale, t.Location),"
                " t.StartTime, t.EndTime FROM trace t LEFT JOIN location l ON l.ID = t.Location"
                " ORDER BY t.rowid")
-    for rowid, tid, parent, kind, what, location, start, end in db.execute(sql):
+    for rowid, tid, parent, kind, what, location, start, end in _rows(db, path, sql):
         where = f"{path}: trace row {rowid}"
         if tid is None or kind is None or what is None or location is None:
             raise TraceFormatError(f"{where}: ID, Kind, What and Location must not be NULL")
         if version == "akita-v5":
             parent = None if parent in (0, "0", "") else parent  # v5 roots have ParentID 0
-            start_ps = scaled_to_ps(start, 1, where, "StartTime")
-            end_ps = scaled_to_ps(end, 1, where, "EndTime")
-        else:
-            start_ps = seconds_to_ps(start, where, "start time")
-            end_ps = seconds_to_ps(end, where, "end time")
-        yield ForeignTask(
+        loader.add(ForeignTask(
             ext_id=str(tid), parent_ext=None if parent is None else str(parent),
             category=str(kind), action=str(what), location=str(location),
-            start_ps=start_ps, end_ps=end_ps, where=where)
+            start_ps=_time(start, version, where, "start time"),
+            end_ps=_time(end, version, where, "end time"), where=where))
+        if progress:
+            progress(1)
+    _steps(db, path, version, loader)
+
+
+def _time(value, version, where, column):
+    if version == "akita-v5":
+        return scaled_to_ps(value, 1, where, column)
+    return seconds_to_ps(value, where, column)
+
+
+def _table(db, *names):
+    """The first of ``names`` that is a table in ``db``, or None."""
+    for name in names:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                      (name,)).fetchone():
+            return name
+    return None
+
+
+def _steps(db, path, version, loader):
+    """akita v4/v5 milestones (the release of what held a task up: ``Kind: What``) and v5
+    tags become task steps (``task_tag``), at the task they name."""
+    if version == "akita-v3":
+        return
+    milestones = _table(db, "milestone", "trace_milestones")  # renamed in akita #331
+    if milestones:
+        for rowid, task, time, kind, what in db.execute(
+                f"SELECT rowid, TaskID, Time, Kind, What FROM {milestones} ORDER BY rowid"):
+            where = f"{path}: {milestones} row {rowid}"
+            loader.add_tag(task, _time(time, version, where, "Time"), f"{kind}: {what}", where=where)
+    if version == "akita-v5" and _table(db, "tag"):
+        for rowid, task, time, what in db.execute("SELECT rowid, TaskID, Time, What FROM tag ORDER BY rowid"):
+            where = f"{path}: tag row {rowid}"
+            loader.add_tag(task, _time(time, version, where, "Time"), str(what), where=where)

@@ -1,30 +1,58 @@
-"""Reader for Chrome Trace Event JSON (what Perfetto and chrome://tracing open).
+"""Reader for Chrome Trace Event JSON (what Perfetto opens and PyTorch's profiler writes).
 
-Complete events (``ph: "X"`` with ``dur``) and ``B``/``E`` pairs become tasks; ``ts``
-and ``dur`` are microseconds, parsed as exact decimals. Each ``pid``/``tid`` is a
-track; a task's parent is the innermost task enclosing it on its track, and its
-location is named from the ``process_name``/``thread_name`` metadata events.
+Every event type that carries meaning is kept:
 
-Traces written by our exporter carry ``args.id``, ``args.parent``, ``args.category``
-and ``args.location``, which are used as they are, so tasks round-trip exactly.
+* ``X`` (with ``dur``) and ``B``/``E`` pairs become tasks; a task's parent is the
+  innermost task enclosing it on its track (``pid``/``tid``);
+* ``i``/``I``/``R`` become instants at their thread, process (``s: p``) or the whole
+  trace (``s: g``); ``n`` (and legacy ``T``/``p``) at their async track;
+* ``C`` becomes counter series at the process, one per argument key;
+* ``b``/``e`` (and legacy ``S``/``F``) become tasks on the process's async track,
+  nested by their ID;
+* flows become task links: v1 ``s``/``t``/``f`` bound by time to the slice enclosing
+  them (``f`` to the next slice unless ``bp: e``), v2 ``bind_id`` with ``flow_in`` /
+  ``flow_out`` on the slice itself;
+* ``M`` metadata names and orders components: ``process_name``, ``process_labels``,
+  ``thread_name`` and the sort indexes. PyTorch/Kineto GPU streams become
+  ``GPU[0].stream[7]``, CPU threads ``python3[19392].thread[19392]``.
 
-The file is read incrementally, one event at a time (the top level may be a bare array
-or an object with ``traceEvents``), so memory stays bounded on large traces.
+``ts`` and ``dur`` are microseconds, parsed as exact decimals (a float cannot hold an
+epoch-scale time to the nanosecond). Other top-level keys of the object form
+(``displayTimeUnit``, ``deviceProperties``, ``baseTimeNanoseconds``, ...) are kept as
+run metadata; ``baseTimeNanoseconds`` (Kineto) places the times on the Unix clock.
+
+Files written by our exporter carry a ``gpuscope`` key and, on every event, the task's
+identity (``args.id``, ``args.parent``, ``args.category``, ``args.location``), or the
+task a flow point belongs to (``args.task``), so they import back exactly.
+
+The file is read incrementally, one event at a time, so memory stays bounded.
 """
 import json
 import re
 from decimal import Decimal
 
-from .loader import ForeignTask, TraceFormatError, scaled_to_ps
+from ... import user_input
+from . import naming
+from .loader import TraceFormatError, scaled_to_ps
 
 PS_PER_US = 10 ** 6
 CHUNK = 1 << 20
 MAX_EVENT_BYTES = 16 << 20
-EVENTS_KEY = re.compile(r'"traceEvents"\s*:\s*\[')
+UNIX_AFTER_PS = 10 ** 21  # a source time past 10**9 s (2001) is taken as Unix time
+OWN_KEY = "gpuscope"
+SEPARATOR = re.compile(r"[ \t\r\n]*,[ \t\r\n]*")
+GPU_LABEL = re.compile(r"^\s*GPU\s*(\d+)\s*$", re.I)
+STREAM_NAME = re.compile(r"^\s*stream\s*(\d+)\b", re.I)
+KINETO_THREAD = re.compile(r"^\s*thread\s+(\d+)\s*(\(.*\))?\s*$", re.I)
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
+TASK_PHASES = {"X", "B", "E"}
+INSTANT_PHASES = {"i", "I", "R"}
+ASYNC_BEGIN, ASYNC_END, ASYNC_STEP = {"b", "S"}, {"e", "F"}, {"n", "T", "p"}
+FLOW_PHASES = {"s", "t", "f"}
 
 
 class _Reader:
-    """Pulls one JSON value at a time out of a large array, tracking line:col."""
+    """Pulls one JSON value at a time out of a large document, tracking line:col."""
 
     def __init__(self, stream, path, progress=None):
         self.stream, self.path, self.progress = stream, path, progress
@@ -40,7 +68,7 @@ class _Reader:
             self.eof = True
             return False
         if self.progress:
-            self.progress(len(chunk.encode("utf-8", "ignore")))
+            self.progress(len(chunk))
         self._advance(self.pos)
         self.scan -= self.pos
         self.line_start -= self.pos
@@ -65,147 +93,492 @@ class _Reader:
 
     def _peek(self):
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\r\n":
+            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\r\n\ufeff":
                 self.pos += 1
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
             if not self._more():
                 return ""
 
-    def open_array(self):
+    def _value(self):
+        """The next JSON value and its position."""
+        self._peek()
+        start = self.pos
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+                break
+            except json.JSONDecodeError as exc:
+                if self.eof or len(self.buf) - start > MAX_EVENT_BYTES or not self._more():
+                    raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
+                start = self.pos
+            except ValueError as exc:  # an integer of more digits than Python converts
+                raise TraceFormatError(f"{self.where(self.pos)}: invalid JSON: {exc}") from None
+            except RecursionError:
+                # The event array (or the top-level object) is the first level.
+                deep = user_input.nesting_offset(self.buf[start:], user_input.MAX_JSON_NESTING - 1)
+                raise TraceFormatError(
+                    f"{self.where(start + max(deep, 0))}: JSON nested more than"
+                    f" {user_input.MAX_JSON_NESTING} levels deep") from None
+        where = self.where(start)
+        self.pos = end
+        return value, where
+
+    def _expect(self, chars, what):
+        ch = self._peek()
+        if ch == "":
+            raise TraceFormatError(f"{self.where()}: unexpected end of file {what}")
+        if ch not in chars:
+            raise TraceFormatError(f"{self.where()}: expected {' or '.join(map(repr, chars))} {what}")
+        self.pos += 1
+        return ch
+
+    def items(self):
+        """Yield ("event", event, position) for each trace event and ("meta", key, value)
+        for each other top-level key, in file order."""
         first = self._peek()
-        if first == "[":
+        if first == "[":  # the array form may lack its "]": a crashed writer's file
             self.pos += 1
+            yield from self._events(closing_optional=True)
             return
         if first != "{":
             raise TraceFormatError(f"{self.where()}: expected a JSON array or object of trace events")
+        self.pos += 1
+        found = False
+        if self._peek() == "}":
+            raise TraceFormatError(f"{self.path}: no \"traceEvents\" array found")
         while True:
-            match = EVENTS_KEY.search(self.buf, self.pos)
-            if match:
-                self.pos = match.end()
-                return
-            self.pos = max(self.pos, len(self.buf) - 64)  # keep a possibly split key
-            if not self._more():
-                raise TraceFormatError(f"{self.path}: no \"traceEvents\" array found")
+            key, where = self._value()
+            if not isinstance(key, str):
+                raise TraceFormatError(f"{where}: expected a key string")
+            self._expect(":", "after a key")
+            if key == "traceEvents":
+                self._expect("[", "to open the traceEvents array")
+                found = True
+                yield from self._events()
+            else:
+                value, _ = self._value()
+                yield "meta", key, value
+            if self._expect(",}", "between top-level keys") == "}":
+                break
+        if not found:
+            raise TraceFormatError(f"{self.path}: no \"traceEvents\" array found")
 
-    def events(self):
-        """Yield (value, position) for each element of the array."""
-        expect_value = True
+    def _events(self, closing_optional=False):
+        """Yield ("event", value, position) for each element of the open array."""
+        ch = self._peek()
+        if ch == "]":
+            self.pos += 1
+            return
         while True:
-            ch = self._peek()
-            if ch == "]":
+            if ch == "]":  # after a trailing comma, as some writers leave one
+                self.pos += 1
                 return
             if ch == "":
+                if closing_optional:
+                    return
                 raise TraceFormatError(f"{self.where()}: unexpected end of file inside the event array")
-            if not expect_value:
-                if ch != ",":
-                    raise TraceFormatError(f"{self.where()}: expected ',' or ']' between events")
-                self.pos += 1
-                expect_value = True
+            value, where = self._value()
+            yield "event", value, where
+            separator = SEPARATOR.match(self.buf, self.pos)
+            if separator and separator.end() < len(self.buf):  # the usual ",\n" between events
+                self.pos = separator.end()
+                ch = self.buf[self.pos]
                 continue
-            start = self.pos
-            while True:
-                try:
-                    value, end = self.decoder.raw_decode(self.buf, self.pos)
-                    break
-                except json.JSONDecodeError as exc:
-                    if self.eof or len(self.buf) - start > MAX_EVENT_BYTES or not self._more():
-                        raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
-                    start = self.pos
-            where = self.where(start)
-            self.pos = end
-            expect_value = False
-            yield value, where
+            ch = self._peek()  # at the buffer's edge, or the array's end
+            if ch == "]":
+                self.pos += 1
+                return
+            if ch == "":
+                continue
+            if ch != ",":
+                raise TraceFormatError(f"{self.where()}: expected ',' or ']' between events")
+            self.pos += 1
+            ch = self._peek()
 
 
-def _number(event, key, where, required=True):
-    if key not in event:
-        if required:
-            raise TraceFormatError(f"{where}: event has no {key!r}")
+def _time(event, key, where, required=True):
+    value = event.get(key)
+    if value is None:
+        if required or key in event:
+            raise TraceFormatError(f"{where}: event has no {key!r}" if key not in event
+                                   else f"{where}: {key} is not a number: None")
         return 0
-    return scaled_to_ps(event[key], PS_PER_US, where, key)
+    if type(value) is Decimal:  # the usual case: exact when at most 6 decimals
+        scaled = value.scaleb(6)
+        if scaled == scaled.to_integral_value():
+            return int(scaled)
+    elif type(value) is int:
+        return value * PS_PER_US
+    return scaled_to_ps(value, PS_PER_US, where, key)
 
 
 def _json_default(value):
     return str(value) if isinstance(value, Decimal) else repr(value)
 
 
+# One encoder for every event: ``json.dumps`` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(default=_json_default, sort_keys=True)
+
+
+def _dumps(value):
+    return _ENCODER.encode(value)
+
+
+def _plain(value):
+    """Decimals back to JSON numbers (ints where exact), for metadata."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() and abs(value) < 2 ** 53 else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _key(value):
+    """Track key part: ints and strings stay apart ("7" is not 7)."""
+    return str(value) if isinstance(value, int) else json.dumps(value)
+
+
+class _Tracks:
+    """Names and orders the components from the ``M`` metadata, once all is read."""
+
+    def __init__(self):
+        self.process_names, self.process_labels, self.process_sort = {}, {}, {}
+        self.thread_names, self.thread_sort = {}, {}
+        self.used = {}  # location placeholder -> (kind, pid, tid)
+        self.device_tracks = set()  # (pid, tid) that ran kernels or copies
+        self.exact = False  # names as they are (a file of our own export)
+        self.threads = {}
+
+    def metadata(self, event):
+        args = event.get("args") or {}
+        name, pid, tid = event.get("name"), event.get("pid", 0), event.get("tid", 0)
+        if name == "process_name" and "name" in args:
+            self.process_names[pid] = str(args["name"]).strip()
+        elif name == "process_labels" and "labels" in args:
+            self.process_labels[pid] = str(args["labels"])
+        elif name == "process_sort_index" and "sort_index" in args:
+            self.process_sort[pid] = args["sort_index"]
+        elif name == "thread_name" and "name" in args:
+            self.thread_names[(pid, tid)] = str(args["name"]).strip()
+        elif name == "thread_sort_index" and "sort_index" in args:
+            self.thread_sort[(pid, tid)] = args["sort_index"]
+        else:
+            return False
+        return True
+
+    def thread(self, pid, tid):
+        """(placeholder location, track key) of a thread, cached: every slice asks."""
+        found = self.threads.get((pid, tid))
+        if found is None:
+            found = self.threads[(pid, tid)] = (self.placeholder("thread", pid, tid),
+                                                f"{_key(pid)}:{_key(tid)}")
+        return found
+
+    def placeholder(self, kind, pid, tid=None):
+        """A temporary location name for a thread, process or async track."""
+        name = f"\0{kind} {_key(pid)} {'' if tid is None else _key(tid)}"
+        if name not in self.used:
+            self.used[name] = (kind, pid, tid)
+        return name
+
+    def _device(self, pid):
+        match = GPU_LABEL.match(self.process_labels.get(pid, "")) or \
+            GPU_LABEL.match(self.process_names.get(pid, ""))
+        return int(match.group(1)) if match else None
+
+    def _process(self, pid, shared):
+        if self.exact and pid in self.process_names:  # our export: the name is the location
+            return self.process_names[pid]
+        device = self._device(pid)
+        if device is not None:
+            return naming.gpu(device)
+        name = self.process_names.get(pid)
+        if name is None and isinstance(pid, int) and any(p == pid for p, _ in self.device_tracks):
+            return naming.gpu(pid)  # an unnamed process running kernels: pid = device number
+        return naming.process(name, pid, name in shared)
+
+    def _thread(self, pid, tid, gpu):
+        name = self.thread_names.get((pid, tid))
+        if name is None and isinstance(tid, str) and not tid.strip().isdigit():
+            name = tid  # a string tid names itself (older Kineto: "stream 7")
+        stream = STREAM_NAME.match(name or "")
+        if stream and (gpu or (pid, tid) in self.device_tracks):
+            return naming.stream(stream.group(1))
+        if name is None or KINETO_THREAD.match(name):
+            if gpu and (pid, tid) in self.device_tracks:
+                return naming.stream(tid)
+            return naming.unnamed_thread(tid)
+        return name
+
+    def _sort_key(self, kind, pid, tid):
+        """Sort index first (where given), then the ID; processes before their threads."""
+        def rank(value, index):
+            given = isinstance(index, (int, float, Decimal)) and not isinstance(index, bool)
+            number = isinstance(value, int)
+            return (not given, index if given else 0, not number, value if number else 0,
+                    "" if number else str(value))
+        return (rank(pid, self.process_sort.get(pid)), kind != "process",
+                rank(tid, self.thread_sort.get((pid, tid))))
+
+    def name_all(self, loader):
+        """Rename every placeholder location; set their display order."""
+        names = {}
+        for pid, name in self.process_names.items():
+            names.setdefault(name, set()).add(pid)
+        shared = {name for name, pids in names.items() if len(pids) > 1}
+        taken = {name for name in loader.locations if not name.startswith("\0")}
+        for placeholder, (kind, pid, tid) in sorted(self.used.items(), key=lambda kv: kv[0]):
+            if placeholder not in loader.locations:
+                continue  # named by the events themselves (our export)
+            process = self._process(pid, shared)
+            if kind == "thread":
+                name = naming.child(process, self._thread(pid, tid, process.startswith('GPU[')))
+            elif kind == "async":
+                name = f"{process}.async"
+            else:
+                name = process
+            if name in taken:
+                name = f"{name} (pid {pid}{'' if tid is None else f' tid {tid}'})"
+            taken.add(name)
+            loader.rename_location(placeholder, name)
+            loader.set_location_order(name, self._sort_key(kind, pid, tid))
+
+
 def read(stream, path, loader, progress=None):
-    """Stream every task of a Chrome trace into ``loader``; returns skipped event count."""
+    """Stream every event of a Chrome trace into ``loader``; returns the skipped count."""
     reader = _Reader(stream, path, progress)
-    reader.open_array()
-    open_b, process_names, thread_names = {}, {}, {}
-    tracks, skipped, serial = set(), 0, 0
-    for event, where in reader.events():
+    tracks = _Tracks()
+    open_b, open_async, metadata = {}, {}, {}
+    state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None, "latest": None,
+             "open_links": {}}
+
+    for item, first, second in reader.items():
+        if item == "meta":
+            if first == OWN_KEY and isinstance(second, dict):
+                _declare_own_origin(loader, second, path)
+                state["ours"] = tracks.exact = True
+            else:
+                metadata[first] = _plain(second)
+            continue
+        event, where = first, second
         if not isinstance(event, dict):
             raise TraceFormatError(f"{where}: an event must be a JSON object")
         ph = event.get("ph")
         pid, tid = event.get("pid", 0), event.get("tid", 0)
+        if not isinstance(pid, (int, str)) or not isinstance(tid, (int, str)):
+            raise TraceFormatError(f"{where}: 'pid' and 'tid' must be numbers or strings")
         if ph == "M":
-            name = (event.get("args") or {}).get("name")
-            if event.get("name") == "process_name" and name is not None:
-                process_names[pid] = str(name)
-            elif event.get("name") == "thread_name" and name is not None:
-                thread_names[(pid, tid)] = str(name)
+            if not tracks.metadata(event):
+                state["skipped"] += 1
             continue
-        if ph == "B":
-            open_b.setdefault((pid, tid), []).append((event, where))
-            continue
-        if ph == "E":
-            stack = open_b.get((pid, tid))
-            if not stack:
-                raise TraceFormatError(f"{where}: 'E' event without a matching 'B' on pid {pid} tid {tid}")
-            begin, begin_where = stack.pop()
-            start = _number(begin, "ts", begin_where)
-            task_event, duration = begin, _number(event, "ts", where) - start
-        elif ph == "X":
-            task_event, begin_where = event, where
-            start = _number(event, "ts", where)
-            duration = _number(event, "dur", where, required=False)
+        if ph in TASK_PHASES:
+            if ph == "B":
+                open_b.setdefault((pid, tid), []).append((event, where))
+                continue
+            if ph == "E":
+                stack = open_b.get((pid, tid))
+                if not stack:  # its B fell before the recording began: nothing to place
+                    state["skipped"] += 1
+                    continue
+                begin, begin_where = stack.pop()
+                if event.get("args"):  # E's args add to B's
+                    begin = dict(begin, args={**(begin.get("args") or {}), **event["args"]})
+                start = _time(begin, "ts", begin_where)
+                _add_task(loader, tracks, state, begin, begin_where, start, _time(event, "ts", where),
+                          *tracks.thread(pid, tid))
+                continue
+            if "dur" not in event:
+                state["skipped"] += 1  # Perfetto too ignores an X without a duration
+                continue
+            start = _time(event, "ts", where)
+            _add_task(loader, tracks, state, event, where, start, start + _time(event, "dur", where),
+                      *tracks.thread(pid, tid))
+        elif ph in INSTANT_PHASES:
+            scope = event.get("s", "t")
+            location = None if scope == "g" else tracks.placeholder(
+                "process", pid) if scope == "p" else tracks.placeholder("thread", pid, tid)
+            _add_instant(loader, state, event, where, location)
+        elif ph == "C":
+            _add_counters(loader, tracks, state, event, where)
+        elif ph in FLOW_PHASES:
+            _add_flow_point(loader, state, event, where, ph, pid, tid)
+        elif ph in ASYNC_BEGIN or ph in ASYNC_END or ph in ASYNC_STEP:
+            _async(loader, tracks, state, open_async, event, where, ph, pid)
         else:
-            skipped += 1
-            continue
-        serial += 1
-        loader.add(_task(task_event, begin_where, start, start + duration, pid, tid, serial, tracks))
-    for stack in open_b.values():
-        if stack:
-            raise TraceFormatError(f"{stack[-1][1]}: 'B' event without a matching 'E'")
-    _name_tracks(loader, tracks, process_names, thread_names)
-    return skipped
+            state["skipped"] += 1
+    # Slices still open when the recording stopped last until its last event, flagged open.
+    for (pid, tid), stack in open_b.items():
+        for begin, where in stack:
+            start = _time(begin, "ts", where)
+            _add_task(loader, tracks, state, begin, where, start, max(start, state["latest"]),
+                      *tracks.thread(pid, tid), flags=1)
+    for key, stack in open_async.items():
+        for begin, where in stack:
+            start = _time(begin, "ts", where)
+            _add_task(loader, tracks, state, begin, where, start, max(start, state["latest"]),
+                      tracks.placeholder("async", begin.get("pid", 0)), f"async {'|'.join(key)}",
+                      flags=1)
+    tracks.name_all(loader)
+    _set_clock(loader, metadata, state)
+    loader.set_metadata(metadata)
+    return state["skipped"]
 
 
-def _task(event, where, start, end, pid, tid, serial, tracks):
+def _declare_own_origin(loader, own, path):
+    """Our exporter says which file time is relative 0, and on what clock."""
+    try:
+        origin = scaled_to_ps(own["origin_ts"], PS_PER_US, path, "gpuscope.origin_ts")
+    except KeyError:
+        raise TraceFormatError(f"{path}: the gpuscope key lacks origin_ts") from None
+    loader.set_clock(own.get("clock") or "source", origin_ps=origin)
+
+
+def _set_clock(loader, metadata, state):
+    """Kineto's ``baseTimeNanoseconds`` puts ``ts`` on the Unix clock; without it, a time
+    past 2001 in Unix microseconds is taken as Unix time; else it is the source's clock."""
+    base = metadata.get("baseTimeNanoseconds")
+    if base is not None:
+        epoch = scaled_to_ps(str(base), 1000, f"{loader.out_path}: baseTimeNanoseconds", "value")
+        loader.set_clock("unix", epoch_ps=epoch)
+    elif not state["ours"]:
+        earliest = state["earliest"]
+        loader.set_clock("unix" if earliest is not None and earliest >= UNIX_AFTER_PS else "source")
+
+
+def _note_time(state, ps, end=None):
+    if state["earliest"] is None or ps < state["earliest"]:
+        state["earliest"] = ps
+    end = ps if end is None else end
+    if state["latest"] is None or end > state["latest"]:
+        state["latest"] = end
+
+
+def _add_task(loader, tracks, state, event, where, start, end, location, track, flags=0):
     args = event.get("args") or {}
-    if not isinstance(args, dict):
+    if type(args) is not dict:
         raise TraceFormatError(f"{where}: 'args' must be an object")
     name = event.get("name")
     if name is None:
         raise TraceFormatError(f"{where}: event has no 'name'")
-    if "id" in args and "location" in args:  # written by our exporter: keep identities
+    if state["earliest"] is None or start < state["earliest"]:
+        state["earliest"] = start
+    if state["latest"] is None or end > state["latest"]:
+        state["latest"] = end
+    category = event.get("cat")
+    if state["ours"] and "id" in args and "location" in args:  # our export: keep identities
         details = args.get("details")
-        return ForeignTask(
-            ext_id=str(args["id"]), parent_ext=None if args.get("parent") is None else str(args["parent"]),
-            category=str(args.get("category", event.get("cat", ""))), action=str(name),
-            location=str(args["location"]), start_ps=start, end_ps=end, where=where,
-            details=None if details is None else json.dumps(details, default=_json_default,
-                                                            sort_keys=True))
-    track = f"{pid}:{tid}"
-    tracks.add((pid, tid))
-    return ForeignTask(
-        ext_id=f"chrome-{serial}", parent_ext=None, category=str(event.get("cat") or "event"),
-        action=str(name), location=f"\0track {track}", start_ps=start, end_ps=end, where=where,
-        details=json.dumps(args, default=_json_default, sort_keys=True) if args else None,
-        track=track)
+        loader.stage(str(args["id"]), None if args.get("parent") is None else str(args["parent"]),
+                     str(args.get("category", category or "")), str(name), str(args["location"]),
+                     start, end, where, None if details is None else _dumps(details))
+        return
+    state["serial"] += 1
+    ext_id = f"chrome-{state['serial']}"
+    category = "event" if category is None else str(category)
+    if category.lower() in DEVICE_CATEGORIES:
+        tracks.device_tracks.add((event.get("pid", 0), event.get("tid", 0)))
+    loader.stage(ext_id, None, category, str(name), location, start, end, where,
+                 _dumps(args) if args else None, track, flags)
+    if "bind_id" in event or "bind_id" in args:  # flow v2: the flow binds to this slice
+        bind = event.get("bind_id", args.get("bind_id"))
+        kind = str(event.get("cat") or "flow")
+        flow_in, flow_out = event.get("flow_in"), event.get("flow_out")
+        phase = "t" if flow_in and flow_out else "f" if flow_in else "s" if flow_out else None
+        if phase:
+            loader.add_flow_point(f"v2\0{_key(bind)}", phase, kind, task_ext=ext_id, where=where)
 
 
-def _name_tracks(loader, tracks, process_names, thread_names):
-    """Rename placeholder track locations after the metadata events have all been read."""
-    used = set(name for name in loader.locations if not name.startswith("\0"))
-    for pid, tid in sorted(tracks, key=str):
-        process = process_names.get(pid, f"pid {pid}")
-        thread = thread_names.get((pid, tid), f"tid {tid}")
-        name = f"{process}.{thread}"
-        if name in used:
-            name = f"{name} (pid {pid} tid {tid})"
-        used.add(name)
-        loader.rename_location(f"\0track {pid}:{tid}", name)
+def _add_instant(loader, state, event, where, location):
+    ps = _time(event, "ts", where)
+    _note_time(state, ps)
+    args = event.get("args") or {}
+    details = _dumps(args) if args else None
+    if state["ours"] and isinstance(args, dict) and "location" in args:  # ours: kept exactly
+        location = args["location"]
+        details = None if args.get("details") is None else _dumps(args["details"])
+    loader.add_instant(location, ps, str(event.get("name", "")), event.get("cat"), details,
+                       where=where)
+
+
+def _add_counters(loader, tracks, state, event, where):
+    ps = _time(event, "ts", where)
+    _note_time(state, ps)
+    args = event.get("args") or {}
+    if not isinstance(args, dict):
+        raise TraceFormatError(f"{where}: a counter's 'args' must be an object")
+    name = str(event.get("name", ""))
+    if "id" in event:
+        name = f"{name}[{event['id']}]"
+    pid = event.get("pid", 0)
+    location, values, unit = tracks.placeholder("process", pid), args, None
+    if state["ours"] and pid in tracks.process_names:  # our export names the location first
+        location, unit = tracks.process_names[pid], event.get("unit")
+    numeric = {k: v for k, v in values.items()
+               if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)}
+    if not numeric:
+        state["skipped"] += 1
+        return
+    for key, value in numeric.items():
+        series = name if len(values) == 1 else f"{name}.{key}"
+        if isinstance(value, Decimal):
+            value = int(value) if value == value.to_integral_value() else float(value)
+        loader.add_counter(location, series, ps, value, unit=unit, where=where)
+
+
+def _flow_id(event):
+    if "id" in event:
+        return _key(event["id"])
+    id2 = event.get("id2")
+    if isinstance(id2, dict):
+        return "id2:" + _key(id2.get("global", id2.get("local")))
+    return None
+
+
+def _add_flow_point(loader, state, event, where, ph, pid, tid):
+    flow = _flow_id(event)
+    if flow is None:
+        raise TraceFormatError(f"{where}: flow event '{ph}' has no 'id'")
+    kind = str(event.get("cat") or event.get("name") or "flow")
+    key = f"v1\0{kind}\0{flow}"
+    args = event.get("args") or {}
+    if state["ours"] and isinstance(args, dict) and "task" in args:
+        # Our export: each link is one s/f pair naming both tasks, in either time order.
+        other = state["open_links"].pop(key, None)
+        if other is None:
+            state["open_links"][key] = (ph, str(args["task"]))
+        else:
+            src, dst = (other[1], str(args["task"])) if other[0] == "s" else (str(args["task"]), other[1])
+            loader.add_link(src, dst, kind)
+        return
+    ps = _time(event, "ts", where)
+    _note_time(state, ps)
+    loader.add_flow_point(key, ph, kind, time_ps=ps, track=f"{_key(pid)}:{_key(tid)}",
+                          bind_next=ph == "f" and event.get("bp") != "e", where=where)
+
+
+def _async(loader, tracks, state, open_async, event, where, ph, pid):
+    """Async slices: one track per process; nested b/e of one ID become parent/child."""
+    flow = _flow_id(event)
+    if flow is None:
+        raise TraceFormatError(f"{where}: async event '{ph}' has no 'id'")
+    location = tracks.placeholder("async", pid)
+    key = (_key(pid), str(event.get("cat", "")), flow)
+    if ph in ASYNC_STEP:
+        args = dict(event.get("args") or {}, id=str(event.get("id", flow)))
+        _add_instant(loader, state, dict(event, args=args), where, location)
+        return
+    if ph in ASYNC_BEGIN:
+        open_async.setdefault(key, []).append((event, where))
+        return
+    stack = open_async.get(key)
+    if not stack:  # its begin fell before the recording began
+        state["skipped"] += 1
+        return
+    begin, begin_where = stack.pop()
+    if event.get("args"):
+        begin = dict(begin, args={**(begin.get("args") or {}), **event["args"]})
+    start = _time(begin, "ts", begin_where)
+    _add_task(loader, tracks, state, begin, begin_where, start, _time(event, "ts", where),
+              location, f"async {'|'.join(key)}")

@@ -1,9 +1,16 @@
 # cython: language_level=3
-"""C-level interface of the Cython memory hierarchy (see memory.py for the model)."""
+"""Static types of ``memory.py`` for its compiled build (Cython pure Python mode).
+
+Tag arrays are flat int64 arrays read through typed memoryviews; requests are
+extension types whose fields are read without the interpreter; tracer calls go
+straight to the Cython ``Tracer``.
+"""
 from libc.stdint cimport int64_t
 
 from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
-from simulator.tracing._api cimport Tracer
+from simulator.tracing._api cimport NO_TASK, Tracer
+
+cdef int RESPONSE
 
 
 cdef class MemRequest:
@@ -15,15 +22,17 @@ cdef class MemRequest:
     cdef public int64_t req_in
 
 
+cdef MemRequest _fill(MemRequest req, int64_t addr, bint write, Handler requester,
+                      object payload, int64_t req_out)
 cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object payload,
                             int64_t req_out)
 
 
 cdef class TagArray:
     cdef public int64_t ways, sets, clock
-    cdef int64_t* tags
-    cdef char* dirty
-    cdef int64_t* last_use
+    cdef long long[::1] tags
+    cdef signed char[::1] dirty
+    cdef long long[::1] last_use
     cdef int64_t _find(self, int64_t index)
     cdef int64_t _victim(self, int64_t index)
     cdef int64_t lookup(self, int64_t index)
@@ -36,6 +45,7 @@ cdef class DRAMChannel(TickingComponent):
     cdef public Buffer inbox
     cdef public Tracer tracer
     cdef int loc, kind_read_in, kind_write_in
+    cpdef int64_t tick(self, int64_t now) except? -2
 
 
 cdef class Cache(TickingComponent):
@@ -59,6 +69,8 @@ cdef class L2Bank(Cache):
     cdef int64_t address_of(self, int64_t index)
     cdef int _receive(self, MemRequest req, int kind, int64_t now) except -1
     cdef int _evict(self, int64_t index, int64_t parent, int64_t now) except -1
+    cpdef int64_t tick(self, int64_t now) except? -2
+    cpdef receive(self, int kind, object arg)
     cdef int _place_fills(self, int64_t now) except -1
 
 
@@ -69,3 +81,5 @@ cdef class L1VCache(Cache):
     cdef int _receive(self, MemRequest req, int kind, int tag, int64_t now) except -1
     cdef int _forward(self, MemRequest req, bint write, object payload, L2Bank bank,
                       int64_t now) except -1
+    cpdef int64_t tick(self, int64_t now) except? -2
+    cpdef receive(self, int kind, object arg)

@@ -1,10 +1,38 @@
 # cython: language_level=3
-"""C-level interface of the Cython compute unit (see compute_unit.py for the model)."""
-from libc.stdint cimport int64_t, int32_t, uint8_t, uint32_t
+"""Static types of ``compute_unit.py`` for its compiled build (Cython pure Python mode).
+
+A wavefront's stream is read through typed memoryviews of its numpy columns, unit busy
+times are C integers, and tracer calls go straight to the Cython ``Tracer``, so the
+issue loop runs without the interpreter.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
-from simulator.gpu._memory cimport L1VCache, MemRequest
-from simulator.tracing._api cimport Tracer
+from simulator.gpu.memory cimport L1VCache, MemRequest, new_request
+from simulator.tracing._api cimport NO_TASK, Tracer
+
+# Compile-time constants, so that the C compiler folds the issue logic (a switch over
+# the unit, shifts by a constant slot). The interpreted build takes the same names from
+# compute_unit.py; the unit codes are stream.Unit's (UNIT_CODES: a test compares them).
+cdef enum:
+    WG_DONE = 2
+    READY = 0
+    WAIT_LOADS = 1
+    AT_BARRIER = 2
+    SENDING = 3
+    ENDING = 4
+    DONE = 5
+    SPECIAL = 6
+    VALU = 0
+    SALU = 1
+    LDS = 2
+    VMEM = 3
+    BRANCH = 4
+    BARRIER = 5
+    WAITCNT = 6
+    END = 7
+
+cdef object column(object values)
 
 
 cdef class MapWG:
@@ -48,7 +76,7 @@ cdef class ComputeUnit(TickingComponent):
     cdef public L1VCache l1v
     cdef public Handler cp
     cdef public list pools
-    cdef int64_t simd_busy[16]
+    cdef long long[::1] simd_busy
     cdef public int64_t salu_busy, branch_busy, lds_busy
     cdef public object vmem_queue
     cdef public int last_pool
@@ -57,13 +85,14 @@ cdef class ComputeUnit(TickingComponent):
     cdef public Tracer tracer
     cdef bint trace_wg, trace_wf, trace_inst, trace_mem
     cdef int loc, loc_salu, loc_branch, loc_lds, loc_vmem, loc_pool
-    cdef int loc_simd[16]
-    cdef int kind_inst[8]
+    cdef int[::1] loc_simd
+    cdef int[::1] kind_inst
     cdef int kind_map_in, kind_wg, kind_wf, kind_read_out, kind_write_out
 
     cdef int _map(self, MapWG msg, int64_t now) except -1
     cdef int _finish(self, Wavefront wf, int64_t now) except -1
     cdef int _release(self, WorkGroup wg, int64_t now) except -1
+    cpdef int64_t tick(self, int64_t now) except? -2
     cdef bint _send_lines(self, int64_t now) except -1
     cdef int64_t _unit_free_at(self, int unit, int simd)
     cdef bint _issue_pool(self, int simd, int64_t now) except -1
@@ -71,3 +100,4 @@ cdef class ComputeUnit(TickingComponent):
                             int64_t end) except? -2
     cdef int _execute(self, Wavefront wf, int unit, int simd, int64_t now) except -1
     cdef int64_t _next_wake(self, int64_t now) except? -2
+    cpdef receive(self, int kind, object arg)

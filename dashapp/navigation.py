@@ -1,0 +1,80 @@
+"""The navbar: links that keep the trace being looked at, and a trace picker.
+
+The trace of the current URL (``?trace=``) is remembered for the browser tab (a session
+store), so the navbar's Overview and Kernel links lead back to it from any page,
+including the Traces page, instead of to the first trace in name order. Picking another
+trace keeps the kind of page (Overview or Kernel) and starts it fresh on that trace.
+"""
+from urllib.parse import parse_qs
+
+import dash_bootstrap_components as dbc
+from dash import Input, Output, State, callback, dcc, html, no_update
+
+from . import urls, widgets
+from .catalog import UnknownTrace
+from .klein.views import trace_launches
+from .queries import QueryTimeout, TraceError
+
+LOC = widgets.LOCATION_ID
+PAGES_WITH_TRACE = ("/overview", "/kernel")
+"""Pages the picker keeps when another trace is picked (others lead to its Overview)."""
+
+
+def navbar():
+    """The app's navbar: Traces, Overview, Kernel and the trace picker."""
+    return html.Div([
+        dcc.Store(id="gs-current-trace", storage_type="session"),
+        dbc.NavbarSimple(
+            brand="GPUscope", brand_href="/", color="dark", dark=True, fluid=True,
+            children=[
+                dbc.NavItem(dbc.NavLink("Traces", href="/", id="gs-nav-traces")),
+                dbc.NavItem(dbc.NavLink("Overview", href="/overview", id="gs-nav-overview")),
+                dbc.NavItem(dbc.NavLink("Kernel", href="/kernel", id="gs-nav-kernel",
+                                        style={"display": "none"})),
+                dbc.NavItem(dcc.Dropdown(id="gs-trace-picker", clearable=False,
+                                         placeholder="pick a trace", className="gs-picker"),
+                            className="ms-2"),
+            ]),
+    ], className="mb-2")
+
+
+def trace_in(search):
+    """The ``trace`` parameter of a query string, or None."""
+    return urls.first_value(parse_qs((search or "").lstrip("?")).get("trace"))
+
+
+@callback(Output("gs-current-trace", "data"), Output("gs-nav-overview", "href"),
+          Output("gs-nav-kernel", "href"), Output("gs-nav-kernel", "style"),
+          Output("gs-trace-picker", "options"), Output("gs-trace-picker", "value"),
+          Input(LOC, "search"), Input(LOC, "pathname"), State("gs-current-trace", "data"))
+def follow_url(search, _pathname, remembered):
+    """Remember the URL's trace and point the navbar at it."""
+    cat = widgets.catalog()
+    names = cat.names()
+    current = trace_in(search) or remembered
+    if current not in names:
+        current = cat.default()
+    hidden = {"display": "none"}
+    if current is None:
+        return None, "/overview", "/kernel", hidden, [], None
+    try:
+        kernel = bool(trace_launches(cat.path(current)))
+    except (UnknownTrace, TraceError, QueryTimeout, OSError):
+        kernel = False
+    return (current, urls.href("/overview", urls.OverviewState(trace=current)),
+            urls.href("/kernel", urls.KernelState(trace=current)),
+            {} if kernel else hidden, [{"label": n, "value": n} for n in names], current)
+
+
+@callback(Output(LOC, "pathname", allow_duplicate=True),
+          Output(LOC, "search", allow_duplicate=True),
+          Input("gs-trace-picker", "value"), State("gs-current-trace", "data"),
+          State(LOC, "pathname"), prevent_initial_call=True)
+def pick_trace(name, current, pathname):
+    """Open the picked trace on the same kind of page (its Overview otherwise)."""
+    if not name or name == current:
+        # Set by ``follow_url`` for the trace already shown: not a pick.
+        return no_update, no_update
+    page = pathname if pathname in PAGES_WITH_TRACE else "/overview"
+    state = urls.KernelState(trace=name) if page == "/kernel" else urls.OverviewState(trace=name)
+    return page, urls.search(state)

@@ -1,0 +1,337 @@
+"""The Compare page: two runs A and B side by side (``/compare?a=TRACE&b=TRACE``).
+
+A header names both runs and the configuration keys in which they differ. Three views
+(``view=``): the summary (kernel times with difference and speed-up, kernels matched
+by name, headline statistics), the Overview in comparison mode (A and B on one time
+axis, absolute or from each run's first kernel, or B − A; filter, paging and zoom as
+in the Overview) and the Component view of one component, A above B. Every control
+writes the URL and nothing else; the page is rebuilt from it.
+"""
+from dataclasses import replace
+import dash
+import dash_bootstrap_components as dbc
+from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
+
+from .. import urls, widgets
+from ..comparison import stats, views
+from ..daisen.metrics import METRICS
+from ..queries import QueryTimeout, TraceError
+from ..units import fmt_ps
+
+LOC = widgets.LOCATION_ID
+VIEW_TITLES = {"summary": "Summary", "overview": "Overview", "component": "Component"}
+
+
+def trace_options(cat):
+    """Every trace the app serves, sweep members (``SWEEP/FILE``) included."""
+    names = list(cat.names())
+    for sweep in cat.sweeps():
+        names += [f"{sweep}/{name}" for name in cat.sweep_traces(sweep)]
+    return [{"label": n, "value": n} for n in names]
+
+
+def _pickers(state, options):
+    return dbc.Row([
+        dbc.Col([html.Span("A", className="gs-cmp-a me-1 fw-bold"),
+                 dcc.Dropdown(id="cmp-a", options=options, value=state.a, clearable=False,
+                              placeholder="run A", className="flex-grow-1")],
+                md=5, className="d-flex align-items-center"),
+        dbc.Col([html.Span("B", className="gs-cmp-b me-1 fw-bold"),
+                 dcc.Dropdown(id="cmp-b", options=options, value=state.b, clearable=False,
+                              placeholder="run B", className="flex-grow-1")],
+                md=5, className="d-flex align-items-center"),
+        dbc.Col(dcc.Link("swap A and B", id="cmp-swap", href=urls.href(
+            "/compare", replace(state, a=state.b, b=state.a, t0=None, t1=None))), md=2),
+    ], className="g-2 mb-2 align-items-center")
+
+
+def _value(value, unit):
+    if value is None:
+        return "–"
+    if unit == "fraction":
+        return f"{value:.1%}"
+    if unit == "count":
+        return f"{value:,}"
+    if unit == "ps":
+        return fmt_ps(value)
+    return f"{value:.3g}"
+
+
+def _difference(a, b, unit):
+    if a is None or b is None:
+        return "–"
+    if unit == "fraction":
+        return f"{(b - a) * 100:+.1f} pp"
+    if unit == "count":
+        return f"{b - a:+,}"
+    if unit == "ps":
+        return ("+" if b >= a else "−") + fmt_ps(abs(b - a))
+    return f"{b - a:+.3g}"
+
+
+def _times(factor):
+    return "–" if factor is None else f"{factor:.2f}×"
+
+
+def _table(header, rows, table_id, classes=None):
+    body = [html.Tr([html.Td(c) for c in row], className=(classes or {}).get(i))
+            for i, row in enumerate(rows)]
+    return dbc.Table([html.Thead(html.Tr([html.Th(h) for h in header])), html.Tbody(body)],
+                     id=table_id, size="sm", className="gs-summary-table mb-2", hover=True)
+
+
+def _config(meta_a, meta_b):
+    rows = stats.config_rows(meta_a.config, meta_b.config)
+    differ = [(k, str(a), str(b)) for k, a, b, d in rows if d]
+    same = [(k, str(a), str(b)) for k, a, b, d in rows if not d]
+    return html.Div([
+        html.H6(f"Configuration: {len(differ)} of {len(rows)} keys differ"),
+        _table(("Key", "A", "B"), differ, "cmp-config-diff") if differ else
+        html.P("The configurations are identical.", id="cmp-config-diff", className="small"),
+        html.Details([html.Summary(f"the {len(same)} keys that agree", className="small"),
+                      _table(("Key", "A", "B"), same, "cmp-config-same")]) if same else "",
+    ], className="mb-2")
+
+
+def _view_nav(state):
+    return dbc.Nav([dbc.NavItem(dbc.NavLink(
+        title, href=urls.href("/compare", replace(state, view=view, t0=None, t1=None,
+                                                  page=1)),
+        active=view == state.view, id=f"cmp-nav-{view}"))
+        for view, title in VIEW_TITLES.items()], pills=True, className="mb-2")
+
+
+def _summary(path_a, path_b):
+    a, b = stats.run_stats(path_a), stats.run_stats(path_b)
+    total = stats.speedup(a.simulated_ps, b.simulated_ps)
+    faster = ("faster" if total and total >= 1 else "slower")
+    factor = total if total and total >= 1 else (1 / total if total else None)
+    parts = [html.P([html.Span("Simulated time: ", className="fw-bold"),
+                     f"A {fmt_ps(a.simulated_ps)}, B {fmt_ps(b.simulated_ps)}: ",
+                     html.Span(f"B is {_times(factor)} {faster} (speed-up A/B {_times(total)})",
+                               id="cmp-speedup")])]
+    if stats.same_program(a.kernels, b.kernels):
+        rows = [(i, ka.name, fmt_ps(ka.duration_ps), fmt_ps(kb.duration_ps),
+                 _difference(ka.duration_ps, kb.duration_ps, "ps"),
+                 _times(stats.speedup(ka.duration_ps, kb.duration_ps)))
+                for i, (ka, kb) in enumerate(zip(a.kernels, b.kernels))]
+        parts += [html.H6("Kernel launches"),
+                  _table(("#", "Kernel", "A", "B", "B − A", "speed-up A/B"), rows,
+                         "cmp-launches")]
+    matches = stats.match_kernels(a.kernels, b.kernels)
+    if matches:
+        rows = [(m.name, m.count_a, m.count_b, fmt_ps(m.time_a), fmt_ps(m.time_b),
+                 _difference(m.time_a, m.time_b, "ps"),
+                 _times(stats.speedup(m.time_a, m.time_b)) if m.count_a and m.count_b else "–",
+                 m.status) for m in matches]
+        counts = {s: sum(m.status == s for m in matches)
+                  for s in ("added", "removed", "slower", "faster", "same")}
+        parts += [html.H6("Kernels matched by name: " + ", ".join(
+                      f"{n} {s}" for s, n in counts.items() if n)),
+                  _table(("Kernel", "launches A", "launches B", "time A", "time B", "B − A",
+                          "speed-up A/B", ""), rows, "cmp-kernels",
+                         {i: f"gs-cmp-{m.status}" for i, m in enumerate(matches)})]
+    else:
+        parts.append(html.P("Neither run recorded kernel tasks.", className="small"))
+    table = stats.stat_rows(a, b)
+    moved = stats.largest_changes(table)
+    if moved:
+        parts.append(html.P([html.Span("Largest changes: ", className="fw-bold"), "; ".join(
+            f"{r.label if r.section == 'Occupancy' else f'{r.section.lower()} {r.label}'}"
+            f" {_value(r.a, r.unit)} → {_value(r.b, r.unit)} ({_times(stats.ratio(r.a, r.b))})"
+            for r in moved)], id="cmp-changes"))
+    rows, section = [], None
+    for r in table:
+        rows.append((r.section if r.section != section else "", r.label, _value(r.a, r.unit),
+                     _value(r.b, r.unit), _difference(r.a, r.b, r.unit),
+                     _times(stats.ratio(r.a, r.b))))
+        section = r.section
+    parts += [html.H6("Statistics"),
+              _table(("", "", "A", "B", "B − A", "B/A"), rows, "cmp-stats")]
+    return html.Div(parts)
+
+
+def _time_bar(state, window):
+    return html.Div([
+        dbc.RadioItems(id="cmp-align", value=state.align, inline=True, className="me-3",
+                       options=[{"label": "simulated time", "value": "absolute"},
+                                {"label": "from each run's first kernel", "value": "kernel"}]),
+        html.Span(f"window {fmt_ps(window[0])} – {fmt_ps(window[1])}", id="cmp-window",
+                  className="small me-3"),
+        dbc.Button("Reset zoom", id="cmp-reset", size="sm", color="secondary"),
+    ], className="d-flex align-items-center mb-1")
+
+
+def _overview(path_a, path_b, state):
+    page = views.overview(path_a, path_b, state)
+    state = page.state
+    controls = dbc.Row([
+        dbc.Col(dbc.Input(id="cmp-filter", value=state.filter, debounce=True, type="text",
+                          placeholder="filter: regular expression, e.g. (CU|L1|L2)"), md=3),
+        dbc.Col(dcc.Dropdown(id="cmp-metric", value=state.metric, clearable=False,
+                             options=[{"label": m.title, "value": k}
+                                      for k, m in METRICS.items()]), md=3),
+        dbc.Col(dbc.RadioItems(id="cmp-mode", value=state.mode, inline=True,
+                               options=[{"label": "A and B", "value": "overlay"},
+                                        {"label": "B − A", "value": "diff"}]), md=3),
+        dbc.Col(dbc.RadioItems(id="cmp-sort", value=state.sort, inline=True,
+                               options=[{"label": "by name", "value": "name"},
+                                        {"label": "by load", "value": "load"}]), md=3),
+    ], className="g-2 mb-1 align-items-center")
+
+    def chart(i, c):
+        link = urls.href("/compare", replace(state, view="component", loc=c.name, page=1,
+                                             t0=page.window[0], t1=page.window[1]))
+        only = "" if c.in_a and c.in_b else (" (A only)" if c.in_a else " (B only)")
+        return dbc.Col(html.Div([
+            dcc.Link(c.name + only, href=link, className="gs-chart-title",
+                     title="Compare this component's tasks, A above B"),
+            dcc.Graph(id={"type": "cmp-graph", "index": i}, figure=c.figure,
+                      config=widgets.graph_config(f"compare-{c.name}"),
+                      className="gs-cmp-graph"),
+        ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
+
+    return html.Div([
+        widgets.messages(page.messages), controls, _time_bar(state, page.window),
+        html.Div([html.Span("A", className="gs-cmp-a fw-bold me-1"), "and ",
+                  html.Span("B", className="gs-cmp-b fw-bold mx-1"),
+                  f"· page {state.page} of {page.pages} · {page.matched} components"],
+                 id="cmp-count", className="small mb-1"),
+        dbc.Pagination(id="cmp-pages", max_value=page.pages, active_page=state.page,
+                       first_last=True, previous_next=True, fully_expanded=False, size="sm",
+                       className="mb-1"),
+        dbc.Row([chart(i, c) for i, c in enumerate(page.charts)], className="g-2"),
+    ])
+
+
+def _component(path_a, path_b, names, state, meta_a, meta_b):
+    try:
+        page = views.component(path_a, path_b, names, state)
+    except LookupError as err:
+        return widgets.messages([str(err)])
+    common = views.component_names(meta_a, meta_b, "name")
+    opened = {"A": names[0], "B": names[1]}
+    offsets = views.offsets(path_a, path_b, state.align)
+
+    def panel(label, offset):
+        view = urls.ComponentState(trace=opened[label], loc=page.location,
+                                   t0=page.window[0] + offset, t1=page.window[1] + offset)
+        link = dcc.Link(f"open in {opened[label]}", href=urls.href("/component", view),
+                        className="small ms-2")
+        head = html.Div([html.Span(label, className=f"gs-cmp-{label.lower()} fw-bold me-2"),
+                         html.Span(opened[label], className="gs-loc-label"),
+                         html.Span(f" · {page.counts[label]:,} tasks", className="small"),
+                         link])
+        figure = page.figures[label]
+        if figure is None:
+            return html.Div([head, html.P(f"{label} has no tasks at {page.location}.",
+                                          className="small")])
+        return html.Div([head, dcc.Graph(id={"type": "cmp-graph", "index": label},
+                                         figure=figure, className="gs-linked",
+                                         config=widgets.graph_config(
+                                             f"compare-{label}-{page.location}"))])
+
+    return html.Div([
+        widgets.messages(page.messages),
+        dbc.Row([dbc.Col(dcc.Dropdown(id="cmp-loc", value=page.location, clearable=False,
+                                      options=[{"label": n, "value": n} for n in common]),
+                         md=4)], className="mb-1"),
+        _time_bar(state, page.window),
+        panel("A", offsets[0]), panel("B", offsets[1]),
+    ])
+
+
+@widgets.friendly
+def layout(**query):
+    state, problems = urls.parse_compare(query)
+    options = trace_options(widgets.catalog())
+    head = [html.H4("Compare runs"), _pickers(state, options)]
+    if not state.a or not state.b:
+        return html.Div(head + [widgets.messages(
+            problems + ["Pick the two runs to compare: A (the baseline) and B."], colour="info")])
+    resolved = [widgets.resolve_trace(name) for name in (state.a, state.b)]
+    problems += [p for r in resolved for p in r[3]]
+    if any(r[1] is None for r in resolved):
+        return html.Div(head + [widgets.messages(problems)])
+    (_, path_a, meta_a, _), (_, path_b, meta_b, _) = resolved
+    try:
+        if state.view == "overview":
+            body = _overview(path_a, path_b, state)
+        elif state.view == "component":
+            body = _component(path_a, path_b, (state.a, state.b), state, meta_a, meta_b)
+        else:
+            body = _summary(path_a, path_b)
+    except (TraceError, QueryTimeout) as err:
+        return html.Div(head + [widgets.messages(problems + [str(err)])])
+    return html.Div(head + [widgets.messages(problems), _config(meta_a, meta_b),
+                            _view_nav(state), body])
+
+
+# Registered after ``layout`` exists: this module is imported, not scanned by Dash.
+dash.register_page(__name__, path="/compare", title="GPUscope compare", name="Compare",
+                   layout=layout)
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("cmp-a", "value"), Input("cmp-b", "value"), State(LOC, "search"),
+          prevent_initial_call=True)
+def pick_to_url(a, b, search):
+    state = widgets.state_of(search, urls.parse_compare)
+    if (a, b) == (state.a, state.b):
+        return no_update
+    return widgets.search_for(search, replace(state, a=a, b=b, t0=None, t1=None))
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("cmp-align", "value"), Input("cmp-reset", "n_clicks"), State(LOC, "search"),
+          prevent_initial_call=True)
+def time_to_url(align, reset, search):
+    # Either way the window goes: a window in one run's time means nothing in the other.
+    # A page rebuilt from the URL may call this with nothing changed: then nothing moves.
+    state = widgets.state_of(search, urls.parse_compare)
+    if ctx.triggered_id == "cmp-align" and align != state.align:
+        return widgets.search_for(search, replace(state, align=align, t0=None, t1=None))
+    if ctx.triggered_id == "cmp-reset" and reset:
+        return widgets.search_for(search, replace(state, t0=None, t1=None))
+    return no_update
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("cmp-filter", "value"), Input("cmp-metric", "value"), Input("cmp-mode", "value"),
+          Input("cmp-sort", "value"), Input("cmp-pages", "active_page"), State(LOC, "search"),
+          prevent_initial_call=True)
+def overview_to_url(filter_text, metric, mode, sort, page, search):
+    state = widgets.state_of(search, urls.parse_compare)
+    trigger = ctx.triggered_id
+    if trigger == "cmp-filter":
+        state = replace(state, filter=filter_text or "", page=1)
+    elif trigger == "cmp-metric":
+        state = replace(state, metric=metric)
+    elif trigger == "cmp-mode":
+        state = replace(state, mode=mode)
+    elif trigger == "cmp-sort":
+        state = replace(state, sort=sort, page=1)
+    elif trigger == "cmp-pages":
+        state = replace(state, page=page or 1)
+    return widgets.search_for(search, state)
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("cmp-loc", "value"), State(LOC, "search"), prevent_initial_call=True)
+def location_to_url(loc, search):
+    state = widgets.state_of(search, urls.parse_compare)
+    return no_update if loc == state.loc else widgets.search_for(search, replace(state, loc=loc))
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input({"type": "cmp-graph", "index": ALL}, "relayoutData"), State(LOC, "search"),
+          prevent_initial_call=True)
+def zoom_to_url(_relayouts, search):
+    if not ctx.triggered or ctx.triggered_id is None:
+        return no_update
+    window = urls.window_from_relayout(ctx.triggered[0]["value"])
+    if window is None:
+        return no_update
+    t0, t1 = window if window != "reset" else (None, None)
+    state = widgets.state_of(search, urls.parse_compare)
+    return widgets.search_for(search, replace(state, t0=t0, t1=t1))

@@ -1,0 +1,237 @@
+"""One point of a sweep, run wherever a worker is: a pool process, or a Dask worker.
+
+``run_point`` takes a ``PointTask`` (plain data, pickled to the worker), runs the
+workload into a trace and returns the point's summary row. It never raises: a value
+the model refuses, a kernel error or a wrong result becomes ``status = "failed"``
+with the error's one-line text, so one bad point never stops the others.
+
+Where the trace goes: the client leaves a token file in the sweep directory. A worker
+that reads the same token there shares the client's file system (the same machine, or
+NFS and the like) and writes the trace straight into the directory; any other worker
+writes it to a temporary directory of its own and returns the finished file's bytes
+in the row (``data``), for the client to write. ``results`` forces either way.
+"""
+import argparse
+import os
+import re
+import shlex
+import signal
+import sqlite3
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..gpu.config import apply_overrides, default_config, flat_config
+from ..gpu.run import SimulationInterrupted
+from ..gpu.trace_vocabulary import parse_trace_level
+from ..kernels.records import KernelRecorder
+from ..tracing.writer import remove_trace_files, temporary_path
+from ..workloads import WORKLOADS
+from .records import simulate_with_records
+
+TOKEN_FILE = ".sweep-token"
+RESULTS = ("auto", "shared", "send")
+
+GROUP_COLUMNS = {"cu_busy": "CU", "simd_busy": "SIMD", "l1v_busy": "L1V", "l2_busy": "L2",
+                 "dram_busy": "DRAM"}
+"""Summary column -> component group: locations named ``...GROUP[i]``."""
+_INDEXED = re.compile(r"^(?P<group>[^.\[\]]+)\[\d+\]$")
+
+
+@dataclass(frozen=True)
+class PointTask:
+    workload: str
+    options: dict          # fixed workload options, by dest
+    point: dict            # this point's varied values as text: option dests, seed, config keys
+    config: dict           # base configuration; the point's config keys are applied to it
+    seed: int
+    trace_level: str
+    window: tuple
+    instrument: bool
+    directory: str         # the sweep directory as the client sees it (absolute)
+    name: str              # trace file name in it
+    token: str             # contents of DIR/.sweep-token written by this client
+    results: str           # auto, shared or send
+    version: str = __version__
+
+
+def run_point(task):
+    """Run one point; its summary row as a dict (with ``data``: trace bytes or None)."""
+    start = time.perf_counter()
+    row = {"trace": "", "status": "failed", "error": "", "data": None}
+    try:
+        row.update(_run(task))
+        row["status"] = "ok"
+    except KeyboardInterrupt:
+        row["error"] = "interrupted"
+    except AssertionError as exc:
+        row["error"] = f"the kernels computed a wrong result: {exc}"
+    except Exception as exc:  # noqa: BLE001 - any failure is this point's result, not the sweep's
+        row["error"] = _one_line(exc)
+    row["wall_s"] = round(time.perf_counter() - start, 3)
+    return row
+
+
+def ignore_ctrl_c():
+    """A pool process's initializer: Ctrl-C reaches every process of the terminal's group,
+    and one that is between points must not die of it (its pool would break, and the
+    points still running be reported lost instead of interrupted)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_point_in_pool(task):
+    """``run_point`` in a pool process that ignores Ctrl-C between points: while the point
+    runs, Ctrl-C interrupts it (its row says so) as in a process of its own."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return run_point(task)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _one_line(exc):
+    text = str(exc.args[0]) if len(exc.args) == 1 else str(exc)
+    text = " ".join(text.split()) or type(exc).__name__
+    return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
+
+
+def _run(task):
+    if task.version != __version__:
+        raise RuntimeError(f"this worker runs simulator {__version__}, the client {task.version}:"
+                           " install the same version on every machine")
+    cls = WORKLOADS[task.workload]
+    options, overrides, seed = dict(task.options), [], task.seed
+    for key, text in task.point.items():
+        if key == "seed":
+            seed = _integer("seed", text)
+        elif key in task.options:
+            options[key] = option_value(cls, key, text)
+        else:
+            overrides.append(f"{key}={text}")
+    config = apply_overrides(_copy(task.config), overrides)
+    workload = cls(seed=seed, **options)
+    traced = bool(parse_trace_level(task.trace_level))
+    shared = traced and _shares_directory(task)
+    with tempfile.TemporaryDirectory(prefix="gpuscope-point-") as scratch:
+        path = Path(task.directory if shared else scratch) / task.name if traced else None
+        try:
+            result = simulate_with_records(
+                workload, config, path, KernelRecorder(instrument=task.instrument),
+                trace_level=task.trace_level, window=task.window, progress=False,
+                command=run_command(task.workload, options, config, seed, task), seed=seed,
+                writer_process=False)  # the sweep runs points side by side already
+        except SimulationInterrupted:
+            raise  # the trace so far is kept, valid and marked incomplete
+        except KeyboardInterrupt:
+            # Ctrl-C before the run could stop cleanly (while it opened its trace).
+            if path is not None:
+                remove_trace_files(temporary_path(path))
+            raise
+        workload.check()
+        row = headline(path, result)
+        if traced and not shared:
+            row["data"] = path.read_bytes()
+    return row
+
+
+def _copy(config):
+    return {k: _copy(v) if isinstance(v, dict) else v for k, v in config.items()}
+
+
+def _integer(name, text):
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name}: expected an integer, got {text!r}") from None
+
+
+def option_value(cls, dest, text):
+    """The workload option ``dest`` parsed from ``text`` as its command-line flag would be."""
+    probe = argparse.ArgumentParser(add_help=False)
+    cls.add_arguments(probe)
+    action = next(a for a in probe._actions if a.dest == dest)
+    flag = action.option_strings[-1]
+    try:
+        value = action.type(text) if action.type else text
+    except (ValueError, argparse.ArgumentTypeError) as exc:
+        raise ValueError(f"{flag} {text}: {exc}") from None
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"{flag} {text}: choose from {', '.join(map(str, action.choices))}")
+    return value
+
+
+def option_names(cls):
+    """The dests of a workload's own options."""
+    probe = argparse.ArgumentParser(add_help=False)
+    cls.add_arguments(probe)
+    return tuple(a.dest for a in probe._actions if a.dest != "help")
+
+
+def _shares_directory(task):
+    if task.results == "send":
+        return False
+    try:
+        shared = (Path(task.directory) / TOKEN_FILE).read_text() == task.token
+    except OSError:
+        shared = False
+    shared = shared and os.access(task.directory, os.W_OK)
+    if task.results == "shared" and not shared:
+        raise RuntimeError(f"--results shared, but this worker cannot write {task.directory}"
+                           " of the client")
+    return shared
+
+
+def run_command(workload, options, config, seed, task):
+    """The ``run`` command line that reproduces this point, recorded in its trace."""
+    argv = ["python", "-m", "simulator", "run", workload]
+    for dest, value in options.items():
+        if value is not None:
+            argv += [f"--{dest.replace('_', '-')}", str(value)]
+    default = flat_config(default_config())
+    argv += [f"--set={key}={value}" for key, value in flat_config(config).items()
+             if default.get(key) != value]
+    argv += ["--seed", str(seed), "--trace-level", task.trace_level]
+    if task.window:
+        argv += ["--window", ":".join("" if v is None else str(v) for v in task.window)]
+    if not task.instrument:
+        argv.append("--no-instrument")
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def headline(path, result):
+    """The summary's metrics of a finished run: model counters, and per-group busy
+    fractions read back from the trace (None for a group the trace did not record)."""
+    stats = result.stats or {}
+
+    def rate(hits, misses):
+        total = stats.get(hits, 0) + stats.get(misses, 0)
+        return stats[hits] / total if total else None
+
+    row = {"trace": path.name if path is not None else "",
+           "simulated_time_ps": result.simulated_ps, "kernels": len(result.kernels),
+           "instructions": stats.get("instructions"),
+           "l1v_hit_rate": rate("l1v_hits", "l1v_misses"),
+           "l2_hit_rate": rate("l2_hits", "l2_misses")}
+    row.update(group_busy(path) if path is not None else {})
+    return row
+
+
+def group_busy(path):
+    """{summary column: mean busy fraction of the group's locations over the run}."""
+    # The finished file changes no more: read it without locks, leaving no -wal or -shm.
+    db = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+    try:
+        start, end = db.execute("SELECT virtual_start_ps, virtual_end_ps FROM run").fetchone()
+        busy = db.execute("SELECT name, coalesce(busy_ps, 0) FROM location").fetchall()
+    finally:
+        db.close()
+    span = max(1, (end or 0) - (start or 0))
+    groups = {}
+    for name, busy_ps in busy:
+        match = _INDEXED.match(name.rsplit(".", 1)[-1])
+        if match:
+            groups.setdefault(match["group"], []).append(busy_ps / span)
+    return {column: (sum(groups[g]) / len(groups[g]) if g in groups else None)
+            for column, g in GROUP_COLUMNS.items()}

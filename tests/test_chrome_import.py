@@ -1,0 +1,299 @@
+"""Chrome Trace Event and Kineto quirks, each on a fixture written here; Daisen CSV
+duplicates, akita milestones and gzip for every format."""
+import gzip
+import json
+import shutil
+import sqlite3
+
+import pytest
+
+from simulator.tracing.exporters import export_trace
+from simulator.tracing.importers import TraceFormatError, detect_format, import_trace
+
+BASE_NS = 1_751_410_836_000_000_000
+
+
+def kineto_events():
+    """A PyTorch-profiler-shaped trace: CPU thread launching kernels on a GPU stream."""
+    return [
+        {"name": "process_name", "ph": "M", "pid": 19392, "tid": 0, "args": {"name": "python3"}},
+        {"name": "process_labels", "ph": "M", "pid": 19392, "tid": 0, "args": {"labels": "CPU"}},
+        {"name": "process_sort_index", "ph": "M", "pid": 19392, "tid": 0, "args": {"sort_index": 19392}},
+        {"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "python3"}},
+        {"name": "process_labels", "ph": "M", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}},
+        {"name": "process_sort_index", "ph": "M", "pid": 0, "tid": 0, "args": {"sort_index": 5000000}},
+        {"name": "thread_name", "ph": "M", "pid": 0, "tid": 7, "args": {"name": "stream 7 "}},
+        {"name": "thread_name", "ph": "M", "pid": 19392, "tid": 19392,
+         "args": {"name": "thread 19392 (python3)"}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 19392, "tid": 19392,
+         "ts": 1419247333417.2, "dur": 20.5, "args": {"External id": 3}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 19392, "tid": 19392,
+         "ts": 1419247333417.54, "dur": 5.113, "args": {"correlation": 8218}},
+        {"ph": "s", "id": 8218, "pid": 19392, "tid": 19392, "ts": 1419247333417.54, "cat": "ac2g",
+         "name": "ac2g"},
+        {"ph": "X", "cat": "kernel", "name": "vectorized_add", "pid": 0, "tid": 7,
+         "ts": 1419247333430.849, "dur": 3.136,
+         "args": {"correlation": 8218, "grid": [141, 1, 1], "block": [128, 1, 1],
+                  "registers per thread": 32, "shared memory": 0, "est. achieved occupancy %": 7}},
+        {"ph": "f", "id": 8218, "pid": 0, "tid": 7, "ts": 1419247333430.849, "cat": "ac2g",
+         "name": "ac2g", "bp": "e"},
+        {"ph": "f", "id": 9999, "pid": 0, "tid": 7, "ts": 1419247333431.0, "cat": "ac2g",
+         "name": "ac2g", "bp": "e"},  # a finish whose start the profiler dropped
+        {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 19392,
+         "tid": 19392, "ts": 1419247333420.919, "args": {"Bytes": 144384}},
+        {"name": "Iteration Start", "ph": "i", "s": "g", "pid": "Traces", "tid": "Trace",
+         "ts": 1419247333400.684},
+    ]
+
+
+def _write(path, events, **top):
+    data = json.dumps({**top, "traceEvents": events})
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(data.encode()))
+    else:
+        path.write_text(data)
+    return path
+
+
+def _db(path):
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def _links(db):
+    return db.execute(
+        "SELECT ka.action, la.name, kb.action, lb.name, l.kind FROM task_link l"
+        " JOIN task a ON a.id = l.src JOIN task b ON b.id = l.dst JOIN kind ka ON ka.id = a.kind"
+        " JOIN kind kb ON kb.id = b.kind JOIN location la ON la.id = a.location"
+        " JOIN location lb ON lb.id = b.location ORDER BY 1, 3").fetchall()
+
+
+def test_kineto_trace_gzipped_with_base_time(tmp_path):
+    src = _write(tmp_path / "trace.bin.gz", kineto_events(), baseTimeNanoseconds=str(BASE_NS),
+                 deviceProperties=[{"id": 0, "name": "NVIDIA H100"}], displayTimeUnit="ms")
+    assert detect_format(src) == "chrome"
+    report = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.links, report.instants, report.unresolved_links) == (3, 1, 2, 1)
+    db = _db(tmp_path / "o.sqlite")
+    origin, clock, meta = db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
+    assert clock == "unix" and origin == "1752830083.333400684"  # base + the first event
+    assert json.loads(meta)["deviceProperties"][0]["name"] == "NVIDIA H100"
+    names = [n for n, in db.execute("SELECT name FROM location ORDER BY sort_index")]
+    assert names == ["python3[19392].thread[19392]", "GPU[0].stream[7]"]
+    assert _links(db) == [("cudaLaunchKernel", "python3[19392].thread[19392]", "vectorized_add",
+                           "GPU[0].stream[7]", "ac2g")]
+    start, details = db.execute("SELECT t.start_ps, t.details FROM task t JOIN kind k ON k.id = t.kind"
+                                " WHERE k.category = 'kernel'").fetchone()
+    assert start == (1419247333430849 - 1419247333400684) * 1000  # exact ns, relative
+    assert json.loads(details)["grid"] == [141, 1, 1]
+    parent = db.execute("SELECT p.id FROM task t JOIN task p ON p.id = t.parent JOIN kind k"
+                        " ON k.id = t.kind WHERE k.action = 'cudaLaunchKernel'").fetchone()
+    assert parent is not None  # nested in aten::add on its thread
+
+
+def test_epoch_scale_microseconds_stay_exact_to_the_picosecond(tmp_path):
+    # 1.7e15 µs: a float's spacing there is 0.25 µs, and µs*1e6 overflows int64 ps
+    src = tmp_path / "epoch.json"  # a bare array, as older tools write
+    src.write_text('[{"name": "a", "ph": "X", "ts": 1700000000123456.789123, "dur": 0.001,'
+                   ' "pid": 1, "tid": 1},\n {"name": "b", "ph": "X", "ts": 1700000000123457.001,'
+                   ' "dur": 2, "pid": 1, "tid": 1}]')
+    import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    db = _db(tmp_path / "o.sqlite")
+    assert db.execute("SELECT time_origin, clock FROM run").fetchone() == (
+        "1700000000.123456789123", "unix")
+    assert db.execute("SELECT start_ps, end_ps FROM task ORDER BY id").fetchall() == [
+        (0, 1_000), (211_877, 2_211_877)]
+
+
+def test_string_and_integer_tids_are_different_threads(tmp_path):
+    events = [{"name": "a", "ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": "7"},
+              {"name": "b", "ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": 7},
+              {"name": "c", "ph": "X", "ts": 1, "dur": 1, "pid": "Spans", "tid": "PyTorch Profiler"}]
+    import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    names = {a: n for a, n in _db(tmp_path / "o.sqlite").execute(
+        "SELECT k.action, l.name FROM task t JOIN kind k ON k.id = t.kind JOIN location l"
+        " ON l.id = t.location")}
+    assert names["a"] != names["b"]
+    assert names["c"] == "process[Spans].PyTorch Profiler"  # a string tid names its thread
+
+
+def test_flows_v1_steps_next_slice_binding_and_v2(tmp_path):
+    events = [
+        {"name": "A", "ph": "X", "ts": 0, "dur": 10, "pid": 1, "tid": 1},
+        {"name": "B", "ph": "X", "ts": 20, "dur": 10, "pid": 1, "tid": 2},
+        {"name": "C", "ph": "B", "ts": 40, "pid": 1, "tid": 3},
+        {"name": "C", "ph": "E", "ts": 45, "pid": 1, "tid": 3},
+        {"ph": "s", "id": "0x1", "cat": "fwdbwd", "name": "f", "ts": 5, "pid": 1, "tid": 1},
+        {"ph": "t", "id": "0x1", "cat": "fwdbwd", "name": "f", "ts": 25, "pid": 1, "tid": 2},
+        {"ph": "f", "id": "0x1", "cat": "fwdbwd", "name": "f", "ts": 35, "pid": 1, "tid": 3},  # next slice
+        {"name": "P", "ph": "X", "ts": 50, "dur": 1, "pid": 2, "tid": 1, "bind_id": 5, "flow_out": True},
+        {"name": "Q", "ph": "X", "ts": 60, "dur": 1, "pid": 2, "tid": 2, "bind_id": 5, "flow_in": True},
+    ]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    assert report.unresolved_links == 0
+    got = {(a, b, k) for a, _, b, _, k in _links(_db(tmp_path / "o.sqlite"))}
+    assert got == {("A", "B", "fwdbwd"), ("B", "C", "fwdbwd"), ("P", "Q", "flow")}
+
+
+def test_counters_instants_async_and_metadata_order(tmp_path):
+    events = [
+        {"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "Renderer"}},
+        {"name": "process_sort_index", "ph": "M", "pid": 2, "args": {"sort_index": -1}},
+        {"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "Browser"}},
+        {"name": "t", "ph": "X", "ts": 0, "dur": 5, "pid": 1, "tid": 1},
+        {"name": "r", "ph": "X", "ts": 0, "dur": 5, "pid": 2, "tid": 1},
+        {"name": "mem", "ph": "C", "ts": 1, "pid": 1, "args": {"used": 10, "free": 90}},
+        {"name": "mem", "ph": "C", "ts": 2, "pid": 1, "args": {"used": 12.5, "free": 87.5}},
+        {"name": "ctr", "ph": "C", "ts": 2, "pid": 1, "id": 3, "args": {"value": 1}},
+        {"name": "mark", "ph": "I", "ts": 3, "pid": 1, "tid": 1, "s": "p"},
+        {"name": "req", "cat": "net", "ph": "b", "id": 4, "ts": 1, "pid": 1, "args": {"url": "x"}},
+        {"name": "sub", "cat": "net", "ph": "b", "id": 4, "ts": 2, "pid": 1},
+        {"name": "step", "cat": "net", "ph": "n", "id": 4, "ts": 2.5, "pid": 1},
+        {"name": "sub", "cat": "net", "ph": "e", "id": 4, "ts": 3, "pid": 1},
+        {"name": "req", "cat": "net", "ph": "e", "id": 4, "ts": 4, "pid": 1, "args": {"status": 200}},
+    ]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.counters, report.instants) == (4, 5, 2)
+    db = _db(tmp_path / "o.sqlite")
+    assert [n for n, in db.execute("SELECT name FROM location WHERE sort_index IS NOT NULL"
+                                   " ORDER BY sort_index")] == [
+        "Renderer.thread[1]", "Browser", "Browser.thread[1]", "Browser.async"]
+    series = db.execute("SELECT s.name, l.name, c.time_ps, c.value FROM counter c JOIN counter_series s"
+                        " ON s.id = c.series JOIN location l ON l.id = s.location"
+                        " ORDER BY s.name, c.time_ps").fetchall()
+    assert series == [("ctr[3]", "Browser", 2_000_000, 1), ("mem.free", "Browser", 1_000_000, 90),
+                      ("mem.free", "Browser", 2_000_000, 87.5), ("mem.used", "Browser", 1_000_000, 10),
+                      ("mem.used", "Browser", 2_000_000, 12.5)]
+    req, sub = (db.execute("SELECT t.id, t.parent, t.details, l.name FROM task t JOIN kind k"
+                           " ON k.id = t.kind JOIN location l ON l.id = t.location WHERE k.action = ?",
+                           (name,)).fetchone() for name in ("req", "sub"))
+    assert sub[1] == req[0] and req[3] == "Browser.async"
+    assert json.loads(req[2]) == {"url": "x", "status": 200}
+    assert db.execute("SELECT i.name, l.name FROM instant i JOIN location l ON l.id = i.location"
+                      " ORDER BY i.time_ps").fetchall() == [("step", "Browser.async"), ("mark", "Browser")]
+
+
+def test_export_keeps_links_instants_counters_and_source_times(tmp_path):
+    src = _write(tmp_path / "k.json", kineto_events() + [
+        {"name": "mem", "ph": "C", "ts": 1419247333420, "pid": 19392, "args": {"bytes": 5}}],
+        baseTimeNanoseconds=str(BASE_NS))
+    import_trace(src, tmp_path / "a.sqlite", show_progress=False)
+    export_trace(tmp_path / "a.sqlite", tmp_path / "a.json", "chrome", show_progress=False)
+    exported = json.loads((tmp_path / "a.json").read_text())
+    kernel = next(e for e in exported["traceEvents"] if e["name"] == "vectorized_add")
+    assert f"{kernel['ts']:.3f}" == "1419247333430.849"  # the source's own time again
+    assert exported["baseTimeNanoseconds"] == str(BASE_NS)
+    assert {e["ph"] for e in exported["traceEvents"]} >= {"X", "M", "s", "f", "i", "C"}
+    import_trace(tmp_path / "a.json", tmp_path / "b.sqlite", show_progress=False)
+    a, b = _db(tmp_path / "a.sqlite"), _db(tmp_path / "b.sqlite")
+    assert _links(a) == _links(b)
+    for sql in ("SELECT time_origin, clock FROM run",
+                "SELECT time_ps, name, category, details FROM instant ORDER BY id",
+                "SELECT s.name, time_ps, value FROM counter JOIN counter_series s ON s.id = series",
+                "SELECT start_ps, end_ps, details FROM task ORDER BY start_ps, end_ps"):
+        assert a.execute(sql).fetchall() == b.execute(sql).fetchall(), sql
+
+
+CSV = ("ID, ParentID, Kind, What, Where, Start, End\n"
+       "sim, , Simulation, Simulation, Driver, 0, 0.000002\n"
+       "w1, sim, wavefront, wavefront, GPU.CU[1], 0.0000000012, 0.0000000099\n"
+       "w1, sim, wavefront, wavefront, GPU.CU[1], 0.0000000012, 0.0000000099\n"
+       "w2, sim, wavefront, wavefront, GPU.CU[1], 0.0000000013, 0.0000000099\n"
+       "w1, sim, wavefront, wavefront, GPU.CU[1], 0.0000000012, 0.0000000099\n")
+
+
+def test_daisen_csv_exact_duplicates_dropped_and_counted(tmp_path):
+    src = tmp_path / "d.csv"
+    src.write_text(CSV)
+    report = import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.duplicates) == (3, 2)
+    keys = _db(tmp_path / "o.sqlite").execute("SELECT id, ext_id FROM task ORDER BY id").fetchall()
+    assert keys == [(0, "sim"), (1, "w1"), (2, "w2")]  # dense keys after the drop
+
+
+def test_daisen_csv_differing_duplicate_names_both_rows(tmp_path):
+    src = tmp_path / "d.csv"
+    src.write_text(CSV + "w2, sim, wavefront, wavefront, GPU.CU[2], 0.0000000013, 0.0000000099\n")
+    with pytest.raises(TraceFormatError, match=r"d.csv:7: task ID 'w2' again with different fields"
+                                               r" \(first at .*d.csv:5\)"):
+        import_trace(src, tmp_path / "o.sqlite", show_progress=False)
+    assert not (tmp_path / "o.sqlite").exists()
+
+
+@pytest.mark.parametrize("version,table", [(4, "milestone"), (4, "trace_milestones"), (5, "milestone")])
+def test_akita_milestones_become_task_steps(tmp_path, version, table):
+    db = sqlite3.connect(tmp_path / "a.sqlite3")
+    db.execute("CREATE TABLE trace (ID, ParentID, Kind, What, Location, StartTime, EndTime)")
+    if version == 5:
+        db.execute("CREATE TABLE location (ID, Locale)")
+        db.execute("INSERT INTO location VALUES (1, 'GPU[1].L2[0]')")
+        db.execute("INSERT INTO trace VALUES ('r', 0, 'req_in', 'ReadReq', 1, 1000.0, 9000.0)")
+        db.execute(f"CREATE TABLE {table} (ID, TaskID, Time, Kind, What)")
+        db.execute(f"INSERT INTO {table} VALUES ('m1', 'r', 4000.0, 'hardware_resource', 'mshr')")
+        db.execute("CREATE TABLE tag (ID, TaskID, Time, What)")
+        db.execute("INSERT INTO tag VALUES ('g1', 'r', 5000.0, 'read-hit')")
+    else:
+        db.execute("INSERT INTO trace VALUES ('r', '', 'req_in', 'ReadReq', 'GPU[1].L2[0]', 1e-9, 9e-9)")
+        db.execute(f"CREATE TABLE {table} (ID, TaskID, Time, Kind, What, Location)")
+        db.execute(f"INSERT INTO {table} VALUES ('m1', 'r', 4e-9, 'hardware_resource', 'mshr', 'L2')")
+    db.commit()
+    db.close()
+    import_trace(tmp_path / "a.sqlite3", tmp_path / "o.sqlite", show_progress=False)
+    steps = _db(tmp_path / "o.sqlite").execute(
+        "SELECT g.time_ps, n.name FROM task_tag g JOIN tag_name n ON n.id = g.tag ORDER BY 1").fetchall()
+    expected = [(4000, "hardware_resource: mshr")] + ([(5000, "read-hit")] if version == 5 else [])
+    assert steps == expected
+
+
+def test_gzip_is_detected_by_content_for_every_format(tmp_path):
+    (tmp_path / "d.csv").write_text(CSV)
+    db = sqlite3.connect(tmp_path / "a.sqlite3")
+    db.execute("create table trace (task_id, parent_id, kind, what, location, start_time, end_time)")
+    db.execute("insert into trace values ('a', '', 'k', 'w', 'L', 0.0, 1e-9)")
+    db.commit()
+    db.close()
+    _write(tmp_path / "c.json", kineto_events())
+    for name, fmt in (("d.csv", "daisen-csv"), ("a.sqlite3", "akita-v3"), ("c.json", "chrome")):
+        zipped = tmp_path / f"{name}.data"  # no telling suffix: the magic bytes decide
+        with open(tmp_path / name, "rb") as f, gzip.open(zipped, "wb") as out:
+            shutil.copyfileobj(f, out)
+        assert detect_format(zipped) == fmt
+        report = import_trace(zipped, tmp_path / f"{name}.sqlite", show_progress=False)
+        plain = import_trace(tmp_path / name, tmp_path / f"{name}.plain.sqlite", show_progress=False)
+        assert report.tasks == plain.tasks > 0
+    assert sorted(p.name for p in tmp_path.iterdir() if "gunzip" in p.name or "partial" in p.name) == []
+
+
+def test_damaged_gzip_and_bad_utf8_get_one_line_errors(tmp_path):
+    whole = gzip.compress(json.dumps(kineto_events()).encode())
+    (tmp_path / "cut.json.gz").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(TraceFormatError, match="damaged gzip data"):
+        import_trace(tmp_path / "cut.json.gz", tmp_path / "o.sqlite", show_progress=False)
+    (tmp_path / "latin.json").write_bytes(b'[{"name": "caf\xe9", "ph": "X", "ts": 1, "dur": 1}]')
+    with pytest.raises(TraceFormatError, match="not UTF-8 text"):
+        import_trace(tmp_path / "latin.json", tmp_path / "o.sqlite", show_progress=False)
+    assert not (tmp_path / "o.sqlite").exists()
+
+
+def test_a_recording_cut_at_either_end_keeps_what_it_can(tmp_path):
+    """Ring-buffer recordings lose the B of some slices and the E of others: an E without
+    its B is skipped (counted), a B without its E lasts to the end, flagged still open."""
+    events = [{"name": "lost", "ph": "E", "ts": 1, "pid": 1, "tid": 1},
+              {"name": "whole", "ph": "X", "ts": 2, "dur": 3, "pid": 1, "tid": 1},
+              {"name": "cut", "ph": "B", "ts": 4, "pid": 1, "tid": 2},
+              {"name": "req", "cat": "net", "ph": "b", "id": 1, "ts": 3, "pid": 1},
+              {"name": "last", "ph": "X", "ts": 9, "dur": 1, "pid": 1, "tid": 1}]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.skipped) == (4, 1)
+    db = _db(tmp_path / "o.sqlite")
+    open_tasks = db.execute("SELECT k.action, t.start_ps, t.end_ps FROM task t JOIN kind k"
+                            " ON k.id = t.kind WHERE t.flags & 1 ORDER BY 1").fetchall()
+    assert open_tasks == [("cut", 2_000_000, 8_000_000), ("req", 1_000_000, 8_000_000)]
+    assert db.execute("SELECT open_tasks FROM run").fetchone() == (2,)
+
+
+def test_the_array_form_may_lack_its_closing_bracket(tmp_path):
+    """The format allows it, so that a crashed process still leaves a readable trace."""
+    src = tmp_path / "crashed.json"
+    src.write_text('[{"name": "a", "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1},\n'
+                   ' {"name": "b", "ph": "X", "ts": 2, "dur": 1, "pid": 1, "tid": 1},\n')
+    assert import_trace(src, tmp_path / "o.sqlite", show_progress=False).tasks == 2

@@ -1,0 +1,628 @@
+"""The C that real OpenCL kernels use: each feature in a kernel written here, checked against numpy."""
+import numpy as np
+import pytest
+
+from simulator.kernels import (
+    KernelError,
+    LocalMem,
+    Memory,
+    Unsupported,
+    compile_source,
+    launch,
+)
+from simulator.kernels.images import (
+    CLK_ADDRESS_CLAMP,
+    CLK_ADDRESS_REPEAT,
+    CLK_FILTER_LINEAR,
+    CLK_FILTER_NEAREST,
+    CLK_NORMALIZED_COORDS_TRUE,
+)
+
+RNG = np.random.default_rng(7)
+
+
+def run(src, global_size, local_size, args, kernel=None, options=None, path="t.cl"):
+    """Compile and launch; numpy arrays become buffers, written in place."""
+    program = compile_source(path, src, options, kernel=kernel)
+    memory = Memory()
+    bound = {k: memory.buffer(k, v) if isinstance(v, np.ndarray) and v.ndim >= 1 else v
+             for k, v in args.items()}
+    launch(program, kernel, global_size, local_size, bound)
+    return program
+
+
+# -- preprocessor ---------------------------------------------------------------------------
+def test_conditionals_function_macros_and_build_options():
+    src = """
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifndef SCALE
+#define SCALE 2
+#elif SCALE > 10
+#error too big
+#endif
+#define MAD3(a, b, c) ((a) * (b) + (c))
+#if __OPENCL_VERSION__ >= CL_VERSION_1_2 && defined(TWICE)
+#define EXTRA 1.0f
+#else
+#define EXTRA 0.0f
+#endif
+__kernel void k(__global float *out, __global const float *in) {
+    int i = get_global_id(0);
+    out[i] = MAD3(in[i], SCALE, EXTRA) + M_PI_F * 0.0f + (FLT_MAX > 1.0f);
+}"""
+    data = RNG.random(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    run(src, (64,), (64,), {"out": out, "in": data}, options="-D SCALE=3 -DTWICE -cl-mad-enable")
+    np.testing.assert_allclose(out, data * 3 + 1.0 + 1.0, rtol=1e-6)
+    run(src, (64,), (64,), {"out": out, "in": data}, options="-D SCALE=3 -D TWICE -U TWICE")
+    np.testing.assert_allclose(out, data * 3 + 0.0 + 1.0, rtol=1e-6)
+    with pytest.raises(KernelError, match=r"t.cl:8:1: #error too big"):
+        compile_source("t.cl", src, "-DSCALE=11")
+
+
+def test_include_with_search_path_and_errors_in_the_header(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "common.h").write_text(
+        "#define WIDTH 4\ninline float twice(float x) { return 2.0f * x; }\n")
+    src = '#include "common.h"\n__kernel void k(__global float *a) {\n  int i = get_global_id(0);\n' \
+          '  a[i] = twice(a[i]) + WIDTH;\n}\n'
+    path = str(tmp_path / "k.cl")
+    data = np.arange(64, dtype=np.float32)
+    run(src, (64,), (64,), {"a": data}, options=f"-I {tmp_path / 'inc'}", path=path)
+    np.testing.assert_array_equal(data, np.arange(64) * 2 + 4)
+    with pytest.raises(KernelError, match=r"#include file 'common.h' not found \(add its folder with -I DIR\)"):
+        compile_source(path, src)
+    (tmp_path / "inc" / "common.h").write_text("#define WIDTH 4\nfloat twice(float x) { return x +; }\n")
+    with pytest.raises(KernelError) as info:
+        compile_source(path, src, f"-I {tmp_path / 'inc'}")
+    assert str(info.value).split(":")[0].endswith("common.h") and info.value.line == 2
+
+
+def test_error_column_points_into_the_users_line_through_a_macro():
+    src = "#define ADD(a, b) ((a) + (b))\n__kernel void k(__global float *a) {\n" \
+          "  a[0] = ADD(1.0f, 2.0f) + undefined_name;\n}\n"
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert (info.value.line, info.value.col) == (3, 28), str(info.value)
+    assert "'undefined_name' is not declared" in str(info.value)
+
+
+def test_annotations_still_work_after_the_preprocessor():
+    src = """#define N 64
+@emit float seen[N];
+@bind ["class": "bar", "data": ["seen"]]
+__kernel void k(__global float *a) {
+    int i = get_global_id(0);
+    @watch a;
+    seen = a[i] * 2.0f;
+}"""
+    program = compile_source("t.cl", src)
+    assert [e.name for e in program.emits] == ["seen"] and program.emits[0].length == 64
+    assert program.binds[0][1]["class"] == "bar"
+
+
+def test_bad_build_option_is_reported():
+    with pytest.raises(KernelError, match="unknown option '--fast'"):
+        compile_source("t.cl", "__kernel void k(__global int *a) { a[0] = 1; }", "--fast")
+
+
+# -- file scope ------------------------------------------------------------------------------
+def test_typedef_enum_and_constant_tables():
+    src = """
+typedef float real;
+typedef struct { real w; int tap; } Tap;
+enum Mode { PLAIN, SCALED = 4, NEXT };
+__constant real coeffs[5] = {0.1f, 0.2f, 0.4f, 0.2f, 0.1f};
+__constant int2 shifts[] = {(int2)(1, 2), (int2)(3, 4)};
+__constant Tap taps[2] = {{0.5f, 1}, {0.25f, 2}};
+__constant int scale = SCALED;
+__kernel void blur(__global const real *in, __global real *out, int n) {
+    int i = get_global_id(0);
+    real acc = 0;
+    for (int k = -2; k <= 2; k++) {
+        int j = clamp(i + k, 0, n - 1);
+        acc += coeffs[k + 2] * in[j];
+    }
+    out[i] = acc * scale + shifts[1].y + taps[1].w * taps[0].tap + NEXT;
+}"""
+    n = 128
+    data = RNG.random(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    run(src, (n,), (64,), {"in": data, "out": out, "n": n})
+    padded = np.pad(data, 2, mode="edge")
+    ref = sum(np.float32(c) * padded[k:k + n] for k, c in enumerate([0.1, 0.2, 0.4, 0.2, 0.1]))
+    np.testing.assert_allclose(out, ref * 4 + 4 + 0.25 + 5, rtol=1e-5)
+
+
+# -- structs ---------------------------------------------------------------------------------
+PARTICLE = np.dtype({"names": ["pos", "mass", "id"], "formats": [(np.float32, (4,)), np.float32, np.int32],
+                     "offsets": [0, 16, 20], "itemsize": 32})
+
+
+def test_structs_in_buffers_private_variables_and_through_pointers():
+    src = """
+typedef struct { float4 pos; float mass; int id; } Particle;
+struct Pair { float a, b; };
+float energy(const Particle *p) { return 0.5f * p->mass * dot(p->pos, p->pos); }
+__kernel void step(__global Particle *ps, __global float *e, struct Pair k) {
+    int i = get_global_id(0);
+    Particle p = ps[i];
+    p.pos.x += k.a;
+    p.mass = p.mass * k.b;
+    __global Particle *q = &ps[i];
+    q->id = i * 3;
+    ps[i].pos = p.pos;
+    (*q).mass = p.mass;
+    e[i] = energy(&p);
+}"""
+    n = 64
+    ps = np.zeros(n, dtype=PARTICLE)
+    ps["pos"] = RNG.random((n, 4), dtype=np.float32)
+    ps["mass"] = RNG.random(n, dtype=np.float32)
+    before = ps.copy()
+    e = np.zeros(n, np.float32)
+    pair = np.array((1.0, 2.0), dtype=[("a", np.float32), ("b", np.float32)])
+    run(src, (n,), (64,), {"ps": ps, "e": e, "k": pair})
+    pos = before["pos"].copy()
+    pos[:, 0] += 1
+    mass = before["mass"] * 2
+    np.testing.assert_allclose(ps["pos"], pos)
+    np.testing.assert_allclose(ps["mass"], mass)
+    np.testing.assert_array_equal(ps["id"], np.arange(n) * 3)
+    np.testing.assert_allclose(e, 0.5 * mass * (pos * pos).sum(1), rtol=1e-5)
+
+
+# -- helper functions and pointers -------------------------------------------------------------
+def test_helpers_with_pointer_params_and_returns_under_divergence():
+    src = """
+int classify(int v) {
+    if (v < 10) return 0;
+    if (v < 50) { return 1; }
+    for (int k = 0; k < 3; k++) { if (v == 90 + k) return 7; }
+    return 2;
+}
+void accumulate(__global int *hist, __local int *mine, int bin) {
+    atomic_inc(&hist[bin]);
+    atomic_add(mine + bin, 1);
+}
+float sum3(__global const float *p) { return p[0] + *(p + 1) + p[2]; }
+__kernel void k(__global const int *v, __global int *hist, __global int *cls,
+                __global const float *f, __global float *s) {
+    __local int mine[8];
+    int i = get_global_id(0);
+    if (get_local_id(0) < 8) mine[get_local_id(0)] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int c = classify(v[i]);
+    cls[i] = c;
+    accumulate(hist, mine, c);
+    s[i] = (i % 3 == 0) ? sum3(f + i) : -sum3(&f[i]);
+}"""
+    n = 128
+    v = RNG.integers(0, 100, n).astype(np.int32)
+    v[:4] = [90, 91, 92, 93]
+    hist = np.zeros(8, np.int32)
+    cls = np.zeros(n, np.int32)
+    f = RNG.random(n + 2, dtype=np.float32)
+    s = np.zeros(n, np.float32)
+    run(src, (n,), (64,), {"v": v, "hist": hist, "cls": cls, "f": f, "s": s})
+    ref = np.where(v < 10, 0, np.where(v < 50, 1, np.where((v >= 90) & (v <= 92), 7, 2)))
+    np.testing.assert_array_equal(cls, ref)
+    np.testing.assert_array_equal(hist, np.bincount(ref, minlength=8))
+    sums = f[:-2] + f[1:-1] + f[2:]
+    np.testing.assert_allclose(s, np.where(np.arange(n) % 3 == 0, sums, -sums), rtol=1e-6)
+
+
+def test_pointer_variables_arithmetic_casts_and_address_taken_locals():
+    src = """
+void swap(float *a, float *b) { float t = *a; *a = *b; *b = t; }
+__kernel void k(__global float *data, __global float4 *out, int n) {
+    int i = get_global_id(0);
+    __global float *row = data + i * 4;
+    __global float *end = row + 4;
+    float total = 0.0f;
+    for (__global float *p = row; p < end; p++) total += *p;
+    float x = row[0], y = row[3];
+    if (x > y) swap(&x, &y);
+    __global float4 *as4 = (__global float4 *)data;
+    float4 v = as4[i];
+    out[i] = (float4)(total, x, y, v.w - v.x);
+    long span = end - row;
+    row[1] = (float)span;
+}"""
+    n = 64
+    data = RNG.random(n * 4, dtype=np.float32)
+    rows = data.reshape(n, 4).copy()
+    out = np.zeros((n, 4), np.float32)
+    run(src, (n,), (64,), {"data": data, "out": out, "n": n})
+    expect = np.stack([rows.sum(1), np.minimum(rows[:, 0], rows[:, 3]), np.maximum(rows[:, 0], rows[:, 3]),
+                       rows[:, 3] - rows[:, 0]], axis=1)
+    np.testing.assert_allclose(out, expect, rtol=1e-5)
+    assert (data.reshape(n, 4)[:, 1] == 4).all()
+
+
+def test_local_scalars_qualifiers_attributes_and_increments_in_expressions():
+    src = """
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global const int * restrict in, __global volatile int *out, __const int bias) {
+    __local int total;
+    __local int buf[64];
+    const int lid = get_local_id(0);
+    if (lid == 0) total = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_add(&total, in[get_global_id(0)]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int j = 0, t;
+    buf[j++ + lid * 0] = 5;
+    t = j++;
+    out[get_global_id(0)] = total + bias + t + j + (lid == 0 ? buf[0] : 0);
+}"""
+    n = 128
+    data = RNG.integers(0, 10, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    run(src, (n,), (64,), {"in": data, "out": out, "bias": 100})
+    sums = np.repeat(data.reshape(2, 64).sum(1), 64)
+    np.testing.assert_array_equal(out, sums + 100 + 1 + 2 + np.tile(np.r_[5, np.zeros(63, int)], 2))
+
+
+def test_switch_with_fallthrough_default_and_break_inside_a_loop():
+    src = """
+__kernel void k(__global const int *v, __global int *out) {
+    int i = get_global_id(0);
+    int r = 0;
+    for (int rep = 0; rep < 2; rep++) {
+        switch (v[i] % 5) {
+            case 0: r += 1; break;
+            case 1: r += 10;
+            case 2: r += 100; break;
+            default: r += 1000;
+            case 4: if (i % 2) break; r += 5; continue;
+        }
+        r += 7;
+    }
+    out[i] = r;
+}"""
+    n = 128
+    v = np.arange(n, dtype=np.int32)
+    out = np.zeros(n, np.int32)
+    run(src, (n,), (64,), {"v": v, "out": out})
+    ref = []
+    for i in range(n):
+        r = 0
+        for _ in range(2):
+            m = i % 5
+            if m == 0:
+                r += 1
+            elif m in (1, 2):
+                r += (10 if m == 1 else 0) + 100
+            else:
+                r += 1000 if m == 3 else 0
+                if not i % 2:
+                    r += 5
+                    continue
+            r += 7
+        ref.append(r)
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_recursion_is_refused_by_name():
+    src = "int f(int n) { return n <= 1 ? 1 : n * f(n - 1); }\n" \
+          "__kernel void k(__global int *a) {\n  a[0] = f(4);\n}\n"
+    with pytest.raises(Unsupported) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:1:")
+    assert "recursion (f -> f): OpenCL C forbids recursive calls" in str(info.value)
+
+
+# -- types and built-ins -----------------------------------------------------------------------
+def test_double_long_ulong_and_vector_ternary():
+    src = """
+__kernel void k(__global const double *x, __global double *y, __global ulong *h,
+                __global const float4 *a, __global float4 *b) {
+    int i = get_global_id(0);
+    double v = x[i];
+    y[i] = sqrt(v) * 0.1 + (double)(long)i;
+    ulong acc = 1469598103934665603UL;
+    acc ^= (ulong)i;
+    acc *= 1099511628211UL;
+    h[i] = acc;
+    float4 p = a[i];
+    b[i] = p > 0.5f ? p : -p;
+}"""
+    n = 64
+    x = RNG.random(n) * 100
+    y = np.zeros(n)
+    h = np.zeros(n, np.uint64)
+    a = RNG.random((n, 4), dtype=np.float32)
+    b = np.zeros((n, 4), np.float32)
+    run(src, (n,), (64,), {"x": x, "y": y, "h": h, "a": a, "b": b})
+    np.testing.assert_allclose(y, np.sqrt(x) * 0.1 + np.arange(n), rtol=1e-12)
+    with np.errstate(over="ignore"):
+        ref = (np.uint64(1469598103934665603) ^ np.arange(n, dtype=np.uint64)) * np.uint64(1099511628211)
+    np.testing.assert_array_equal(h, ref)
+    np.testing.assert_array_equal(b, np.where(a > 0.5, a, -a))
+
+
+def test_builtins_real_kernels_use():
+    src = """
+__kernel void k(__global const float4 *a, __global const float4 *b, __global float *f,
+                __global int4 *iv, __global uint *u) {
+    int i = get_global_id(0);
+    float4 x = a[i], y = b[i];
+    float3 c = cross(x.xyz, y.xyz);
+    f[i * 8 + 0] = mad(x.x, y.x, 1.0f) + fma(x.y, y.y, 0.0f);
+    f[i * 8 + 1] = mix(x.x, y.x, 0.25f) + clamp(x.y, 0.2f, 0.4f);
+    f[i * 8 + 2] = dot(x, y) + length(x) + distance(x, y);
+    f[i * 8 + 3] = normalize(x).z + c.x + native_sqrt(x.w) + half_exp(x.x);
+    f[i * 8 + 4] = select(x.x, y.x, isgreater(x.x, y.x)) + (isnan(x.x / 0.0f) ? 1.0f : 0.0f);
+    f[i * 8 + 5] = max(x, y).w + min(x, 0.5f).y + fabs(-x.z);
+    f[i * 8 + 6] = convert_float(convert_int_sat_rte(x.x * 1000.0f)) + as_float(as_uint(y.y));
+    f[i * 8 + 7] = smoothstep(0.0f, 1.0f, x.x) + sign(x.y - 0.5f);
+    int4 m = convert_int4(x * 10.0f);
+    iv[i] = select(m, (int4)(-1), x > y) + (int4)(any(x > 0.9f), all(x >= 0.0f), 0, 0);
+    u[i] = popcount((uint)i) + clz((uint)i + 1u) + rotate((uint)i, 3u) + mul_hi((uint)i, 0x80000000u)
+           + abs_diff(i, 40) + hadd((uint)i, 7u) + add_sat(2147483600, i);
+}"""
+    n = 64
+    a = RNG.random((n, 4), dtype=np.float32)
+    b = RNG.random((n, 4), dtype=np.float32)
+    f = np.zeros(n * 8, np.float32)
+    iv = np.zeros((n, 4), np.int32)
+    u = np.zeros(n, np.uint32)
+    run(src, (n,), (64,), {"a": a, "b": b, "f": f, "iv": iv, "u": u})
+    f = f.reshape(n, 8)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    norm = np.linalg.norm(x, axis=1)
+    c = np.cross(x[:, :3], y[:, :3])
+    expect = np.stack([
+        x[:, 0] * y[:, 0] + 1 + x[:, 1] * y[:, 1],
+        x[:, 0] + (y[:, 0] - x[:, 0]) * 0.25 + np.clip(x[:, 1], 0.2, 0.4),
+        (x * y).sum(1) + norm + np.linalg.norm(x - y, axis=1),
+        x[:, 2] / norm + c[:, 0] + np.sqrt(x[:, 3]) + np.exp(x[:, 0]),
+        np.where(x[:, 0] > y[:, 0], y[:, 0], x[:, 0]) + 0.0,
+        np.maximum(x, y)[:, 3] + np.minimum(x, 0.5)[:, 1] + x[:, 2],
+        np.rint(x[:, 0] * 1000) + y[:, 1],
+        np.clip(x[:, 0], 0, 1) ** 2 * (3 - 2 * np.clip(x[:, 0], 0, 1)) + np.sign(x[:, 1] - 0.5),
+    ], axis=1)
+    np.testing.assert_allclose(f, expect, rtol=1e-4, atol=1e-5)
+    m = np.trunc(a * 10).astype(np.int32)
+    ref_iv = np.where(a > b, -1, m)
+    ref_iv[:, 0] += (a > 0.9).any(1)
+    ref_iv[:, 1] += (a >= 0).all(1)
+    np.testing.assert_array_equal(iv, ref_iv)
+    i = np.arange(n, dtype=np.uint64)
+    pop = np.array([k.bit_count() for k in range(n)])
+    clz = np.array([32 - (k + 1).bit_length() for k in range(n)])
+    rot = (i << 3) & 0xFFFFFFFF
+    ref_u = pop + clz + rot + (i * 0x80000000 >> 32) + np.abs(np.arange(n) - 40) + (i + 7) // 2 \
+        + np.minimum(2147483600 + np.arange(n), 2**31 - 1)
+    np.testing.assert_array_equal(u, (ref_u % 2**32).astype(np.uint32))
+
+
+def test_atomics_including_cmpxchg_and_64_bit():
+    src = """
+__kernel void k(__global int *lock, __global int *c, __global long *big, __global int *m) {
+    int i = get_global_id(0);
+    int old = atomic_cmpxchg(&lock[0], 0, i + 1);
+    if (old == 0) c[0] = i;
+    atomic_max(&m[0], i * 3);
+    atomic_min(&m[1], 1000 - i);
+    atom_add(&big[0], (long)i << 32);
+    atomic_xchg(&m[2], 42);
+    atomic_or(&m[3], 1 << (i % 31));
+    atomic_dec(&m[4]);
+}"""
+    n = 128
+    lock = np.zeros(1, np.int32)
+    c = np.full(1, -1, np.int32)
+    big = np.zeros(1, np.int64)
+    m = np.array([0, 10**6, 0, 0, 1000], np.int32)
+    run(src, (n,), (64,), {"lock": lock, "c": c, "big": big, "m": m})
+    assert lock[0] == 1 and c[0] == 0   # lane order: work-item 0 wins the exchange
+    assert big[0] == sum(np.int64(i) << 32 for i in range(n))
+    np.testing.assert_array_equal(m, [(n - 1) * 3, 1000 - (n - 1), 42, (1 << 31) - 1, 1000 - n])
+
+
+# -- images ----------------------------------------------------------------------------------
+def test_images_with_samplers():
+    src = """
+__constant sampler_t edge = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+__kernel void sobel_like(__read_only image2d_t src, __write_only image2d_t dst, sampler_t s,
+                         __global float *probe) {
+    int2 p = (int2)(get_global_id(0), get_global_id(1));
+    float4 left = read_imagef(src, edge, p + (int2)(-1, 0));
+    float4 right = read_imagef(src, edge, p + (int2)(1, 0));
+    write_imagef(dst, p, right - left);
+    int w = get_image_width(src);
+    float2 uv = ((float2)(p.x + 0.5f, p.y + 0.5f)) / (float2)(w, get_image_height(src));
+    probe[p.y * w + p.x] = read_imagef(src, s, uv + (float2)(1.0f, 0.0f)).x;
+}"""
+    h, w = 16, 32
+    img = RNG.random((h, w), dtype=np.float32)
+    dst = np.zeros((h, w, 4), np.float32)
+    probe = np.zeros(h * w, np.float32)
+    flags = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_NEAREST
+    run(src, (w, h), (16, 4), {"src": img, "dst": dst, "s": flags, "probe": probe})
+    padded = np.pad(img, ((0, 0), (1, 1)), mode="edge")
+    np.testing.assert_allclose(dst[:, :, 0], padded[:, 2:] - padded[:, :-2], rtol=1e-6)
+    np.testing.assert_array_equal(dst[:, :, 3], 0)
+    np.testing.assert_array_equal(probe, img.reshape(-1))
+
+
+def test_image_uint8_normalized_linear_and_border():
+    src = """
+__kernel void k(image2d_t src, sampler_t s, __global float4 *out) {
+    int x = get_global_id(0);
+    out[x] = read_imagef(src, s, (float2)(x * 0.5f, 0.5f));
+}"""
+    img = np.array([[0, 255, 51, 102]], np.uint8)
+    out = np.zeros((8, 4), np.float32)
+    run(src, (8,), (8,), {"src": img, "s": CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR, "out": out})
+    texels = np.r_[img[0] / 255.0, 0.0]    # past the right edge: the border (0) of CLAMP
+    xs = np.arange(8) * 0.5 - 0.5
+    i0 = np.floor(xs).astype(int)
+    frac = xs - i0
+    left = np.where(i0 < 0, 0.0, texels[np.clip(i0, 0, 4)])
+    right = texels[np.clip(i0 + 1, 0, 4)]
+    np.testing.assert_allclose(out[:, 0], (1 - frac) * left + frac * right, atol=1e-6)
+    # CL_R: alpha is 1 inside and in the border color (0, 0, 0, 1) of an image without alpha.
+    np.testing.assert_allclose(out[:, 3], 1.0)
+
+
+def test_kernel_option_compiles_only_the_named_kernel():
+    src = """
+__kernel void good(__global int *a) { a[get_global_id(0)] = 3; }
+__kernel void bad(__global int *a) { goto x; x: ; }
+"""
+    with pytest.raises(Unsupported, match="goto"):
+        compile_source("t.cl", src)
+    a = np.zeros(64, np.int32)
+    program = run(src, (64,), (64,), {"a": a}, kernel="good")
+    assert list(program.kernels) == ["good"] and (a == 3).all()
+
+
+# -- errors ----------------------------------------------------------------------------------
+UNSUPPORTED = [
+    ("__kernel void k(__global int *a) {\n  a[0] = ((struct {int x;}){1}).x;\n}", 2, "unsupported: compound literals"),
+    ("__kernel void k(__global int *a) {\n  a[0] = 'ab';\n}", 2, "unsupported: multi-character constant 'ab'"),
+    ("__constant int t[2] = {1, 2, 3};\n__kernel void k(__global int *a) { a[0] = t[0]; }", 1,
+     "too many initializers for 't' (3 for 2)"),
+    ("__kernel void k(__global int *a) {\n  a[0] = a;\n}", 2, "cannot convert a pointer to int"),
+    ("void f(int x) { }\n__kernel void k(__global int *a) {\n  a[0] = f(1);\n}", 3,
+     "a void function's result used as a value"),
+    ("#if\n__kernel void k(__global int *a) { }", 1, "malformed preprocessor directive"),
+    ("__kernel void k(__global int *a) {\n  goto end;\n end: ;\n}", 2, "unsupported: goto"),
+    ("__kernel void k(image3d_t img, __global int *a) {\n  a[0] = 1;\n}", 1, "unsupported: type image3d_t"),
+    ("__kernel void k(__global int *a) {\n  int (*f)(int) = 0;\n}", 2, "unsupported: function pointers"),
+    ("__kernel void k(__global int *a) {\n  a[0] = (int)a;\n}", 2, "unsupported: casting a pointer to an integer"),
+    ("__kernel void k(__global int *a) {\n  struct { int b : 3; } s;\n}", 2, "unsupported: bit-fields"),
+    ("int g = 3;\n__kernel void k(__global int *a) { a[0] = g; }", 1,
+     "unsupported: program-scope variables other than __constant ones"),
+    ("__kernel void k(__global int *a) {\n  static int s = 0;\n}", 2, "unsupported: storage class 'static'"),
+    ("__kernel void k(__global int *a) {\n  a[0] = sizeof(\"abc\");\n}", 2, "unsupported: string literals"),
+    ("__kernel void k(__global float *a) {\n  image1d_t e;\n}", 2, "unsupported: type image1d_t"),
+    ("__kernel void k(__global int *a) {\n  a[0] = vload_half4(0, a).x;\n}", 2,
+     "vload_half4 needs a pointer to half"),
+    ("__kernel void k(__global int *a) {\n  a[0] = get_image_array_size(a);\n}", 2,
+     "unsupported: built-in get_image_array_size"),
+]
+
+
+@pytest.mark.parametrize("src,line,message", UNSUPPORTED)
+def test_each_remaining_unsupported_construct_is_named(src, line, message):
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    text = str(info.value)
+    assert text.startswith(f"t.cl:{line}:") and info.value.col >= 1, text
+    assert message in text, text
+
+
+@pytest.mark.parametrize("src,where", [
+    ("__kernel void k(__global int *a, myint n) {\n  a[0] = n;\n}", "t.cl:1:34: unknown type name 'myint'"),
+    ("__kernel void k(__global int *a) {\n  vec3 v;\n}", "t.cl:2:3: unknown type name 'vec3'"),
+    ("__kernel void k(__global int *a) {\n  struct missing m;\n}", "t.cl:2:"),
+])
+def test_unknown_type_names_say_so(src, where):
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith(where), str(info.value)
+
+
+def test_null_pointer_and_pointer_out_of_bounds_are_located():
+    src = "__kernel void k(__global int *a) {\n  __global int *p = a + 8;\n  p[get_global_id(0)] = 1;\n}\n"
+    a = np.zeros(16, np.int32)
+    with pytest.raises(KernelError, match=r"t.cl:3:\d+: out-of-bounds write of a\[16\] through a pointer"):
+        run(src, (64,), (64,), {"a": a})
+    src = "__kernel void k(__global int *a) {\n  __global int *p = 0;\n  *p = 1;\n}\n"
+    with pytest.raises(KernelError, match=r"t.cl:3:\d+: write through a null or invalid pointer"):
+        run(src, (64,), (64,), {"a": a})
+
+
+def test_a_kernel_may_move_its_pointer_arguments():
+    src = """
+__kernel void k(__global const int *src, __global int *dst, int per_group) {
+    src += get_group_id(0) * per_group + get_local_id(0);
+    dst += get_global_id(0);
+    *dst = src[0] * 10 + 1;
+}"""
+    src_data = np.arange(256, dtype=np.int32)
+    dst = np.zeros(128, np.int32)
+    run(src, (128,), (64,), {"src": src_data, "dst": dst, "per_group": 100})
+    i = np.arange(128)
+    np.testing.assert_array_equal(dst, src_data[(i // 64) * 100 + i % 64] * 10 + 1)
+
+
+def test_recording_a_2d_launch_with_a_struct_buffer():
+    """The recorder keeps 2-D buffers as images; a buffer of structs is not a picture."""
+    from simulator.kernels.records import KernelRecorder
+
+    src = """typedef struct { int dx, dy; } Move;
+__kernel void k(__global Move *m, __global float *img) {
+    int i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+    m[i].dx = i; m[i].dy = -i; img[i] = i;
+}"""
+    program = compile_source("t.cl", src)
+    moves = np.zeros(16, dtype=[("dx", np.int32), ("dy", np.int32)])
+    memory = Memory()
+    args = {"m": memory.buffer("m", moves), "img": memory.buffer("img", np.zeros(16, np.float32))}
+    recorder = KernelRecorder()
+    recorder.launch(program, "k", (4, 4), (4, 4), args)
+    images = [sql for sql, _ in recorder.buffered if "kernel_image" in sql]
+    rows = [list(r) for sql, r in recorder.buffered if "kernel_image" in sql]
+    assert images and [r[1] for r in rows[0]] == ["img"]
+    np.testing.assert_array_equal(moves["dx"], np.arange(16))
+
+
+def test_array_parameters_are_pointers_indexed_with_their_extents():
+    src = """
+float total(const float v[4]) { return v[0] + v[1] + v[2] + v[3]; }
+__kernel void k(__global const float *in, __global float *out, __local float rows[][8]) {
+    int g = get_group_id(0), l = get_local_id(0);
+    rows[l / 8][l % 8] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float mine[4] = {rows[l / 8][0], rows[l / 8][1], rows[l / 8][2], rows[l / 8][3]};
+    out[get_global_id(0)] = total(mine) + rows[(l / 8 + 1) % 8][l % 8];
+}"""
+    data = RNG.random(128, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    run(src, (128,), (64,), {"in": data, "out": out, "rows": LocalMem(64)})
+    tiles = data.reshape(2, 8, 8)
+    expect = tiles[:, :, :4].sum(-1)[:, :, None] + np.roll(tiles, -1, axis=1)
+    np.testing.assert_allclose(out.reshape(2, 8, 8), expect, rtol=1e-6)
+
+
+def test_async_copies_half_storage_and_printf(capfd):
+    src = r"""
+__kernel void k(__global const float *src, __global float *dst, __global half *h, __global float *strided) {
+    __local float tile[16];
+    __local float every[4];
+    event_t e = async_work_group_copy(tile, src + get_group_id(0) * 16, 16, 0);
+    e = async_work_group_strided_copy(every, src + get_group_id(0) * 16, 4, 4, e);
+    wait_group_events(1, &e);
+    int l = get_local_id(0);
+    dst[get_global_id(0)] = tile[15 - l] + vload_half(get_global_id(0), h);
+    vstore_half(tile[l] * 2.0f, get_global_id(0), h);
+    if (l < 4) strided[get_group_id(0) * 4 + l] = every[l];
+    if (get_global_id(0) < 2) printf("item %d: %5.2f %v2d %x %%\n", (int)get_global_id(0), tile[l], (int2)(l, 7), 255);
+}"""
+    s = np.arange(64, dtype=np.float32)
+    d = np.zeros(64, np.float32)
+    h = np.arange(64).astype(np.float16)
+    strided = np.zeros(16, np.float32)
+    run(src, (64,), (16,), {"src": s, "dst": d, "h": h, "strided": strided})
+    np.testing.assert_array_equal(d, s.reshape(4, 16)[:, ::-1].reshape(-1) + np.arange(64))
+    np.testing.assert_array_equal(h, (s * 2).astype(np.float16))
+    np.testing.assert_array_equal(strided, s.reshape(4, 4, 4)[:, :, 0].reshape(-1))
+    assert capfd.readouterr().out == "item 0:  0.00 0,7 ff %\nitem 1:  1.00 1,7 ff %\n"
+
+
+
+def test_build_options_round_trip_through_their_text():
+    from simulator.kernels import parse_build_options
+
+    options = parse_build_options("-D N=4 -DSCALE='2 * 3' -U N -I 'my dir' -cl-fast-relaxed-math")
+    again = parse_build_options(options.text())
+    assert again == options and again.include_dirs == ["my dir"]
+    program = compile_source("t.cl", "__kernel void k(__global int *a) { a[0] = SCALE; }", options)
+    assert parse_build_options(program.options) == options
