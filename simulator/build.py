@@ -4,8 +4,8 @@ This module is the one place that decides. Two builds exist of the modules on th
 path, and both give identical traces:
 
 * ``"cython"``: the extensions that ``setup.py build_ext`` compiles: the hand-written
-  ``_*.pyx`` modules (engine heap, tracer ring buffer, bulk inserter, the CSV
-  importer's column loops) and the timing components written once in Cython's pure
+  ``_*.pyx`` modules (engine heap, tracer ring buffer, bulk inserter and reader, the
+  importers' column loops and track nesting) and the timing components written once in Cython's pure
   Python mode (a ``.py`` with a ``.pxd`` beside it), compiled from that same ``.py``;
 * ``"python"``: the readable references of the ``.pyx`` modules, and the same
   pure-mode ``.py`` files run by the interpreter.
@@ -37,6 +37,7 @@ EXTENSIONS = {
     "simulator.tracing._api": "simulator.tracing.api",
     "simulator.tracing._bulk": "simulator.tracing.bulk",
     "simulator.tracing.importers._columns": "simulator.tracing.importers.columns",
+    "simulator.tracing.importers._nesting": "simulator.tracing.importers.nesting",
     "simulator.gpu.memory": None,
     "simulator.gpu.compute_unit": None,
     "simulator.gpu.command_processor": None,

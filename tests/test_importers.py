@@ -1,6 +1,9 @@
 """Importers on small fixture files, including every bad-input case."""
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from trace_compare import canonical_tasks
@@ -180,3 +183,67 @@ def test_missing_parents_are_counted_not_defaulted(tmp_path):
     db = sqlite3.connect(tmp_path / "o.sqlite")
     assert db.execute("SELECT orphan_tasks FROM run").fetchone() == (1,)
     assert db.execute("SELECT parent FROM task WHERE ext_id = 'lost'").fetchone() == (None,)
+
+
+BOTH_BUILDS = """
+import sys
+from simulator.tracing.importers import daisen_csv, import_trace, loader
+loader.BATCH = daisen_csv.BLOCK = 5  # many blocks: parents near and far, repeats across them
+import_trace(sys.argv[1], sys.argv[2], show_progress=False)
+"""
+# The pyramid compared by bin width: the Python build counts levels from a base width
+# chosen from the trace's span, the compiled one from 1 ps (``pyramid_build.BASE_PS``).
+TABLES = ("task ORDER BY id", "task_link ORDER BY src, dst, kind", "instant ORDER BY id",
+          "counter ORDER BY series, time_ps", "long_task ORDER BY 1, 2, 3",
+          "(SELECT id, name, task_count, busy_ps, max_duration_ps, short_duration_ps, first_start_ps,"
+          " last_end_ps, sort_index, (SELECT pyramid_base_ps FROM run) << pyramid_min_level"
+          " FROM location) ORDER BY 1",
+          "(SELECT location, (SELECT pyramid_base_ps FROM run) << level AS width, bin, req_in_started,"
+          " req_in_ended, req_in_latency_ps, task_ps, buffer_ps, req_out_ps, busy_ps FROM metric_bin)"
+          " ORDER BY 1, 2, 3",
+          "(SELECT location, (SELECT pyramid_base_ps FROM run) << level AS width, bin, kind,"
+          " started, task_ps FROM metric_kind_bin) ORDER BY 1, 2, 3, 4")
+
+
+def _both_builds_inputs(tmp_path):
+    rows = ["ID, ParentID, Kind, What, Where, Start, End"]
+    for k in range(60):  # children first, their parents after (akita writes tasks as they end)
+        rows.append(f"in{k}, out{k}, req_in, ReadReq, GPU.L2[{k % 3}], {k + 2}e-9, {k + 5}e-9")
+        rows.append(f"out{k}, {'kernel' if k % 7 else 'wf' + str(k // 7)}, req_out, ReadReq,"
+                    f" GPU.CU[{k % 2}], {k}e-9, {k + 6}e-9")
+        if k % 7 == 6:
+            rows.append(f"wf{k // 7}, kernel, wavefront, wf, GPU.CU[0], 0, {k + 7}e-9")
+    rows.append(rows[3])  # a repeat far from its first row
+    rows.append("kernel, , kernel, k, GPU.CP, 0, 0.0000001")
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    events = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "GPU"}}]
+    for k in range(40):
+        events += [{"ph": "X", "name": f"k{k}", "cat": "kernel", "pid": 1, "tid": 7, "ts": 10 * k + 2,
+                    "dur": 3.5, "args": {"k": k}},
+                   {"ph": "X", "name": "launch", "cat": "cuda_runtime", "pid": 2, "tid": 2,
+                    "ts": 10 * k, "dur": 1},
+                   {"ph": "s", "id": k, "pid": 2, "tid": 2, "ts": 10 * k + 0.5, "cat": "ac2g"},
+                   {"ph": "f", "id": k, "pid": 1, "tid": 7, "ts": 10 * k + 2, "cat": "ac2g", "bp": "e"},
+                   {"ph": "i", "name": "mark", "pid": 2, "tid": 2, "ts": 10 * k + 0.25},
+                   {"ph": "C", "name": "mem", "pid": 1, "ts": 10 * k, "args": {"used": k}}]
+    events.append({"ph": "X", "name": "step", "cat": "cpu_op", "pid": 2, "tid": 2, "ts": 0, "dur": 500})
+    (tmp_path / "t.json").write_text(json.dumps({"traceEvents": events}))
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.json"])
+def test_both_builds_import_identical_traces(tmp_path, name):
+    """The compiled build (bulk I/O in C, the track sweep, the column loops, the pyramid
+    built as tasks arrive) writes what plain Python writes, table for table."""
+    from simulator import build
+    if "cython" not in build.available_builds():
+        pytest.skip("compiled build missing")
+    _both_builds_inputs(tmp_path)
+    dumps = []
+    for pure in ("1", "0"):
+        out = tmp_path / f"{pure}.sqlite"
+        env = dict(os.environ, SIMULATOR_PUREPYTHON=pure, PYTHONPATH=os.pathsep.join(sys.path))
+        subprocess.run([sys.executable, "-c", BOTH_BUILDS, tmp_path / name, out], env=env, check=True)
+        db = sqlite3.connect(out)
+        dumps.append({t: db.execute(f"SELECT * FROM {t}").fetchall() for t in TABLES})
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0]["task ORDER BY id"]) > 60 and dumps[0][TABLES[6]]

@@ -88,3 +88,81 @@ def test_a_trace_longer_than_int64_picoseconds_is_refused_clearly(tmp_path):
         loader.add(_task("b", 2 ** 64, 2 ** 64 + 1))
     loader.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def _parents(path):
+    """{task ID: parent's ID} and the keys, as stored."""
+    db = sqlite3.connect(path)
+    keys = [k for k, in db.execute("SELECT id FROM task ORDER BY id")]
+    parents = dict(db.execute("SELECT coalesce(t.ext_id, t.id), coalesce(p.ext_id, p.id) FROM task t"
+                              " LEFT JOIN task p ON p.id = t.parent"))
+    return parents, keys
+
+
+@pytest.fixture
+def small_window(monkeypatch):
+    """Blocks of 3 tasks: a window of 9, so 'far' is a few rows away."""
+    from simulator.tracing.importers import loader
+    monkeypatch.setattr(loader, "BATCH", 3)
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_parents_found_near_and_far_before_and_after(tmp_path, small_window, monkeypatch, collide):
+    """A parent named before or after its child, near it (the ID window) or far (the scratch
+    database), or not at all (an orphan); with every hash colliding, the text decides."""
+    if collide:
+        from simulator.tracing.importers import ids
+        monkeypatch.setattr(ids, "HASH", lambda text: len(text) % 2)
+    order = ["k0", "near_after", "p1", "c_far_before", *[f"x{i}" for i in range(20)],
+             "far_after", "orphaned", "c_near_before"]
+    parent = {"k0": "p1", "near_after": "p1", "c_far_before": "far_after", "orphaned": "gone",
+              "c_near_before": "x19", **{f"x{i}": "k0" for i in range(20)}}
+    loader = Loader(tmp_path / "o.sqlite", source="test", command="t")
+    for i, ext in enumerate(order):
+        loader.add(_task(ext, i, 100, parent=parent.get(ext)))
+    loader.add_link("x3", "far_after", "flow")
+    loader.add_tag("x17", 50, "step")
+    report = loader.finish(show_progress=False)
+    stored, keys = _parents(tmp_path / "o.sqlite")
+    assert keys == list(range(len(order)))
+    assert stored == {ext: (None if parent.get(ext) == "gone" else parent.get(ext)) for ext in order}
+    assert (report.orphans, report.links, report.unresolved_links) == (1, 1, 0)
+    db = sqlite3.connect(tmp_path / "o.sqlite")
+    assert db.execute("SELECT t.ext_id FROM task_tag g JOIN task t ON t.id = g.task").fetchall() == [("x17",)]
+
+
+def test_repeats_near_and_far_are_dropped_and_keys_close_up(tmp_path, small_window):
+    """akita's CSV writer repeats rows: a repeat next to the first and one far from it are
+    both dropped; a child named near the repeat gets the first row; keys stay dense."""
+    rows = [("a", None), ("b", "a"), ("b", "a"), *[(f"x{i}", "a") for i in range(12)],
+            ("a", None), ("c", "a"), ("b", "a")]
+    loader = Loader(tmp_path / "o.sqlite", source="test", command="t", drop_exact_duplicates=True)
+    for ext, parent in rows:
+        loader.add(_task(ext, 5, 9, parent=parent))
+    loader.add_link("c", "b", "flow")
+    report = loader.finish(show_progress=False)
+    stored, keys = _parents(tmp_path / "o.sqlite")
+    assert (report.tasks, report.duplicates, report.links) == (15, 3, 1)
+    assert keys == list(range(15))
+    assert stored == {"a": None, "b": "a", "c": "a", **{f"x{i}": "a" for i in range(12)}}
+    db = sqlite3.connect(tmp_path / "o.sqlite")
+    assert [e for e, in db.execute("SELECT ext_id FROM task ORDER BY id")] == \
+        ["a", "b", *[f"x{i}" for i in range(12)], "c"]
+    assert db.execute("SELECT s.ext_id, d.ext_id FROM task_link JOIN task s ON s.id = src"
+                      " JOIN task d ON d.id = dst").fetchall() == [("c", "b")]
+
+
+@pytest.mark.parametrize("dedupe,message", [
+    (True, r"line {}: task ID 'a' again with different fields \(first at line 0\)"),
+    (False, r"line {}: duplicate task ID 'a' \(first at line 0\)")])
+@pytest.mark.parametrize("gap", [1, 20])
+def test_a_repeated_id_near_or_far_names_both_positions(tmp_path, small_window, dedupe, message, gap):
+    """Found in the ID window (at once) or in the scratch database (at the end): the same error."""
+    loader = Loader(tmp_path / "o.sqlite", source="test", command="t", drop_exact_duplicates=dedupe)
+    with pytest.raises(TraceFormatError, match=message.format(gap + 1)):
+        for i, ext in enumerate(["a", *[f"x{i}" for i in range(gap)], "a"]):
+            loader.add(ForeignTask(ext_id=ext, parent_ext=None, category="op", action="op",
+                                   location="cpu", start_ps=0, end_ps=10 + (i > 0), where=f"line {i}"))
+        loader.finish(show_progress=False)
+    loader.abort()
+    assert list(tmp_path.iterdir()) == []

@@ -72,8 +72,9 @@ class LivePyramid:
         """Tasks still open at the tracer's flush, taken with the next batch."""
         self._opened = np.array(rows, dtype=np.int64).reshape(-1, 5)
 
-    def add(self, tasks):
-        """One batch of finished tasks (``(n, 7)`` int64, sorted by key)."""
+    def add(self, tasks, parent_starts=None):
+        """One batch of finished tasks (``(n, 7)`` int64, sorted by key), with each one's
+        parent's start if the caller knows them (else they are looked for)."""
         opened, self._opened = self._opened, None
         ids, starts = tasks[:, 0], tasks[:, 4]
         first = []
@@ -84,7 +85,7 @@ class LivePyramid:
             ps = self._parent_starts(opened, ids, starts)
             first.append(self.builder.open(np.ascontiguousarray(np.column_stack([opened, ps]))))
         if len(tasks):
-            ps = self._parent_starts(tasks, ids, starts)
+            ps = self._parent_starts(tasks, ids, starts) if parent_starts is None else parent_starts
             first.append(self.builder.add(np.ascontiguousarray(np.column_stack([tasks[:, :6], ps]))))
             self.fed += len(tasks)
         first = [t for t in first if t is not None]

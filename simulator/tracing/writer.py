@@ -42,12 +42,15 @@ import numpy as np
 
 from .. import __version__, build
 from . import pyramid_build
-from .bulk import INSERT_TAGS, INSERT_TASKS
+from .bulk import INSERT_IMPORTED_TASKS, INSERT_TAGS, INSERT_TASKS
 
 BulkInserter = build.module("simulator.tracing._bulk").BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
 CACHE_KIB = 4096  # SQLite's page cache (and sorter memory) of the writer's connection
+# The connection that appends imported tasks (with their text columns) touches only the
+# table's right-hand edge; a larger cache would only fill with pages written once.
+APPEND_CACHE_KIB = 2048
 LEAVE_WAL_WAIT_MS = 10_000
 
 
@@ -125,6 +128,7 @@ class TraceWriter:
         # Task and tag rows go through their own connection, bound in bulk.
         self._bulk = BulkInserter(self.path, INSERT_TASKS, null_if_negative=1)
         self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
+        self._bulk_imported = None  # opened by the first ``write_imported``
         self._live = (pyramid_build.LivePyramid(self.db, lambda sql: BulkInserter(self.path, sql))
                       if pyramid_build.IncrementalPyramid is not None else None)
 
@@ -153,7 +157,7 @@ class TraceWriter:
             raise
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         self._keys = [0, -1, -1]
-        self._bulk = self._bulk_tags = self._live = None
+        self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
         return self
 
     # -- loading -------------------------------------------------------------------
@@ -199,6 +203,35 @@ class TraceWriter:
             db.execute("COMMIT")
         if len(tags):
             self._bulk_tags.insert(np.ascontiguousarray(tags, dtype=np.int64))
+
+    def declare_kinds(self, kinds: list[tuple[int, str, str]]) -> None:
+        """Kinds (``(key, category, action)``) already in the file, before ``write_imported``
+        rows use them."""
+        if self._live is not None:
+            self._live.declare_kinds(kinds)
+
+    def write_imported(self, tasks: np.ndarray, ext_ids: list, details: list,
+                       parent_starts: np.ndarray) -> None:
+        """Insert imported tasks whose locations and kinds are in the file already.
+
+        ``tasks``: ``(n, 7)`` int64 rows as in ``write_batch``, in key order, after every
+        earlier call's; ``ext_ids`` and ``details``: each task's text or None;
+        ``parent_starts``: each task's parent's start, or -1 where unknown (the pyramid
+        uses a ``req_in``'s, known here, instead of looking for it).
+        """
+        if not len(tasks):
+            return
+        if self._bulk_imported is None:
+            self._bulk_imported = BulkInserter(self.path, INSERT_IMPORTED_TASKS, null_if_negative=1,
+                                               cache_kib=APPEND_CACHE_KIB)
+        self._bulk_imported.insert(tasks, (ext_ids, details))
+        self.tasks_written += len(tasks)
+        keys = self._keys
+        keys[0] += len(tasks)
+        keys[1] = max(keys[1], int(tasks[-1, 0]))
+        keys[2] = max(keys[2], int(tasks[:, 1].max()))
+        if self._live is not None:
+            self._live.add(tasks, parent_starts)
 
     def sync(self) -> None:
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
@@ -274,10 +307,10 @@ class TraceWriter:
         return pyramid_build.BASE_PS
 
     def _close_bulk(self):
-        for bulk in (self._bulk, self._bulk_tags, self._live):
+        for bulk in (self._bulk, self._bulk_tags, self._bulk_imported, self._live):
             if bulk is not None:
                 bulk.close()
-        self._bulk = self._bulk_tags = self._live = None
+        self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
 
     def close(self) -> None:
         """Close the connections."""

@@ -1,0 +1,255 @@
+"""The loader's scratch database: everything staged, and the joins that settle what the
+ID window left open, in memory bounded however large the input.
+
+It is a file beside the output, attached to the loader's connection as ``stage``. Task
+rows come in bulk through a connection of their own, with integer columns only but for
+their position, ID and details:
+
+* ``seq``: input order from 1 (the task's key + 1 unless repeats are dropped later);
+* ``h``: the ID's hash, indexed once everything is staged: the repeats the window did
+  not see, and every lookup by ID (fix-ups, links, flow points, tags) go through it,
+  each confirmed on the text;
+* ``parent``: the parent's seq where the ID window found it, ``NO_PARENT`` where the task
+  names none and ``UNRESOLVED`` where it names one that was not found near it (its
+  ``fixups`` row says which); ``pstart``: the parent's start (``NO_TIME`` if unknown);
+* ``track``: the interned Chrome track (-1 for none), whose nesting gives the parent of
+  a task that names none (``nest``, filled by ``nesting``'s sweep).
+
+Repeated IDs found here go to ``dropped`` (each with the row it repeats and its rank
+among the dropped), and the keys of the rows after them close up.
+"""
+import numpy as np
+
+from .ids import NO_TIME, hashes
+from .values import TraceFormatError
+
+NO_PARENT, UNRESOLVED = -1, -2
+READ_BLOCK = 65_536
+# Pages the staging connection keeps: appends touch only each table's right-hand edge.
+APPEND_CACHE_KIB = 2048
+INSERT_ROWS = ("INSERT INTO rows (seq, h, parent, pstart, kind, location, start_ps, end_ps, flags,"
+               " track, src, ext_id, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_FIXUPS = "INSERT INTO fixups (seq, ph, parent_ext) VALUES (?, ?, ?)"
+SCHEMA = (
+    "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, h INTEGER NOT NULL, parent INTEGER NOT NULL,"
+    " pstart INTEGER NOT NULL, kind INTEGER NOT NULL, location INTEGER NOT NULL,"
+    " start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, flags INTEGER NOT NULL,"
+    " track INTEGER NOT NULL, src, ext_id TEXT NOT NULL, details TEXT);"
+    "CREATE TABLE stage.fixups (seq INTEGER PRIMARY KEY, ph INTEGER NOT NULL,"
+    " parent_ext TEXT NOT NULL);"
+    "CREATE TABLE stage.links (src_h INTEGER NOT NULL, src_ext TEXT NOT NULL,"
+    " dst_h INTEGER NOT NULL, dst_ext TEXT NOT NULL, kind TEXT NOT NULL);"
+    # A flow point is bound to a task by ID (task_ext) or by time on a track
+    # (bind: 0 the innermost task enclosing time_ps, 1 the next task to start).
+    "CREATE TABLE stage.flow_points (seq INTEGER PRIMARY KEY, flow TEXT NOT NULL,"
+    " phase INTEGER NOT NULL, kind TEXT NOT NULL, track INTEGER, time_ps INTEGER,"
+    " bind INTEGER, task_h INTEGER, task_ext TEXT, task_seq INTEGER);"
+    "CREATE TABLE stage.instants (seq INTEGER PRIMARY KEY, location INTEGER,"
+    " time_ps INTEGER NOT NULL, name TEXT NOT NULL, category TEXT, details TEXT);"
+    "CREATE TABLE stage.counters (series INTEGER NOT NULL, time_ps INTEGER NOT NULL,"
+    " value NUMERIC NOT NULL);"
+    "CREATE TABLE stage.tags (task_h INTEGER NOT NULL, task_ext TEXT NOT NULL,"
+    " time_ps INTEGER NOT NULL, name TEXT NOT NULL);"
+    # Found by the sweep over each track: a task's enclosing parent, a point's task.
+    "CREATE TABLE stage.nest (child INTEGER NOT NULL, parent INTEGER NOT NULL,"
+    " pstart INTEGER NOT NULL);"
+    "CREATE TABLE stage.bound (point INTEGER PRIMARY KEY, task INTEGER NOT NULL);"
+    "CREATE TABLE stage.found (child INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+    " pstart INTEGER NOT NULL);"
+    "CREATE TABLE stage.dropped (seq INTEGER PRIMARY KEY, survivor INTEGER NOT NULL,"
+    " rank INTEGER);")
+
+
+class Stage:
+    """The scratch database at ``path``, attached to ``db`` as ``stage``; ``bulk`` is the
+    build's bulk module."""
+
+    def __init__(self, db, path, bulk):
+        self.db, self.path, self.bulk = db, path, bulk
+        db.executescript(SCHEMA)
+        self.conn = bulk.Connection(path, cache_kib=APPEND_CACHE_KIB)
+        self.conn.execute("PRAGMA journal_mode=OFF")
+        self._rows = bulk.BulkInserter(self.conn, INSERT_ROWS)
+        self._fixups = bulk.BulkInserter(self.conn, INSERT_FIXUPS)
+        self.dropped = 0  # repeats found here (dedupe mode)
+
+    def close(self):
+        for inserter in (self._rows, self._fixups):
+            inserter.close()
+        self.conn.close()
+
+    # -- loading ---------------------------------------------------------------------
+    def add_block(self, block, wanted):
+        """A block the ID window has resolved; ``wanted``: its rows whose parent it did not find."""
+        parent = block.parent_seq.copy()
+        parent[np.equal(block.parent, None)] = NO_PARENT
+        parent[wanted] = UNRESOLVED
+        ints = np.column_stack([block.seq, block.h, parent, block.pstart, block.kind, block.location,
+                                block.start, block.end, block.flags, block.track])
+        self._rows.insert(np.ascontiguousarray(ints, dtype=np.int64),
+                          (block.src.tolist(), block.ext.tolist(), block.details.tolist()))
+        if len(wanted):
+            texts = block.parent[wanted]
+            self._fixups.insert(np.ascontiguousarray(np.column_stack([block.seq[wanted], hashes(texts)])),
+                                (texts.tolist(),))
+
+    # -- settling what the window left -----------------------------------------------
+    def index_ids(self):
+        self.db.execute("CREATE INDEX stage.rows_h ON rows (h)")
+
+    def drop_far_repeats(self, dedupe, where):
+        """Repeated IDs the window did not see: dropped if they repeat the first row field for
+        field (``dedupe``), else an error at the first repeat in input order. Returns how
+        many rows were dropped."""
+        db = self.db
+        groups = db.execute("SELECT h FROM stage.rows GROUP BY h HAVING count(*) > 1")
+        drops, worst = [], None  # worst: (again seq, first seq, ID, fields differ)
+        while True:
+            chunk = groups.fetchmany(1024)
+            if not chunk:
+                break
+            for (h,) in chunk:
+                firsts = {}
+                for row in db.execute(
+                        "SELECT r.seq, r.ext_id, CASE WHEN r.parent >= 0 THEN p.ext_id"
+                        " WHEN r.parent = ? THEN f.parent_ext END, r.kind, r.location, r.start_ps,"
+                        " r.end_ps, r.details FROM stage.rows r LEFT JOIN stage.rows p"
+                        " ON p.seq = r.parent LEFT JOIN stage.fixups f ON f.seq = r.seq"
+                        " WHERE r.h = ? ORDER BY r.seq", (UNRESOLVED, h)).fetchall():
+                    first = firsts.setdefault(row[1], row)
+                    if first is row:
+                        continue
+                    if dedupe and first[2:] == row[2:]:
+                        drops.append((row[0], first[0]))
+                    elif worst is None or row[0] < worst[0]:
+                        worst = (row[0], first[0], row[1], dedupe)
+            if len(drops) >= READ_BLOCK:
+                self._drop(drops)
+        if worst is not None:
+            again, first, ext, differ = worst
+            again, first = where(self.source(again)), where(self.source(first))
+            if differ:
+                raise TraceFormatError(f"{again}: task ID {ext!r} again with different fields"
+                                       f" (first at {first})")
+            raise TraceFormatError(f"{again}: duplicate task ID {ext!r} (first at {first})")
+        self._drop(drops)
+        if self.dropped:
+            self._close_up()
+        return self.dropped
+
+    def source(self, seq):
+        """The input position of staged row ``seq``."""
+        return self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)).fetchall()[0][0]
+
+    def _drop(self, drops):
+        if drops:
+            self.db.execute("BEGIN")
+            self.db.executemany("INSERT INTO stage.dropped (seq, survivor) VALUES (?, ?)", drops)
+            self.db.execute("COMMIT")
+            self.dropped += len(drops)
+            drops.clear()
+
+    def _close_up(self):
+        """Remove the dropped rows; what named them names their survivor; ranks for ``key_sql``."""
+        db = self.db
+        db.execute("BEGIN")
+        db.execute("DELETE FROM stage.rows WHERE seq IN (SELECT seq FROM stage.dropped)")
+        db.execute("DELETE FROM stage.fixups WHERE seq IN (SELECT seq FROM stage.dropped)")
+        db.execute("UPDATE stage.rows SET parent = (SELECT d.survivor FROM stage.dropped d"
+                   " WHERE d.seq = stage.rows.parent) WHERE parent IN (SELECT seq FROM stage.dropped)")
+        db.execute("UPDATE stage.dropped SET rank = r.n FROM (SELECT seq, row_number()"
+                   " OVER (ORDER BY seq) AS n FROM stage.dropped) r WHERE r.seq = dropped.seq")
+        db.execute("COMMIT")
+
+    def key_sql(self, seq, table="stage.dropped"):
+        """SQL for the task key of staged row ``seq`` (an SQL expression)."""
+        if not self.dropped:
+            return f"({seq}) - 1"
+        return (f"({seq}) - 1 - coalesce((SELECT d.rank FROM {table} d WHERE d.seq < ({seq})"
+                f" ORDER BY d.seq DESC LIMIT 1), 0)")
+
+    def resolve_fixups(self):
+        """Parents named far from their children; returns the orphans (parents not in the input)."""
+        db = self.db
+        db.execute("BEGIN")
+        # min(): the first of rows with that ID (the survivor, if one was dropped); start_ps
+        # is taken from that same row.
+        db.execute("INSERT INTO stage.found SELECT f.seq, min(r.seq), r.start_ps"
+                   " FROM stage.fixups f JOIN stage.rows r ON r.h = f.ph AND r.ext_id = f.parent_ext"
+                   " GROUP BY f.seq")
+        db.execute("UPDATE stage.rows SET"
+                   " parent = (SELECT f.parent FROM stage.found f WHERE f.child = stage.rows.seq),"
+                   " pstart = (SELECT f.pstart FROM stage.found f WHERE f.child = stage.rows.seq)"
+                   " WHERE seq IN (SELECT child FROM stage.found)")
+        db.execute("COMMIT")
+        wanted, found = (db.execute(f"SELECT count(*) FROM stage.{t}").fetchone()[0]
+                         for t in ("fixups", "found"))
+        return wanted - found
+
+    def resolve_task_points(self):
+        """Flow points that name their task by ID get its staged key."""
+        self.db.execute("BEGIN")
+        self.db.execute(
+            "UPDATE stage.flow_points SET task_seq = (SELECT min(r.seq) FROM stage.rows r"
+            " WHERE r.h = stage.flow_points.task_h AND r.ext_id = stage.flow_points.task_ext)"
+            " WHERE task_ext IS NOT NULL")
+        self.db.execute("COMMIT")
+
+    def nest_by_track(self, sweep_class):
+        """Parents of tasks that name none, and tasks of flow points bound by time, from the
+        nesting on each track (``sweep_class``: the build's ``TrackSweep``)."""
+        db = self.db
+        db.execute("CREATE INDEX stage.rows_track ON rows (track, start_ps, end_ps DESC, seq)"
+                   " WHERE track >= 0")
+        # Flow ends are few next to tasks (about one per launch), so they fit in memory.
+        enclosing, following = (db.execute(
+            "SELECT track, time_ps, seq FROM stage.flow_points WHERE track IS NOT NULL"
+            " AND bind = ? ORDER BY track, time_ps, seq", (bind,)).fetchall() for bind in (0, 1))
+        sweep = sweep_class(np.array(enclosing, dtype=np.int64).reshape(-1, 3),
+                            np.array(following, dtype=np.int64).reshape(-1, 3))
+        bulk = self.bulk
+        reader = bulk.BulkReader(
+            self.conn, f"SELECT seq, track, start_ps, end_ps, parent = {NO_PARENT} FROM rows"
+            " INDEXED BY rows_track WHERE track >= 0 ORDER BY track, start_ps, end_ps DESC, seq")
+        nest = bulk.BulkInserter(self.conn, "INSERT INTO nest VALUES (?, ?, ?)")
+        bound = bulk.BulkInserter(self.conn, "INSERT INTO bound VALUES (?, ?)")
+        try:
+            while True:
+                rows, _ = reader.fetch(READ_BLOCK)
+                if not len(rows):
+                    break
+                nested, points = sweep.feed(rows)
+                nest.insert(nested)
+                bound.insert(points)
+            bound.insert(sweep.finish())
+        finally:
+            for part in (reader, nest, bound):
+                part.close()
+        db.execute("CREATE INDEX stage.nest_child ON nest (child, parent, pstart)")
+        db.execute("BEGIN")
+        db.execute("UPDATE stage.flow_points SET task_seq = (SELECT b.task FROM stage.bound b"
+                   " WHERE b.point = stage.flow_points.seq) WHERE task_seq IS NULL")
+        db.execute("COMMIT")
+
+    # -- reading back ----------------------------------------------------------------
+    def tasks(self, nested):
+        """Blocks of ``(key, parent key or -1, kind, location, start, end, flags, parent
+        start or NO_TIME)`` int64 rows in key order, with their ID and details texts."""
+        key = self.key_sql
+        parent = f"CASE WHEN r.parent >= 0 THEN {key('r.parent', 'dropped')}"
+        pstart, join = "r.pstart", ""
+        if nested:
+            join = " LEFT JOIN nest n ON n.child = r.seq"
+            parent += f" WHEN r.parent = {NO_PARENT} AND n.parent IS NOT NULL THEN {key('n.parent', 'dropped')}"
+            pstart = f"CASE WHEN r.parent = {NO_PARENT} THEN coalesce(n.pstart, {NO_TIME}) ELSE r.pstart END"
+        sql = (f"SELECT {key('r.seq', 'dropped')}, {parent} ELSE -1 END, r.kind, r.location, r.start_ps,"
+               f" r.end_ps, r.flags, {pstart}, r.ext_id, r.details FROM rows r{join} ORDER BY r.seq")
+        reader = self.bulk.BulkReader(self.conn, sql, ints=8)
+        try:
+            while True:
+                rows, (ext_ids, details) = reader.fetch(READ_BLOCK)
+                if not len(rows):
+                    return
+                yield rows, ext_ids, details
+        finally:
+            reader.close()
