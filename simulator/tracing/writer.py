@@ -129,8 +129,8 @@ class TraceWriter:
         self._bulk = BulkInserter(self.path, INSERT_TASKS, null_if_negative=1)
         self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
         self._bulk_imported = None  # opened by the first ``write_imported``
-        self._live = (pyramid_build.LivePyramid(self.db, lambda sql: BulkInserter(self.path, sql))
-                      if pyramid_build.IncrementalPyramid is not None else None)
+        self._live = self._new_live_pyramid()
+        self._kinds = []  # declared for write_imported
 
     @classmethod
     def reopen(cls, path: str | os.PathLike) -> TraceWriter:
@@ -207,17 +207,16 @@ class TraceWriter:
     def declare_kinds(self, kinds: list[tuple[int, str, str]]) -> None:
         """Kinds (``(key, category, action)``) already in the file, before ``write_imported``
         rows use them."""
+        self._kinds = list(kinds)
         if self._live is not None:
-            self._live.declare_kinds(kinds)
+            self._live.declare_kinds(self._kinds)
 
-    def write_imported(self, tasks: np.ndarray, ext_ids: list, details: list,
-                       parent_starts: np.ndarray) -> None:
+    def write_imported(self, tasks: np.ndarray, ext_ids: list, details: list) -> None:
         """Insert imported tasks whose locations and kinds are in the file already.
 
         ``tasks``: ``(n, 7)`` int64 rows as in ``write_batch``, in key order, after every
-        earlier call's; ``ext_ids`` and ``details``: each task's text or None;
-        ``parent_starts``: each task's parent's start, or -1 where unknown (the pyramid
-        uses a ``req_in``'s, known here, instead of looking for it).
+        earlier call's; ``ext_ids`` and ``details``: each task's text or None. The metric
+        pyramid takes them through ``feed_pyramid``.
         """
         if not len(tasks):
             return
@@ -230,8 +229,33 @@ class TraceWriter:
         keys[0] += len(tasks)
         keys[1] = max(keys[1], int(tasks[-1, 0]))
         keys[2] = max(keys[2], int(tasks[:, 1].max()))
-        if self._live is not None:
-            self._live.add(tasks, parent_starts)
+
+    @property
+    def incremental_pyramid(self) -> bool:
+        """Whether the metric pyramid is built as tasks come (else at ``finalize``: plain Python)."""
+        return self._live is not None
+
+    def feed_pyramid(self, tasks: np.ndarray, parent_starts: np.ndarray) -> int:
+        """Tasks written by ``write_imported`` (``(n, 7)`` rows sorted by key, in batches in
+        any order) for the incremental metric pyramid, with each one's parent's start (-1 if
+        unknown: only a ``req_in``'s is used). Returns the events the pyramid holds waiting
+        for later batches."""
+        self._live.add(tasks, parent_starts)
+        return self._live.builder.pending_events
+
+    def restart_pyramid(self) -> None:
+        """Forget what ``feed_pyramid`` was given (say, tasks in an order that held too much
+        in flight), so that the tasks can be fed again in another order."""
+        if self._live is None:
+            return
+        self._live.close()
+        pyramid_build.clear_locations(self.db)
+        self._live = self._new_live_pyramid()
+        self._live.declare_kinds(self._kinds)
+
+    def _new_live_pyramid(self):
+        return (pyramid_build.LivePyramid(self.db, lambda sql: BulkInserter(self.path, sql))
+                if pyramid_build.IncrementalPyramid is not None else None)
 
     def sync(self) -> None:
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""

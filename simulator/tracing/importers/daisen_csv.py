@@ -22,7 +22,7 @@ _columns = build.module("simulator.tracing.importers._columns")  # or its refere
 padded, to_ps = _columns.padded, _columns.to_ps
 
 HEADER = ("ID", "ParentID", "Kind", "What", "Where", "Start", "End")
-BLOCK = 100_000
+BLOCK = 25_000
 PS_EXPONENT = 12  # seconds -> ps
 TOO_MANY = re.compile(r"Expected \d+ fields in line (\d+), saw (\d+)")  # pandas counts from our line 2
 

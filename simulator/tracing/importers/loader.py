@@ -54,6 +54,9 @@ BATCH = 50_000
 # grow with the trace up to the cap.
 CACHE_KB = 8 * 1024
 INT64_MAX = 2 ** 63 - 1
+# Events the metric pyramid may hold in flight (32 bytes each) while tasks are read back
+# in key order; past it they are fed again in the order of their first events.
+PYRAMID_BUDGET = 1 << 19
 # Flow point phases, in the order they chain within one flow.
 FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 
@@ -445,18 +448,27 @@ class Loader:
         return earliest
 
     def _write_tasks(self, shift, nested):
-        """Every task, read back in key order, through the writer's bulk path."""
+        """Every task, read back in key order, through the writer's bulk path; the metric
+        pyramid is built from the same pass unless the tasks' order holds too many of them
+        in flight (``PYRAMID_BUDGET``), when it is fed again in the order of their first
+        events, sorted on disk."""
         writer = self.writer
         writer.declare_kinds([(key, category, action) for (category, action), key in self.kinds.items()])
+        feeding = writer.incremental_pyramid
         for rows, ext_ids, details in self.stage_db.tasks(nested):
-            keys = rows[:, 0]
-            rows[:, 4:6] -= shift
-            unknown = rows[:, 7] == NO_TIME
-            parent_starts = np.where(unknown, -1, rows[:, 7] - shift)
+            tasks, parent_starts = _shifted(rows, shift)
             ext = np.asarray(ext_ids, dtype=object)
-            ext[ext == keys.astype(str).astype(object)] = None  # NULL: the ID is the key
-            writer.write_imported(np.ascontiguousarray(rows[:, :7]), ext.tolist(), details,
-                                  parent_starts)
+            ext[ext == tasks[:, 0].astype(str).astype(object)] = None  # NULL: the ID is the key
+            writer.write_imported(tasks, ext.tolist(), details)
+            if feeding:
+                feeding = writer.feed_pyramid(tasks, parent_starts) <= PYRAMID_BUDGET
+        if feeding or not writer.incremental_pyramid:
+            return
+        writer.restart_pyramid()
+        waits = [key for (category, _), key in self.kinds.items() if category == "req_in"]
+        for rows, _, _ in self.stage_db.tasks(nested, first_event_of=waits):
+            order = np.argsort(rows[:, 0], kind="stable")  # a batch is given in key order
+            writer.feed_pyramid(*_shifted(rows[order], shift))
 
     def _write_run_metadata(self, shift):
         origin = self._epoch + self._base + shift
@@ -516,6 +528,13 @@ class Loader:
                     pass
         self.pending.discard()
         remove_trace_files(self.scratch_path)
+
+
+def _shifted(rows, shift):
+    """Staged rows (``Stage.tasks``) as task rows and parent starts, ``shift`` earlier."""
+    rows[:, 4:6] -= shift
+    parent_starts = np.where(rows[:, 7] == NO_TIME, -1, rows[:, 7] - shift)
+    return np.ascontiguousarray(rows[:, :7]), parent_starts
 
 
 def _objects(values):

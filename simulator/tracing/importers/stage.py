@@ -24,7 +24,7 @@ from .ids import NO_TIME, hashes
 from .values import TraceFormatError
 
 NO_PARENT, UNRESOLVED = -1, -2
-READ_BLOCK = 65_536
+READ_BLOCK = 16_384
 # Pages the staging connection keeps: appends touch only each table's right-hand edge.
 APPEND_CACHE_KIB = 2048
 INSERT_ROWS = ("INSERT INTO rows (seq, h, parent, pstart, kind, location, start_ps, end_ps, flags,"
@@ -232,9 +232,11 @@ class Stage:
         db.execute("COMMIT")
 
     # -- reading back ----------------------------------------------------------------
-    def tasks(self, nested):
+    def tasks(self, nested, first_event_of=None):
         """Blocks of ``(key, parent key or -1, kind, location, start, end, flags, parent
-        start or NO_TIME)`` int64 rows in key order, with their ID and details texts."""
+        start or NO_TIME)`` int64 rows with their ID and details texts, in key order; or,
+        given ``first_event_of`` (the kinds whose wait from their parent's start is their
+        first event, ``req_in``), without texts in the order of each task's first event."""
         key = self.key_sql
         parent = f"CASE WHEN r.parent >= 0 THEN {key('r.parent', 'dropped')}"
         pstart, join = "r.pstart", ""
@@ -242,14 +244,20 @@ class Stage:
             join = " LEFT JOIN nest n ON n.child = r.seq"
             parent += f" WHEN r.parent = {NO_PARENT} AND n.parent IS NOT NULL THEN {key('n.parent', 'dropped')}"
             pstart = f"CASE WHEN r.parent = {NO_PARENT} THEN coalesce(n.pstart, {NO_TIME}) ELSE r.pstart END"
+        texts, order = ", r.ext_id, r.details", "r.seq"
+        if first_event_of is not None:
+            waits = ", ".join(map(str, first_event_of)) or "NULL"
+            texts = ""
+            order = (f"CASE WHEN r.kind IN ({waits}) AND ({pstart}) BETWEEN {NO_TIME + 1} AND r.start_ps"
+                     f" THEN ({pstart}) ELSE r.start_ps END, r.seq")
         sql = (f"SELECT {key('r.seq', 'dropped')}, {parent} ELSE -1 END, r.kind, r.location, r.start_ps,"
-               f" r.end_ps, r.flags, {pstart}, r.ext_id, r.details FROM rows r{join} ORDER BY r.seq")
+               f" r.end_ps, r.flags, {pstart}{texts} FROM rows r{join} ORDER BY {order}")
         reader = self.bulk.BulkReader(self.conn, sql, ints=8)
         try:
             while True:
-                rows, (ext_ids, details) = reader.fetch(READ_BLOCK)
+                rows, others = reader.fetch(READ_BLOCK)
                 if not len(rows):
                     return
-                yield rows, ext_ids, details
+                yield (rows, *others) if others else (rows, None, None)
         finally:
             reader.close()
