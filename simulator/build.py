@@ -5,8 +5,9 @@ path, and both give identical traces:
 
 * ``"cython"``: the extensions that ``setup.py build_ext`` compiles: the hand-written
   ``_*.pyx`` modules (engine heap, tracer ring buffer, bulk inserter and reader, the
-  importers' column loops and track nesting) and the timing components written once in Cython's pure
-  Python mode (a ``.py`` with a ``.pxd`` beside it), compiled from that same ``.py``;
+  importers' column loops, Chrome slice reader and track nesting) and the timing
+  components written once in Cython's pure Python mode (a ``.py`` with a ``.pxd``
+  beside it), compiled from that same ``.py``;
 * ``"python"``: the readable references of the ``.pyx`` modules, and the same
   pure-mode ``.py`` files run by the interpreter.
 
@@ -38,6 +39,7 @@ EXTENSIONS = {
     "simulator.tracing._bulk": "simulator.tracing.bulk",
     "simulator.tracing.importers._columns": "simulator.tracing.importers.columns",
     "simulator.tracing.importers._nesting": "simulator.tracing.importers.nesting",
+    "simulator.tracing.importers._slices": "simulator.tracing.importers.slices",
     "simulator.gpu.memory": None,
     "simulator.gpu.compute_unit": None,
     "simulator.gpu.command_processor": None,

@@ -25,18 +25,26 @@ Files written by our exporter carry a ``gpuscope`` key and, on every event, the 
 identity (``args.id``, ``args.parent``, ``args.category``, ``args.location``), or the
 task a flow point belongs to (``args.task``), so they import back exactly.
 
-The file is read incrementally, one event at a time, so memory stays bounded.
+The file is read incrementally, so memory stays bounded: runs of plain complete slices
+in blocks (``slices``), every other event one at a time.
 """
 import json
 import re
 from decimal import Decimal
 
-from ... import user_input
+import numpy as np
+
+from ... import build, user_input
 from . import naming
 from .loader import TraceFormatError, scaled_to_ps
+from .slices import details_json as _dumps
+from .slices import time_ps as _time
+
+_slices = build.module("simulator.tracing.importers._slices")  # or its reference
 
 PS_PER_US = 10 ** 6
 CHUNK = 1 << 20
+SLICE_BLOCK = 16_384  # plain slices read at once
 MAX_EVENT_BYTES = 16 << 20
 UNIX_AFTER_PS = 10 ** 21  # a source time past 10**9 s (2001) is taken as Unix time
 OWN_KEY = "gpuscope"
@@ -56,6 +64,8 @@ class _Reader:
 
     def __init__(self, stream, path, progress=None):
         self.stream, self.path, self.progress = stream, path, progress
+        # Where times count from, for plain slices read in blocks; None: read every event alone.
+        self.slice_base = None
         self.buf, self.pos, self.eof = "", 0, False
         # Line bookkeeping, advanced incrementally so positions cost O(1) amortised:
         # ``line`` is the line number at buffer offset ``scan``, which starts at ``line_start``.
@@ -165,64 +175,58 @@ class _Reader:
             raise TraceFormatError(f"{self.path}: no \"traceEvents\" array found")
 
     def _events(self, closing_optional=False):
-        """Yield ("event", value, position) for each element of the open array."""
+        """Yield ("event", value, position) for each element of the open array, or
+        ("slices", Slices, None) for a run of plain slices read at once."""
         ch = self._peek()
-        if ch == "]":
-            self.pos += 1
-            return
         while True:
-            if ch == "]":  # after a trailing comma, as some writers leave one
+            if ch == "]":  # the end, also after a trailing comma, as some writers leave one
                 self.pos += 1
                 return
             if ch == "":
                 if closing_optional:
                     return
                 raise TraceFormatError(f"{self.where()}: unexpected end of file inside the event array")
-            value, where = self._value()
-            yield "event", value, where
-            separator = SEPARATOR.match(self.buf, self.pos)
-            if separator and separator.end() < len(self.buf):  # the usual ",\n" between events
-                self.pos = separator.end()
-                ch = self.buf[self.pos]
-                continue
-            ch = self._peek()  # at the buffer's edge, or the array's end
-            if ch == "]":
-                self.pos += 1
-                return
-            if ch == "":
-                continue
-            if ch != ",":
-                raise TraceFormatError(f"{self.where()}: expected ',' or ']' between events")
-            self.pos += 1
-            ch = self._peek()
+            block, after_event = self._slices() if ch == "{" else (None, False)
+            if block is not None:
+                yield "slices", block, None
+                if not after_event:
+                    ch = self._peek()
+                    continue
+            else:
+                value, where = self._value()
+                yield "event", value, where
+            ch = self._separator()
 
+    def _separator(self):
+        """After an event: past its ',' to the next event's first character, or at ']'."""
+        separator = SEPARATOR.match(self.buf, self.pos)
+        if separator and separator.end() < len(self.buf):  # the usual ",\n" between events
+            self.pos = separator.end()
+            return self.buf[self.pos]
+        ch = self._peek()  # at the buffer's edge, or the array's end
+        if ch in ("]", ""):
+            return ch
+        if ch != ",":
+            raise TraceFormatError(f"{self.where()}: expected ',' or ']' between events")
+        self.pos += 1
+        return self._peek()
 
-def _time(event, key, where, required=True):
-    value = event.get(key)
-    if value is None:
-        if required or key in event:
-            raise TraceFormatError(f"{where}: event has no {key!r}" if key not in event
-                                   else f"{where}: {key} is not a number: None")
-        return 0
-    if type(value) is Decimal:  # the usual case: exact when at most 6 decimals
-        scaled = value.scaleb(6)
-        if scaled == scaled.to_integral_value():
-            return int(scaled)
-    elif type(value) is int:
-        return value * PS_PER_US
-    return scaled_to_ps(value, PS_PER_US, where, key)
-
-
-def _json_default(value):
-    return str(value) if isinstance(value, Decimal) else repr(value)
-
-
-# One encoder for every event: ``json.dumps`` with options builds a new one per call.
-_ENCODER = json.JSONEncoder(default=_json_default, sort_keys=True)
-
-
-def _dumps(value):
-    return _ENCODER.encode(value)
+    def _slices(self):
+        """(plain slices read from here, or None; whether reading stopped right after one)."""
+        if self.slice_base is None:
+            return None, False
+        base = self.slice_base()
+        while True:
+            self._advance(self.pos)
+            pos, after_event, why, base, line, line_start, block = _slices.scan(
+                self.buf, self.pos, base, SLICE_BLOCK, self.line, self.line_start)
+            self.pos = self.scan = pos
+            self.line, self.line_start = line, line_start
+            if block is not None:
+                block.base = base
+                return block, after_event
+            if why != _slices.MORE or not self._more():  # the event-by-event reader takes it
+                return None, False
 
 
 def _plain(value):
@@ -355,11 +359,16 @@ def read(stream, path, loader, progress=None):
     state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None, "latest": None,
              "open_links": {}}
 
+    reader.slice_base = lambda: loader.time_base
     for item, first, second in reader.items():
+        if item == "slices":
+            _add_slices(loader, tracks, state, first, path)
+            continue
         if item == "meta":
             if first == OWN_KEY and isinstance(second, dict):
                 _declare_own_origin(loader, second, path)
                 state["ours"] = tracks.exact = True
+                reader.slice_base = None  # our export: slices carry their identities
             else:
                 metadata[first] = _plain(second)
             continue
@@ -422,6 +431,8 @@ def read(stream, path, loader, progress=None):
                       tracks.placeholder("async", begin.get("pid", 0)), f"async {'|'.join(key)}",
                       flags=1)
     tracks.name_all(loader)
+    if not state["ours"]:
+        loader.declare_unique_ids()  # every task is "chrome-N", numbered here
     _set_clock(loader, metadata, state)
     loader.set_metadata(metadata)
     return state["skipped"]
@@ -488,6 +499,32 @@ def _add_task(loader, tracks, state, event, where, start, end, location, track, 
         phase = "t" if flow_in and flow_out else "f" if flow_in else "s" if flow_out else None
         if phase:
             loader.add_flow_point(f"v2\0{_key(bind)}", phase, kind, task_ext=ext_id, where=where)
+
+
+def _add_slices(loader, tracks, state, block, path):
+    """A run of plain slices, staged as ``_add_task`` stages each (``slices`` read them)."""
+    n = len(block)
+    base = block.base
+    first, last = base + int(block.starts.min()), base + int(block.ends.max())
+    if state["earliest"] is None or first < state["earliest"]:
+        state["earliest"] = first
+    if state["latest"] is None or last > state["latest"]:
+        state["latest"] = last
+    serial = state["serial"]
+    state["serial"] += n
+    threads = np.empty((len(block.threads), 2), dtype=np.int64)  # location, track
+    for i, (pid, tid) in enumerate(block.threads):
+        location, track = tracks.thread(pid, tid)
+        threads[i] = loader.location_id(location), loader.track_id(track)
+    kinds = np.array([loader.kind_id(category, name) for category, name in block.kinds], dtype=np.int64)
+    device = [i for i, (category, _) in enumerate(block.kinds) if category.lower() in DEVICE_CATEGORIES]
+    if device:
+        on_device = np.unique(block.thread[np.isin(block.kind, device)])
+        tracks.device_tracks.update(block.threads[i] for i in on_device.tolist())
+    locations, track_keys = threads[block.thread].T
+    loader.add_relative(base, list(map("chrome-{}".format, range(serial + 1, serial + n + 1))),
+                        kinds[block.kind], locations, block.starts, block.ends, track_keys,
+                        block.details, block.lines, f"{path}:")
 
 
 def _add_instant(loader, state, event, where, location):

@@ -122,6 +122,7 @@ class Loader:
         self.series = {}
         self.tracks = {}
         self.dedupe = drop_exact_duplicates  # else any repeated task ID is an error
+        self.unique_ids = False  # the importer made every ID itself (``declare_unique_ids``)
         self.window = IdWindow(self._staged, self._where, dedupe=drop_exact_duplicates)
         self.report = LoadReport()
         self._batch, self._links, self._points, self._instants, self._counters = [], [], [], [], []
@@ -161,6 +162,11 @@ class Loader:
         """Keep the source's top-level metadata (a JSON-serialisable dict) as run metadata."""
         self._metadata = metadata or None
 
+    def declare_unique_ids(self):
+        """Say that the importer made every task ID itself, never twice (Chrome's serial
+        numbers): the IDs need not be checked for repeats."""
+        self.unique_ids = True
+
     def set_location_order(self, name, key):
         """Display order of a location: locations are ranked by ``key`` (any comparable
         tuple) into ``location.sort_index``; those without a key follow, by name."""
@@ -189,6 +195,16 @@ class Loader:
             loc = self.locations[name] = len(self.locations)
             self.db.execute("INSERT INTO location (id, name) VALUES (?, ?)", (loc, name))
         return loc
+
+    @property
+    def time_base(self):
+        """The absolute time (ps, source clock) staged times are relative to; None until
+        the first time is staged (or an origin declared)."""
+        return self._base
+
+    def track_id(self, track):
+        """The key of a Chrome track (``"pid:tid"``), interned on first use."""
+        return self._track(track)
 
     def _track(self, track):
         if track is None:
@@ -287,6 +303,27 @@ class Loader:
             location=np.asarray(locations, dtype=np.int64), start=starts - base, end=ends - base,
             flags=np.zeros(n, dtype=np.int64), track=np.full(n, -1, dtype=np.int64),
             details=np.full(n, None, dtype=object), src=np.asarray(lines.tolist(), dtype=object)))
+
+    def add_relative(self, base, ext_ids, kinds, locations, starts, ends, tracks, details, lines,
+                     where_prefix):
+        """Stage a block of tasks whose times are already relative to ``base`` (the loader's
+        ``time_base``, or the base to take if it has none) and checked, as the Chrome
+        slice reader gives them: ``kinds``, ``locations`` and ``tracks`` int arrays of
+        ``kind_id``/``location_id``/``track_id`` keys, ``details`` texts or None,
+        ``lines`` positions reported as ``where_prefix`` + line. They name no parents."""
+        n = len(ext_ids)
+        if self._base is None:
+            self._base = base
+        elif base != self._base:
+            raise ValueError(f"times relative to {base}, not to the loader's {self._base}")
+        self._where_prefix = where_prefix
+        self._flush()
+        self._add_block(Block(
+            ext=_objects(ext_ids), parent=np.full(n, None, dtype=object),
+            kind=np.asarray(kinds, dtype=np.int64), location=np.asarray(locations, dtype=np.int64),
+            start=np.asarray(starts, dtype=np.int64), end=np.asarray(ends, dtype=np.int64),
+            flags=np.zeros(n, dtype=np.int64), track=np.asarray(tracks, dtype=np.int64),
+            details=_objects(details), src=np.asarray(lines.tolist(), dtype=object)))
 
     def _add_block(self, block):
         self._note(int(block.start.min()))
@@ -399,8 +436,10 @@ class Loader:
         db, stage, report = self.db, self.stage_db, self.report
         if not self.count:
             raise TraceFormatError("no tasks found in the input")
-        stage.index_ids()
-        stage.drop_far_repeats(self.dedupe, self._where)
+        if not self.unique_ids or stage.looks_up_ids():
+            stage.index_ids()
+        if not self.unique_ids:
+            stage.drop_far_repeats(self.dedupe, self._where)
         report.duplicates += self.window.dropped + stage.dropped
         report.orphans = stage.resolve_fixups()
         stage.resolve_task_points()
@@ -457,9 +496,7 @@ class Loader:
         feeding = writer.incremental_pyramid
         for rows, ext_ids, details in self.stage_db.tasks(nested):
             tasks, parent_starts = _shifted(rows, shift)
-            ext = np.asarray(ext_ids, dtype=object)
-            ext[ext == tasks[:, 0].astype(str).astype(object)] = None  # NULL: the ID is the key
-            writer.write_imported(tasks, ext.tolist(), details)
+            writer.write_imported(tasks, ext_ids, details)
             if feeding:
                 feeding = writer.feed_pyramid(tasks, parent_starts) <= PYRAMID_BUDGET
         if feeding or not writer.incremental_pyramid:

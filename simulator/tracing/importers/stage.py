@@ -97,6 +97,13 @@ class Stage:
     def index_ids(self):
         self.db.execute("CREATE INDEX stage.rows_h ON rows (h)")
 
+    def looks_up_ids(self):
+        """Whether anything staged names a task by ID for ``index_ids`` to find."""
+        return self.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM stage.fixups) OR EXISTS (SELECT 1 FROM stage.links)"
+            " OR EXISTS (SELECT 1 FROM stage.tags)"
+            " OR EXISTS (SELECT 1 FROM stage.flow_points WHERE task_ext IS NOT NULL)").fetchone()[0] == 1
+
     def drop_far_repeats(self, dedupe, where):
         """Repeated IDs the window did not see: dropped if they repeat the first row field for
         field (``dedupe``), else an error at the first repeat in input order. Returns how
@@ -244,7 +251,10 @@ class Stage:
             join = " LEFT JOIN nest n ON n.child = r.seq"
             parent += f" WHEN r.parent = {NO_PARENT} AND n.parent IS NOT NULL THEN {key('n.parent', 'dropped')}"
             pstart = f"CASE WHEN r.parent = {NO_PARENT} THEN coalesce(n.pstart, {NO_TIME}) ELSE r.pstart END"
-        texts, order = ", r.ext_id, r.details", "r.seq"
+        # An ID that is the key itself is stored as NULL (``task.ext_id``).
+        texts = (f", CASE WHEN r.ext_id = CAST({key('r.seq', 'dropped')} AS TEXT) THEN NULL"
+                 " ELSE r.ext_id END, r.details")
+        order = "r.seq"
         if first_event_of is not None:
             waits = ", ".join(map(str, first_event_of)) or "NULL"
             texts = ""
