@@ -1,7 +1,9 @@
 """Exact decimal text to picoseconds: the C loop, its Python reference and Decimal agree."""
+import io
 from decimal import Decimal
 
 import numpy as np
+import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -57,7 +59,66 @@ def test_typical_times():
         assert isinstance(ok, np.ndarray) and ok.dtype == bool
 
 
-def test_padding_is_found_at_either_end():
+def _rows(module, text, line=2, final=True):
+    consumed, line, rows, problem = module.read_rows(text, line, final)
+    return consumed, line, {k: (v.tolist() if hasattr(v, "tolist") else v)
+                            for k, v in vars(rows).items()}, problem
+
+
+def test_padding_at_either_end_is_stripped():
+    """A field that starts (inside quotes) or ends with a space is stripped; inner spaces
+    and a field's other whitespace stay."""
     for module in IMPLEMENTATIONS:
-        assert not module.padded(["a b", "x", ""])
-        assert module.padded(["ok", " lead"]) and module.padded(["trail ", "ok"])
+        _, _, rows, problem = _rows(module, 'a b, x ,\tk," lead",L,1,2\ntrail ,,k,w,L,1,2\n')
+        assert problem is None
+        assert rows["ids"] == ["a b", "trail"] and rows["parents"] == ["x", None]
+        assert rows["kinds"] == [("\tk", "lead"), ("k", "w")]
+
+
+def test_rows_as_pandas_reads_them():
+    """Quoted fields, doubled quotes, text after a closing quote, line breaks inside quotes,
+    \r\n and \r row ends, spaces skipped at a field's start: as pandas reads the same text."""
+    text = ('"a, b" , , "k""1", "w\nx",L,0.5,1\r\nq,"a, b",k, w ,"L[0]",1e-9, 2\rz"x,q,k,w,L,3,4\n')
+    frame = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False,
+                        skipinitialspace=True, engine="c", quotechar='"', index_col=False)
+    expected = [[f.strip() if f[:1] == " " or f[-1:] == " " else f for f in row[:5]]
+                for row in frame.values.tolist()]
+    for module in IMPLEMENTATIONS:
+        _, _, rows, problem = _rows(module, text)
+        assert problem is None
+        got = [[i, p or "", *rows["kinds"][k], rows["wheres"][w]] for i, p, k, w
+               in zip(rows["ids"], rows["parents"], rows["kind"], rows["where"])]
+        assert got == expected
+        assert rows["lines"] == [2, 4, 5]  # the second row starts after a line break in quotes
+
+
+def test_damaged_rows_stop_reading_with_their_line():
+    for module in IMPLEMENTATIONS:
+        assert _rows(module, "a,,k,w,L,1,2\n\nb,,k,w,L,1,2,3\n")[3] == (4, "expected 7 fields, found 8")
+        assert _rows(module, "a,,k,w,L,1\n")[3] == (2, "expected 7 fields, found 6")
+        assert _rows(module, 'a,,k,w,L,1,2\nb,"\n\n')[3] == (3, "the file ends inside a quoted field")
+        _, _, rows, problem = _rows(module, "\n ,,,,,,\n,x,,,,,\n  \r\n")  # blank rows
+        assert problem is None and rows["ids"] == []
+
+
+csv_text = st.lists(st.sampled_from(["a", "é", "1", ".", "5", "e-9", " ", "\t", ",", '"', '""',
+                                     "\n", "\r", "\r\n", ",,,,,,"]), max_size=60).map("".join)
+
+
+@given(text=csv_text, cuts=st.lists(st.integers(0, 80), max_size=4))
+def test_the_builds_read_the_same_rows_in_any_blocks(text, cuts):
+    """Whole, or in blocks cut anywhere (each read carries the unread rest on), the C loop
+    reads what its reference reads."""
+    whole = [_rows(module, text) for module in IMPLEMENTATIONS]
+    assert all(w == whole[0] for w in whole)
+    for module in IMPLEMENTATIONS:
+        rest, line, ids, problem = "", 2, [], None
+        bounds = sorted({0, *(c for c in cuts if c < len(text)), len(text)})
+        pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])] + [""]  # "" only at the end
+        for piece in pieces:
+            consumed, line, rows, problem = module.read_rows(rest + piece, line, not piece)
+            ids += rows.ids
+            if problem:
+                break
+            rest = (rest + piece)[consumed:]
+        assert (ids, problem) == (whole[0][2]["ids"], whole[0][3])
