@@ -36,6 +36,7 @@ BASE_PS = 1  # level-0 bins are 1 ps << level wide: no global span is known in a
 RECENT_BATCHES = 2
 MAX_PENDING_EVENTS = 4_000_000  # 32 B each; past it the frontier moves up to the newest batch
 REBUILD_CHUNK = 100_000
+HOLD_ROWS = 1 << 16  # pyramid rows a file no one reads yet holds back (80 B each)
 INSERT_METRICS = "INSERT INTO metric_bin VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INSERT_KIND_METRICS = "INSERT INTO metric_kind_bin VALUES (?, ?, ?, ?, ?, ?)"
 
@@ -49,13 +50,17 @@ class LivePyramid:
 
     ``inserter(sql)`` opens a bulk inserter on the trace (``BulkInserter``); ``db`` is
     the writer's connection, used to look up a parent written in an earlier batch.
+    ``hold_rows``: pyramid rows to gather before writing them, in a file no viewer reads
+    while it is written (0: each batch's at once).
     """
 
-    def __init__(self, db, inserter):
+    def __init__(self, db, inserter, hold_rows=0):
+        self.hold_rows = hold_rows
         self.db = db
         self.builder = IncrementalPyramid(base=BASE_PS)
         self._metrics = inserter(INSERT_METRICS)
         self._kind_metrics = inserter(INSERT_KIND_METRICS)
+        self._held, self._held_rows = [], 0  # final rows not written yet
         self._req_in = []
         self._recent = deque(maxlen=RECENT_BATCHES)
         self._opened = None
@@ -126,17 +131,27 @@ class LivePyramid:
                 ps[i] = found[0]
         return ps
 
-    def _write_rows(self):
+    def _write_rows(self, everything=False):
+        """Write the rows of the bins now final, or keep them until there are ``hold_rows``
+        (each transaction rewrites every page its rows touch, all over the two tables)."""
         metrics, kinds = self.builder.take_rows()
-        if len(metrics):
-            self._metrics.insert(metrics)
-        if len(kinds):
-            self._kind_metrics.insert(kinds)
+        held = self._held
+        for rows in (metrics, kinds):
+            held.append(rows)
+            self._held_rows += len(rows)
+        if self._held_rows < self.hold_rows and not everything:
+            return
+        for inserter, parts in ((self._metrics, held[0::2]), (self._kind_metrics, held[1::2])):
+            rows = np.concatenate(parts)
+            if len(rows):
+                inserter.insert(np.ascontiguousarray(rows))
+        held.clear()
+        self._held_rows = 0
 
     def finish(self):
         """Write the bins still in flight: (statistics per location, dirty locations)."""
         stats = self.builder.finish()
-        self._write_rows()
+        self._write_rows(everything=True)
         return stats, set(self.builder.dirty)
 
     def close(self):

@@ -102,6 +102,7 @@ class TraceWriter:
                  temporary: bool = False) -> None:
         self.path = Path(path)
         self._wall_start = time.perf_counter()
+        self._temporary = temporary
         for suffix in ("", "-wal", "-shm"):
             extra = Path(str(self.path) + suffix)
             if extra.exists():
@@ -157,6 +158,7 @@ class TraceWriter:
             raise
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         self._keys = [0, -1, -1]
+        self._temporary = False
         self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
         return self
 
@@ -254,8 +256,11 @@ class TraceWriter:
         self._live.declare_kinds(self._kinds)
 
     def _new_live_pyramid(self):
-        return (pyramid_build.LivePyramid(self.db, lambda sql: BulkInserter(self.path, sql))
-                if pyramid_build.IncrementalPyramid is not None else None)
+        if pyramid_build.IncrementalPyramid is None:
+            return None
+        return pyramid_build.LivePyramid(
+            self.db, lambda sql: BulkInserter(self.path, sql),
+            hold_rows=pyramid_build.HOLD_ROWS if self._temporary else 0)
 
     def sync(self) -> None:
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
