@@ -263,3 +263,35 @@ def test_a_pyramid_fed_again_in_first_event_order_is_the_same(tmp_path, monkeypa
             db = sqlite3.connect(out)
             dumps.append({t: db.execute(f"SELECT * FROM {t}").fetchall() for t in TABLES})
     assert dumps[:2] == dumps[2:]
+
+
+def test_tasks_written_straight_out_or_staged_make_the_same_trace(tmp_path, monkeypatch):
+    """A Daisen CSV (times on a declared origin) goes straight into the output, with far
+    parents set at the end and the pyramid of their locations rebuilt; the trace is the
+    one written from the scratch database."""
+    from simulator.tracing.importers import daisen_csv, loader
+    _both_builds_inputs(tmp_path)
+    monkeypatch.setattr(daisen_csv, "CHUNK", 300)  # many blocks: parents far from children
+    rows = (tmp_path / "t.csv").read_text().splitlines()
+    waits = [f"w{k}, far_out, req_in, ReadReq, GPU.L2[9], {k + 3}e-9, {k + 4}e-9" for k in range(3)]
+    rows = rows[:1] + waits + rows[1:-2] + ["far_out, kernel, req_out, ReadReq, GPU.CU[0], 0, 1e-8"]
+    (tmp_path / "t.csv").write_text("\n".join(rows + ["kernel, , kernel, k, GPU.CP, 0, 0.0000001"]) + "\n")
+    dumps = []
+    for direct in (True, False):
+        if not direct:
+            monkeypatch.setattr(loader.Loader, "direct", False, raising=False)
+            monkeypatch.setattr(loader.Loader, "_staged", _always_staged)
+        out = tmp_path / f"{direct}.sqlite"
+        import_trace(tmp_path / "t.csv", out, show_progress=False)
+        db = sqlite3.connect(out)
+        dumps.append({t: db.execute(f"SELECT * FROM {t}").fetchall() for t in TABLES})
+    assert dumps[0] == dumps[1]
+    waited = sqlite3.connect(tmp_path / "True.sqlite").execute(
+        "SELECT sum(buffer_ps) FROM metric_bin m JOIN location l ON l.id = m.location"
+        " WHERE l.name = 'GPU.L2[9]' AND m.level = l.pyramid_min_level").fetchone()[0]
+    assert waited == sum(k + 3 for k in range(3)) * 1000  # each from the far request's start
+
+
+def _always_staged(self, block, wanted):
+    self.direct = False
+    self.stage_db.add_block(block, wanted)

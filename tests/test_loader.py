@@ -106,10 +106,13 @@ def small_window(monkeypatch):
     monkeypatch.setattr(loader, "BATCH", 3)
 
 
+@pytest.mark.parametrize("direct", [False, True])
 @pytest.mark.parametrize("collide", [False, True])
-def test_parents_found_near_and_far_before_and_after(tmp_path, small_window, monkeypatch, collide):
+def test_parents_found_near_and_far_before_and_after(tmp_path, small_window, monkeypatch, collide,
+                                                     direct):
     """A parent named before or after its child, near it (the ID window) or far (the scratch
-    database), or not at all (an orphan); with every hash colliding, the text decides."""
+    database), or not at all (an orphan); with every hash colliding, the text decides. The
+    same with the tasks staged or written straight out (times on a declared origin)."""
     if collide:
         from simulator.tracing.importers import ids
         monkeypatch.setattr(ids, "HASH", lambda text: len(text) % 2)
@@ -118,11 +121,14 @@ def test_parents_found_near_and_far_before_and_after(tmp_path, small_window, mon
     parent = {"k0": "p1", "near_after": "p1", "c_far_before": "far_after", "orphaned": "gone",
               "c_near_before": "x19", **{f"x{i}": "k0" for i in range(20)}}
     loader = Loader(tmp_path / "o.sqlite", source="test", command="t")
+    if direct:
+        loader.set_clock("simulation", origin_ps=0)
     for i, ext in enumerate(order):
         loader.add(_task(ext, i, 100, parent=parent.get(ext)))
     loader.add_link("x3", "far_after", "flow")
     loader.add_tag("x17", 50, "step")
     report = loader.finish(show_progress=False)
+    assert loader.direct is (direct and not collide)  # colliding hashes look like repeats
     stored, keys = _parents(tmp_path / "o.sqlite")
     assert keys == list(range(len(order)))
     assert stored == {ext: (None if parent.get(ext) == "gone" else parent.get(ext)) for ext in order}
@@ -131,12 +137,16 @@ def test_parents_found_near_and_far_before_and_after(tmp_path, small_window, mon
     assert db.execute("SELECT t.ext_id FROM task_tag g JOIN task t ON t.id = g.task").fetchall() == [("x17",)]
 
 
-def test_repeats_near_and_far_are_dropped_and_keys_close_up(tmp_path, small_window):
+@pytest.mark.parametrize("origin", [None, 0])
+def test_repeats_near_and_far_are_dropped_and_keys_close_up(tmp_path, small_window, origin):
     """akita's CSV writer repeats rows: a repeat next to the first and one far from it are
-    both dropped; a child named near the repeat gets the first row; keys stay dense."""
+    both dropped; a child named near the repeat gets the first row; keys stay dense (also
+    when the tasks were on their way straight out: they are staged again)."""
     rows = [("a", None), ("b", "a"), ("b", "a"), *[(f"x{i}", "a") for i in range(12)],
             ("a", None), ("c", "a"), ("b", "a")]
     loader = Loader(tmp_path / "o.sqlite", source="test", command="t", drop_exact_duplicates=True)
+    if origin is not None:
+        loader.set_clock("simulation", origin_ps=origin)
     for ext, parent in rows:
         loader.add(_task(ext, 5, 9, parent=parent))
     loader.add_link("c", "b", "flow")
@@ -166,3 +176,30 @@ def test_a_repeated_id_near_or_far_names_both_positions(tmp_path, small_window, 
         loader.finish(show_progress=False)
     loader.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("late", ["track", "early time"])
+def test_tasks_written_straight_out_are_staged_again_when_they_must_be(tmp_path, small_window, late):
+    """On a declared origin tasks go straight into the output; a task nested by its track
+    (needing every task first) or a time before the origin (moving every time) stages them
+    again, and the trace is the one staged from the start."""
+    results = []
+    for origin in (None, 1_000):
+        loader = Loader(tmp_path / f"{origin}.sqlite", source="test", command="t")
+        if origin is not None:
+            loader.set_clock("simulation", origin_ps=origin)
+        for i in range(12):
+            loader.add(_task(f"t{i}", 1_000 + 10 * i, 1_100 + 10 * i, parent="t11" if i < 11 else None))
+        if late == "track":
+            loader.add(_task("outer", 1_000, 9_000, location="gpu", track="7"))
+            loader.add(_task("inner", 2_000, 3_000, location="gpu", track="7"))
+        else:
+            loader.add(_task("early", 500, 600))
+        report = loader.finish(show_progress=False)
+        assert loader.direct is False
+        db = sqlite3.connect(tmp_path / f"{origin}.sqlite")
+        results.append((vars(report), db.execute("SELECT * FROM task ORDER BY id").fetchall(),
+                        db.execute("SELECT * FROM metric_bin ORDER BY 1, 2, 3").fetchall(),
+                        db.execute("SELECT time_origin FROM run").fetchone()))
+    assert results[0][:3] == results[1][:3]
+    assert len(results[0][1]) == 14 if late == "track" else 13

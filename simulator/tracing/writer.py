@@ -209,9 +209,9 @@ class TraceWriter:
     def declare_kinds(self, kinds: list[tuple[int, str, str]]) -> None:
         """Kinds (``(key, category, action)``) already in the file, before ``write_imported``
         rows use them."""
-        self._kinds = list(kinds)
+        self._kinds += kinds
         if self._live is not None:
-            self._live.declare_kinds(self._kinds)
+            self._live.declare_kinds(kinds)
 
     def write_imported(self, tasks: np.ndarray, ext_ids: list, details: list) -> None:
         """Insert imported tasks whose locations and kinds are in the file already.
@@ -254,6 +254,20 @@ class TraceWriter:
         pyramid_build.clear_locations(self.db)
         self._live = self._new_live_pyramid()
         self._live.declare_kinds(self._kinds)
+
+    def redo_pyramid(self, locations: Iterable[int]) -> None:
+        """Have ``finalize`` rebuild the pyramid of ``locations`` from the task table (their
+        tasks changed after ``feed_pyramid`` took them)."""
+        if self._live is not None:
+            for location in locations:
+                self._live.builder.mark_dirty(location)
+
+    def forget_imported(self) -> None:
+        """Empty the counts of ``write_imported`` (its rows were deleted from the file) and
+        what ``feed_pyramid`` was given."""
+        self.tasks_written = 0
+        self._keys = [0, -1, -1]
+        self.restart_pyramid()
 
     def _new_live_pyramid(self):
         if pyramid_build.IncrementalPyramid is None:

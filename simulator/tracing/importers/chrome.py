@@ -357,7 +357,7 @@ def read(stream, path, loader, progress=None):
     tracks = _Tracks()
     open_b, open_async, metadata = {}, {}, {}
     state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None, "latest": None,
-             "open_links": {}}
+             "open_links": {}, "thread_keys": {}}
 
     reader.slice_base = lambda: loader.time_base
     for item, first, second in reader.items():
@@ -512,10 +512,14 @@ def _add_slices(loader, tracks, state, block, path):
         state["latest"] = last
     serial = state["serial"]
     state["serial"] += n
-    threads = np.empty((len(block.threads), 2), dtype=np.int64)  # location, track
-    for i, (pid, tid) in enumerate(block.threads):
-        location, track = tracks.thread(pid, tid)
-        threads[i] = loader.location_id(location), loader.track_id(track)
+    keys = state["thread_keys"]  # (pid, tid) -> (location key, track key)
+    threads = np.empty((len(block.threads), 2), dtype=np.int64)
+    for i, thread in enumerate(block.threads):
+        found = keys.get(thread)
+        if found is None:
+            location, track = tracks.thread(*thread)
+            found = keys[thread] = (loader.location_id(location), loader.track_id(track))
+        threads[i] = found
     kinds = np.array([loader.kind_id(category, name) for category, name in block.kinds], dtype=np.int64)
     device = [i for i, (category, _) in enumerate(block.kinds) if category.lower() in DEVICE_CATEGORIES]
     if device:

@@ -123,6 +123,9 @@ class Loader:
         self.tracks = {}
         self.dedupe = drop_exact_duplicates  # else any repeated task ID is an error
         self.unique_ids = False  # the importer made every ID itself (``declare_unique_ids``)
+        self.direct = None  # tasks go straight into the output (decided by the first block)
+        self._feeding = self.writer.incremental_pyramid  # the direct path feeds the pyramid
+        self._declared_kinds = 0
         self.window = IdWindow(self._staged, self._where, dedupe=drop_exact_duplicates)
         self.report = LoadReport()
         self._batch, self._links, self._points, self._instants, self._counters = [], [], [], [], []
@@ -331,8 +334,40 @@ class Loader:
         self.window.add(block)
 
     def _staged(self, block, wanted):
-        """A block the ID window has settled: into the scratch database."""
-        self.stage_db.add_block(block, wanted)
+        """A block the ID window has settled: straight into the output while no task needs
+        another order or time (``direct``), else into the scratch database."""
+        if self.direct is None:
+            # Times are final when the origin was declared before any time was read.
+            self.direct = self._origin is not None and self._origin == self._base
+        if self.direct and (block.track >= 0).any():
+            self._stage_everything()  # nesting on tracks needs every task first
+        self.stage_db.add_block(block, wanted, rows=not self.direct)
+        if self.direct:
+            self._write_direct(block)
+
+    def _write_direct(self, block):
+        """Write a block into the output, its parents as the ID window found them (fix-ups
+        are set at the end), and feed it to the metric pyramid."""
+        writer = self.writer
+        keys = block.seq - 1
+        tasks = np.ascontiguousarray(np.column_stack([
+            keys, np.where(block.parent_seq > 0, block.parent_seq - 1, -1), block.kind,
+            block.location, block.start, block.end, block.flags]))
+        writer.write_imported(tasks, _unless_key(block.ext, keys), block.details.tolist())
+        if self._feeding:
+            declared = self._declared_kinds
+            if declared < len(self.kinds):
+                writer.declare_kinds([(key, category, action) for (category, action), key
+                                      in list(self.kinds.items())[declared:]])
+                self._declared_kinds = len(self.kinds)
+            parent_starts = np.where(block.pstart == NO_TIME, -1, block.pstart)
+            self._feeding = writer.feed_pyramid(tasks, parent_starts) <= PYRAMID_BUDGET
+
+    def _stage_everything(self):
+        """Leave the direct path: what it wrote goes back into the scratch database."""
+        self.stage_db.take_back(NO_TIME)
+        self.writer.forget_imported()
+        self.direct = False
 
     def add_link(self, src_ext, dst_ext, kind):
         """A flow from task ``src_ext`` to task ``dst_ext`` (text IDs, resolved at finish;
@@ -436,20 +471,30 @@ class Loader:
         db, stage, report = self.db, self.stage_db, self.report
         if not self.count:
             raise TraceFormatError("no tasks found in the input")
+        shift = self._shift()
+        if self.direct and shift:
+            self._stage_everything()  # something came before the declared origin
         if not self.unique_ids or stage.looks_up_ids():
             stage.index_ids()
-        if not self.unique_ids:
+        if not self.unique_ids and (not self.direct or stage.repeats()):
+            if self.direct:
+                self._stage_everything()  # dropping a repeat closes up the keys after it
             stage.drop_far_repeats(self.dedupe, self._where)
         report.duplicates += self.window.dropped + stage.dropped
-        report.orphans = stage.resolve_fixups()
+        stage.name_tasks(self.direct)
+        report.orphans = stage.resolve_fixups(self.direct)
         stage.resolve_task_points()
-        nested = bool(self.tracks) and db.execute(
+        nested = bool(self.tracks) and not self.direct and db.execute(
             "SELECT 1 FROM stage.rows WHERE track >= 0 LIMIT 1").fetchone() is not None
         if nested:
             stage.nest_by_track(TrackSweep)
-        shift = self._shift()
         report.tasks = self.count
-        self._write_tasks(shift, nested)
+        if self.direct:
+            # A req_in whose parent a fix-up found waited from a start the pyramid did not know.
+            self.writer.redo_pyramid(stage.found_locations(
+                [key for (category, _), key in self.kinds.items() if category == "req_in"]))
+        else:
+            self._write_tasks(shift, nested)
         db.execute("BEGIN")
         self._write_links()
         db.execute(
@@ -465,7 +510,7 @@ class Loader:
         db.execute(
             f"INSERT INTO task_tag (task, time_ps, tag) SELECT {stage.key_sql('r.seq')},"
             " g.time_ps - ?, n.id FROM stage.tags g"
-            " JOIN stage.rows r ON r.h = g.task_h AND r.ext_id = g.task_ext"
+            " JOIN stage.named r ON r.h = g.task_h AND r.ext_id = g.task_ext"
             " JOIN tag_name n ON n.name = g.name ORDER BY g.rowid", (shift,))
         self._write_run_metadata(shift)
         db.execute("COMMIT")
@@ -524,18 +569,18 @@ class Loader:
         db.execute(
             f"INSERT OR IGNORE INTO task_link (src, dst, kind) SELECT {key('s.seq')}, {key('d.seq')},"
             " l.kind FROM stage.links l"
-            " JOIN stage.rows s ON s.h = l.src_h AND s.ext_id = l.src_ext"
-            " JOIN stage.rows d ON d.h = l.dst_h AND d.ext_id = l.dst_ext WHERE s.seq != d.seq")
+            " JOIN stage.named s ON s.h = l.src_h AND s.ext_id = l.src_ext"
+            " JOIN stage.named d ON d.h = l.dst_h AND d.ext_id = l.dst_ext WHERE s.seq != d.seq")
         resolved = db.execute(
             "SELECT count(*) FROM stage.links l WHERE l.src_ext != l.dst_ext AND EXISTS"
-            " (SELECT 1 FROM stage.rows s WHERE s.h = l.src_h AND s.ext_id = l.src_ext) AND EXISTS"
-            " (SELECT 1 FROM stage.rows d WHERE d.h = l.dst_h AND d.ext_id = l.dst_ext)").fetchone()[0]
+            " (SELECT 1 FROM stage.named s WHERE s.h = l.src_h AND s.ext_id = l.src_ext) AND EXISTS"
+            " (SELECT 1 FROM stage.named d WHERE d.h = l.dst_h AND d.ext_id = l.dst_ext)").fetchone()[0]
         self.report.unresolved_links += staged - resolved
         # Flow points, bound to tasks, chain into links in time order within each flow;
         # a finish closes the flow, so its ID may start another one later.
         cursor = db.execute(
             f"SELECT f.flow, f.phase, f.kind, {key('f.task_seq')} FROM stage.flow_points f"
-            " LEFT JOIN stage.rows r ON r.seq = f.task_seq"
+            " LEFT JOIN stage.named r ON r.seq = f.task_seq"
             " ORDER BY f.flow, coalesce(f.time_ps, r.start_ps), f.phase, f.seq")
         links, current, previous, unmatched = [], None, None, 0
         for flow, phase, kind, task in cursor:
@@ -572,6 +617,21 @@ def _shifted(rows, shift):
     rows[:, 4:6] -= shift
     parent_starts = np.where(rows[:, 7] == NO_TIME, -1, rows[:, 7] - shift)
     return np.ascontiguousarray(rows[:, :7]), parent_starts
+
+
+def _unless_key(ext_ids, keys):
+    """The IDs, None where an ID is its task's key written out (``task.ext_id`` NULL)."""
+    lengths = np.fromiter(map(len, ext_ids), dtype=np.int64, count=len(ext_ids))
+    digits = np.searchsorted(_POWERS_OF_TEN, keys, side="right")  # of each key, 0 having 1
+    maybe = np.flatnonzero(lengths == np.maximum(digits, 1))
+    out = ext_ids.copy()
+    if len(maybe):
+        same = out[maybe] == keys[maybe].astype(str).astype(object)
+        out[maybe[same]] = None
+    return out.tolist()
+
+
+_POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
 
 
 def _objects(values):

@@ -1,19 +1,21 @@
 """The loader's scratch database: everything staged, and the joins that settle what the
 ID window left open, in memory bounded however large the input.
 
-It is a file beside the output, attached to the loader's connection as ``stage``. Task
-rows come in bulk through a connection of their own, with integer columns only but for
-their position, ID and details:
+It is a file beside the output, attached to the loader's connection as ``stage``. Rows
+come in bulk through a connection of their own:
 
-* ``seq``: input order from 1 (the task's key + 1 unless repeats are dropped later);
-* ``h``: the ID's hash, indexed once everything is staged: the repeats the window did
-  not see, and every lookup by ID (fix-ups, links, flow points, tags) go through it,
-  each confirmed on the text;
-* ``parent``: the parent's seq where the ID window found it, ``NO_PARENT`` where the task
-  names none and ``UNRESOLVED`` where it names one that was not found near it (its
-  ``fixups`` row says which); ``pstart``: the parent's start (``NO_TIME`` if unknown);
-* ``track``: the interned Chrome track (-1 for none), whose nesting gives the parent of
-  a task that names none (``nest``, filled by ``nesting``'s sweep).
+* ``ids``: every task's ``seq`` (input order from 1: the task's key + 1 unless repeats
+  are dropped later), its ID's hash ``h`` and its input position. Indexed on ``h`` once
+  everything is staged, it finds the repeats the window did not see and every task named
+  by ID (fix-ups, links, flow points, tags): those are gathered with their ID text in
+  ``named`` first, and every match is confirmed on the text;
+* ``rows``: the tasks themselves, unless the loader writes them straight into the output
+  (then the output's task table is where their IDs are read). ``parent`` is the parent's
+  seq where the ID window found it, ``NO_PARENT`` where the task names none and
+  ``UNRESOLVED`` where it names one that was not found near it (its ``fixups`` row says
+  which); ``pstart`` the parent's start (``NO_TIME`` if unknown); ``track`` the interned
+  Chrome track (-1 for none), whose nesting gives the parent of a task that names none
+  (``nest``, filled by ``nesting``'s sweep).
 
 Repeated IDs found here go to ``dropped`` (each with the row it repeats and its rank
 among the dropped), and the keys of the rows after them close up.
@@ -27,16 +29,20 @@ NO_PARENT, UNRESOLVED = -1, -2
 READ_BLOCK = 16_384
 # Pages the staging connection keeps: appends touch only each table's right-hand edge.
 APPEND_CACHE_KIB = 2048
-INSERT_ROWS = ("INSERT INTO rows (seq, h, parent, pstart, kind, location, start_ps, end_ps, flags,"
-               " track, src, ext_id, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+INSERT_IDS = "INSERT INTO ids (seq, h, src) VALUES (?, ?, ?)"
+INSERT_ROWS = ("INSERT INTO rows (seq, parent, pstart, kind, location, start_ps, end_ps, flags,"
+               " track, ext_id, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 INSERT_FIXUPS = "INSERT INTO fixups (seq, ph, parent_ext) VALUES (?, ?, ?)"
 SCHEMA = (
-    "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, h INTEGER NOT NULL, parent INTEGER NOT NULL,"
+    "CREATE TABLE stage.ids (seq INTEGER PRIMARY KEY, h INTEGER NOT NULL, src);"
+    "CREATE TABLE stage.rows (seq INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
     " pstart INTEGER NOT NULL, kind INTEGER NOT NULL, location INTEGER NOT NULL,"
     " start_ps INTEGER NOT NULL, end_ps INTEGER NOT NULL, flags INTEGER NOT NULL,"
-    " track INTEGER NOT NULL, src, ext_id TEXT NOT NULL, details TEXT);"
+    " track INTEGER NOT NULL, ext_id TEXT NOT NULL, details TEXT);"
     "CREATE TABLE stage.fixups (seq INTEGER PRIMARY KEY, ph INTEGER NOT NULL,"
     " parent_ext TEXT NOT NULL);"
+    "CREATE TABLE stage.named (seq INTEGER PRIMARY KEY, h INTEGER NOT NULL, ext_id TEXT NOT NULL,"
+    " start_ps INTEGER NOT NULL);"
     "CREATE TABLE stage.links (src_h INTEGER NOT NULL, src_ext TEXT NOT NULL,"
     " dst_h INTEGER NOT NULL, dst_ext TEXT NOT NULL, kind TEXT NOT NULL);"
     # A flow point is bound to a task by ID (task_ext) or by time on a track
@@ -58,6 +64,10 @@ SCHEMA = (
     " pstart INTEGER NOT NULL);"
     "CREATE TABLE stage.dropped (seq INTEGER PRIMARY KEY, survivor INTEGER NOT NULL,"
     " rank INTEGER);")
+# The hashes of the IDs that something names (for ``named``).
+NAMED_HASHES = ("SELECT ph FROM stage.fixups UNION SELECT src_h FROM stage.links UNION"
+                " SELECT dst_h FROM stage.links UNION SELECT task_h FROM stage.tags UNION"
+                " SELECT task_h FROM stage.flow_points WHERE task_h IS NOT NULL")
 
 
 class Stage:
@@ -69,33 +79,54 @@ class Stage:
         db.executescript(SCHEMA)
         self.conn = bulk.Connection(path, cache_kib=APPEND_CACHE_KIB)
         self.conn.execute("PRAGMA journal_mode=OFF")
+        self._ids = bulk.BulkInserter(self.conn, INSERT_IDS)
         self._rows = bulk.BulkInserter(self.conn, INSERT_ROWS)
         self._fixups = bulk.BulkInserter(self.conn, INSERT_FIXUPS)
         self.dropped = 0  # repeats found here (dedupe mode)
 
     def close(self):
-        for inserter in (self._rows, self._fixups):
+        for inserter in (self._ids, self._rows, self._fixups):
             inserter.close()
         self.conn.close()
 
     # -- loading ---------------------------------------------------------------------
-    def add_block(self, block, wanted):
-        """A block the ID window has resolved; ``wanted``: its rows whose parent it did not find."""
-        parent = block.parent_seq.copy()
-        parent[np.equal(block.parent, None)] = NO_PARENT
-        parent[wanted] = UNRESOLVED
-        ints = np.column_stack([block.seq, block.h, parent, block.pstart, block.kind, block.location,
-                                block.start, block.end, block.flags, block.track])
-        self._rows.insert(np.ascontiguousarray(ints, dtype=np.int64),
-                          (block.src.tolist(), block.ext.tolist(), block.details.tolist()))
+    def add_block(self, block, wanted, rows=True):
+        """A block the ID window has resolved (``wanted``: its rows whose parent it did not
+        find); ``rows``: the tasks are kept here (else the loader writes them out)."""
+        self._ids.insert(np.ascontiguousarray(np.column_stack([block.seq, block.h])),
+                         (block.src.tolist(),))
+        if rows:
+            parent = block.parent_seq.copy()
+            parent[np.equal(block.parent, None)] = NO_PARENT
+            parent[wanted] = UNRESOLVED
+            ints = np.column_stack([block.seq, parent, block.pstart, block.kind, block.location,
+                                    block.start, block.end, block.flags, block.track])
+            self._rows.insert(np.ascontiguousarray(ints, dtype=np.int64),
+                              (block.ext.tolist(), block.details.tolist()))
         if len(wanted):
             texts = block.parent[wanted]
             self._fixups.insert(np.ascontiguousarray(np.column_stack([block.seq[wanted], hashes(texts)])),
                                 (texts.tolist(),))
 
+    def take_back(self, no_time):
+        """Tasks the loader wrote straight to the output (``main.task``), back into ``rows``;
+        the output's task table is emptied (then the loader stages everything here)."""
+        db = self.db
+        db.execute("BEGIN")
+        db.execute(
+            "INSERT INTO stage.rows (seq, parent, pstart, kind, location, start_ps, end_ps, flags,"
+            " track, ext_id, details) SELECT t.id + 1, CASE WHEN t.parent IS NOT NULL"
+            f" THEN t.parent + 1 WHEN f.seq IS NOT NULL THEN {UNRESOLVED} ELSE {NO_PARENT} END,"
+            " coalesce((SELECT p.start_ps FROM main.task p WHERE p.id = t.parent), ?), t.kind,"
+            " t.location, t.start_ps, t.end_ps, t.flags, -1, coalesce(t.ext_id, CAST(t.id AS TEXT)),"
+            " t.details FROM main.task t LEFT JOIN stage.fixups f ON f.seq = t.id + 1 ORDER BY t.id",
+            (no_time,))
+        db.execute("DELETE FROM main.task")
+        db.execute("COMMIT")
+
     # -- settling what the window left -----------------------------------------------
     def index_ids(self):
-        self.db.execute("CREATE INDEX stage.rows_h ON rows (h)")
+        self.db.execute("CREATE INDEX stage.ids_h ON ids (h)")
 
     def looks_up_ids(self):
         """Whether anything staged names a task by ID for ``index_ids`` to find."""
@@ -109,7 +140,7 @@ class Stage:
         field (``dedupe``), else an error at the first repeat in input order. Returns how
         many rows were dropped."""
         db = self.db
-        groups = db.execute("SELECT h FROM stage.rows GROUP BY h HAVING count(*) > 1")
+        groups = db.execute("SELECT h FROM stage.ids GROUP BY h HAVING count(*) > 1")
         drops, worst = [], None  # worst: (again seq, first seq, ID, fields differ)
         while True:
             chunk = groups.fetchmany(1024)
@@ -120,9 +151,10 @@ class Stage:
                 for row in db.execute(
                         "SELECT r.seq, r.ext_id, CASE WHEN r.parent >= 0 THEN p.ext_id"
                         " WHEN r.parent = ? THEN f.parent_ext END, r.kind, r.location, r.start_ps,"
-                        " r.end_ps, r.details FROM stage.rows r LEFT JOIN stage.rows p"
-                        " ON p.seq = r.parent LEFT JOIN stage.fixups f ON f.seq = r.seq"
-                        " WHERE r.h = ? ORDER BY r.seq", (UNRESOLVED, h)).fetchall():
+                        " r.end_ps, r.details FROM stage.ids i JOIN stage.rows r ON r.seq = i.seq"
+                        " LEFT JOIN stage.rows p ON p.seq = r.parent"
+                        " LEFT JOIN stage.fixups f ON f.seq = r.seq"
+                        " WHERE i.h = ? ORDER BY r.seq", (UNRESOLVED, h)).fetchall():
                     first = firsts.setdefault(row[1], row)
                     if first is row:
                         continue
@@ -144,9 +176,14 @@ class Stage:
             self._close_up()
         return self.dropped
 
+    def repeats(self):
+        """Whether two staged IDs share a hash (a repeat, or rarely two IDs that collide)."""
+        return self.db.execute("SELECT EXISTS (SELECT 1 FROM stage.ids GROUP BY h"
+                               " HAVING count(*) > 1)").fetchone()[0] == 1
+
     def source(self, seq):
         """The input position of staged row ``seq``."""
-        return self.db.execute("SELECT src FROM stage.rows WHERE seq = ?", (seq,)).fetchall()[0][0]
+        return self.db.execute("SELECT src FROM stage.ids WHERE seq = ?", (seq,)).fetchall()[0][0]
 
     def _drop(self, drops):
         if drops:
@@ -160,8 +197,8 @@ class Stage:
         """Remove the dropped rows; what named them names their survivor; ranks for ``key_sql``."""
         db = self.db
         db.execute("BEGIN")
-        db.execute("DELETE FROM stage.rows WHERE seq IN (SELECT seq FROM stage.dropped)")
-        db.execute("DELETE FROM stage.fixups WHERE seq IN (SELECT seq FROM stage.dropped)")
+        for table in ("rows", "ids", "fixups"):
+            db.execute(f"DELETE FROM stage.{table} WHERE seq IN (SELECT seq FROM stage.dropped)")
         db.execute("UPDATE stage.rows SET parent = (SELECT d.survivor FROM stage.dropped d"
                    " WHERE d.seq = stage.rows.parent) WHERE parent IN (SELECT seq FROM stage.dropped)")
         db.execute("UPDATE stage.dropped SET rank = r.n FROM (SELECT seq, row_number()"
@@ -175,30 +212,55 @@ class Stage:
         return (f"({seq}) - 1 - coalesce((SELECT d.rank FROM {table} d WHERE d.seq < ({seq})"
                 f" ORDER BY d.seq DESC LIMIT 1), 0)")
 
-    def resolve_fixups(self):
-        """Parents named far from their children; returns the orphans (parents not in the input)."""
+    def name_tasks(self, direct):
+        """Gather the tasks something names by ID (``named``: seq, hash, ID, start), from
+        the staged rows or, ``direct``, the output's task table."""
+        if direct:
+            source = ("JOIN main.task t ON t.id = i.seq - 1", "coalesce(t.ext_id, CAST(t.id AS TEXT))")
+        else:
+            source = ("JOIN stage.rows t ON t.seq = i.seq", "t.ext_id")
+        self.db.execute("BEGIN")
+        self.db.execute(f"INSERT INTO stage.named SELECT i.seq, i.h, {source[1]}, t.start_ps"
+                        f" FROM stage.ids i {source[0]} WHERE i.h IN ({NAMED_HASHES})")
+        self.db.execute("CREATE INDEX stage.named_h ON named (h, ext_id)")
+        self.db.execute("COMMIT")
+
+    def resolve_fixups(self, direct):
+        """Parents named far from their children; returns the orphans (parents not in the
+        input). ``direct``: the tasks are in the output, whose parents are set."""
         db = self.db
         db.execute("BEGIN")
         # min(): the first of rows with that ID (the survivor, if one was dropped); start_ps
         # is taken from that same row.
-        db.execute("INSERT INTO stage.found SELECT f.seq, min(r.seq), r.start_ps"
-                   " FROM stage.fixups f JOIN stage.rows r ON r.h = f.ph AND r.ext_id = f.parent_ext"
+        db.execute("INSERT INTO stage.found SELECT f.seq, min(n.seq), n.start_ps"
+                   " FROM stage.fixups f JOIN stage.named n ON n.h = f.ph AND n.ext_id = f.parent_ext"
                    " GROUP BY f.seq")
-        db.execute("UPDATE stage.rows SET"
-                   " parent = (SELECT f.parent FROM stage.found f WHERE f.child = stage.rows.seq),"
-                   " pstart = (SELECT f.pstart FROM stage.found f WHERE f.child = stage.rows.seq)"
-                   " WHERE seq IN (SELECT child FROM stage.found)")
+        if direct:
+            db.execute("UPDATE main.task SET parent = (SELECT f.parent - 1 FROM stage.found f"
+                       " WHERE f.child = main.task.id + 1)"
+                       " WHERE id IN (SELECT child - 1 FROM stage.found)")
+        else:
+            db.execute("UPDATE stage.rows SET"
+                       " parent = (SELECT f.parent FROM stage.found f WHERE f.child = stage.rows.seq),"
+                       " pstart = (SELECT f.pstart FROM stage.found f WHERE f.child = stage.rows.seq)"
+                       " WHERE seq IN (SELECT child FROM stage.found)")
         db.execute("COMMIT")
         wanted, found = (db.execute(f"SELECT count(*) FROM stage.{t}").fetchone()[0]
                          for t in ("fixups", "found"))
         return wanted - found
 
+    def found_locations(self, kinds):
+        """Locations of the output's tasks of ``kinds`` whose parent a fix-up found."""
+        return [loc for loc, in self.db.execute(
+            "SELECT DISTINCT t.location FROM stage.found f JOIN main.task t ON t.id = f.child - 1"
+            f" WHERE t.kind IN ({', '.join(map(str, kinds)) or 'NULL'})")]
+
     def resolve_task_points(self):
         """Flow points that name their task by ID get its staged key."""
         self.db.execute("BEGIN")
         self.db.execute(
-            "UPDATE stage.flow_points SET task_seq = (SELECT min(r.seq) FROM stage.rows r"
-            " WHERE r.h = stage.flow_points.task_h AND r.ext_id = stage.flow_points.task_ext)"
+            "UPDATE stage.flow_points SET task_seq = (SELECT min(n.seq) FROM stage.named n"
+            " WHERE n.h = stage.flow_points.task_h AND n.ext_id = stage.flow_points.task_ext)"
             " WHERE task_ext IS NOT NULL")
         self.db.execute("COMMIT")
 
