@@ -125,7 +125,9 @@ class TraceWriter:
              source, _utc_now()),
         )
         self.tasks_written = 0
-        self._keys = [0, -1, -1]  # tasks, largest key, largest parent key (through write_batch)
+        # Through write_batch and write_imported: tasks, largest key, largest parent key,
+        # earliest start, latest end.
+        self._keys = _no_keys()
         # Task and tag rows go through their own connection, bound in bulk.
         self._bulk = BulkInserter(self.path, INSERT_TASKS, null_if_negative=1)
         self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
@@ -157,7 +159,7 @@ class TraceWriter:
             self.db.close()
             raise
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        self._keys = [0, -1, -1]
+        self._keys = _no_keys()
         self._temporary = False
         self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
         return self
@@ -192,10 +194,7 @@ class TraceWriter:
             # Tasks arrive in end order; in key order they append to the B-tree's right edge.
             self._bulk.insert(tasks)
             self.tasks_written += len(tasks)
-            keys = self._keys
-            keys[0] += len(tasks)
-            keys[1] = max(keys[1], int(tasks[-1, 0]))
-            keys[2] = max(keys[2], int(tasks[:, 1].max()))
+            _count(self._keys, tasks)
         if self._live is not None:
             self._live.add(tasks)
         if details:
@@ -227,10 +226,7 @@ class TraceWriter:
                                                cache_kib=APPEND_CACHE_KIB)
         self._bulk_imported.insert(tasks, (ext_ids, details))
         self.tasks_written += len(tasks)
-        keys = self._keys
-        keys[0] += len(tasks)
-        keys[1] = max(keys[1], int(tasks[-1, 0]))
-        keys[2] = max(keys[2], int(tasks[:, 1].max()))
+        _count(self._keys, tasks)
 
     @property
     def incremental_pyramid(self) -> bool:
@@ -266,7 +262,7 @@ class TraceWriter:
         """Empty the counts of ``write_imported`` (its rows were deleted from the file) and
         what ``feed_pyramid`` was given."""
         self.tasks_written = 0
-        self._keys = [0, -1, -1]
+        self._keys = _no_keys()
         self.restart_pyramid()
 
     def _new_live_pyramid(self):
@@ -307,7 +303,10 @@ class TraceWriter:
         if orphans:
             db.execute("UPDATE task SET parent = NULL WHERE parent IS NOT NULL"
                        " AND NOT EXISTS (SELECT 1 FROM task p WHERE p.id = task.parent)")
-        start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
+        if self._keys[0] == self.tasks_written:  # every task counted on its way in
+            start_ps, end_ps = (self._keys[3], self._keys[4]) if self.tasks_written else (None, None)
+        else:
+            start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
         if virtual_end_ps is not None:
             end_ps = max(end_ps or 0, virtual_end_ps)
         base = self._finish_pyramid(orphans, show_progress)
@@ -327,7 +326,7 @@ class TraceWriter:
     def _every_parent_known(self):
         """Whether every task came through ``write_batch`` with keys 0..n-1 and parents
         among them: then no parent can be missing and the file need not be scanned."""
-        count, largest, largest_parent = self._keys
+        count, largest, largest_parent = self._keys[:3]
         return count == self.tasks_written and largest == count - 1 and largest_parent <= largest
 
     def _finish_pyramid(self, orphans, show_progress):
@@ -359,6 +358,20 @@ class TraceWriter:
         """Close the connections."""
         self._close_bulk()
         self.db.close()
+
+
+def _no_keys():
+    return [0, -1, -1, None, None]
+
+
+def _count(keys, tasks):
+    """Add a batch of ``(n, 7)`` task rows sorted by key to ``keys`` (see ``_keys``)."""
+    keys[0] += len(tasks)
+    keys[1] = max(keys[1], int(tasks[-1, 0]))
+    keys[2] = max(keys[2], int(tasks[:, 1].max()))
+    first, last = int(tasks[:, 4].min()), int(tasks[:, 5].max())
+    keys[3] = first if keys[3] is None else min(keys[3], first)
+    keys[4] = last if keys[4] is None else max(keys[4], last)
 
 
 def open_readonly(path: str | os.PathLike, probe: str = "SELECT count(*) FROM sqlite_master",

@@ -268,7 +268,8 @@ class Stage:
         """Parents of tasks that name none, and tasks of flow points bound by time, from the
         nesting on each track (``sweep_class``: the build's ``TrackSweep``)."""
         db = self.db
-        db.execute("CREATE INDEX stage.rows_track ON rows (track, start_ps, end_ps DESC, seq)"
+        # Covering the sweep's columns, so the sweep reads the index alone.
+        db.execute("CREATE INDEX stage.rows_track ON rows (track, start_ps, end_ps DESC, seq, parent)"
                    " WHERE track >= 0")
         # Flow ends are few next to tasks (about one per launch), so they fit in memory.
         enclosing, following = (db.execute(
