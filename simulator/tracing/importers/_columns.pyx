@@ -312,9 +312,6 @@ def read_rows(str text, Py_ssize_t line, bint final):
 
 
 cdef object _array(vector[int64_t] &values):
-    out = np.empty(values.size(), dtype=np.int64)
-    cdef int64_t[::1] view = out
-    cdef Py_ssize_t i
-    for i in range(<Py_ssize_t>values.size()):
-        view[i] = values[i]
-    return out
+    if not values.size():
+        return np.empty(0, dtype=np.int64)
+    return np.array(<int64_t[:values.size()]>values.data())

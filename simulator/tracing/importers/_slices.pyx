@@ -15,7 +15,7 @@ from .slices import DECLINED, FULL, MORE, Slices
 
 cimport cython
 from libc.stdint cimport int64_t, uint8_t
-from libc.string cimport memcmp
+from libc.string cimport memcmp, strlen
 from cython.operator cimport dereference as deref
 from libcpp.algorithm cimport sort as cpp_sort
 from libcpp.string cimport string
@@ -51,6 +51,7 @@ DEF MAX_INT_DIGITS = 100
 DEF OK = 0
 DEF NO = 1    # not this reader's: the event-by-event reader takes it
 DEF CUT = 2   # the buffer ends first
+DEF AGAIN = 3  # an object's or array's next item follows
 
 cdef int64_t TEN6 = 1000000
 
@@ -118,13 +119,9 @@ cdef class _Scanner:
             return NO
         int_end[0] = q
         if q < self.n and self.s[q] == 46:
-            q += 1
-            if q >= self.n:
-                return CUT
-            if not 48 <= self.s[q] <= 57:
-                return NO
-            while q < self.n and 48 <= self.s[q] <= 57:
-                q += 1
+            q = self.digits(q + 1)
+            if q < 0:
+                return -q
         frac_end[0] = q
         exponent[0] = False
         if q < self.n and (self.s[q] == 101 or self.s[q] == 69):
@@ -132,41 +129,40 @@ cdef class _Scanner:
             q += 1
             if q < self.n and (self.s[q] == 43 or self.s[q] == 45):
                 q += 1
-            if q >= self.n:
-                return CUT
-            if not 48 <= self.s[q] <= 57:
-                return NO
-            while q < self.n and 48 <= self.s[q] <= 57:
-                q += 1
+            q = self.digits(q)
+            if q < 0:
+                return -q
         if q >= self.n:
             return CUT  # a number may go on in the next buffer
         self.p = q
         return OK
 
+    cdef Py_ssize_t digits(self, Py_ssize_t q) noexcept:
+        """Past the one or more digits at q; -NO where there is none, -CUT at the end."""
+        if q >= self.n:
+            return -CUT
+        if not 48 <= self.s[q] <= 57:
+            return -NO
+        while q < self.n and 48 <= self.s[q] <= 57:
+            q += 1
+        return q
+
     cdef int time(self, int128 *ps) noexcept:
         """A time in µs as exact ps (at most six decimals, no exponent)."""
-        cdef Py_ssize_t first = self.p, int_end, frac_end, q
+        cdef Py_ssize_t first = self.p, int_end, frac_end
         cdef bint exponent, negative
-        cdef int rc = self.number(&int_end, &frac_end, &exponent), digits = 0, frac = 0
-        cdef int128 value = 0
+        cdef int rc = self.number(&int_end, &frac_end, &exponent), digits, frac
+        cdef int128 value
         if rc != OK:
             return rc
         if exponent or frac_end - int_end - 1 > 6:
             return NO
         negative = self.s[first] == 45
-        q = first + negative
-        while q < int_end:
-            value = value * 10 + (self.s[q] - 48)
-            q += 1
-            digits += 1
-        if digits > MAX_TIME_DIGITS:
+        if int_end - first - negative > MAX_TIME_DIGITS:
             return NO
-        value *= TEN6
+        value = _whole(self.s, first + negative, int_end) * TEN6
         if frac_end > int_end:
-            q = int_end + 1
-            while q < frac_end:
-                frac = frac * 10 + (self.s[q] - 48)
-                q += 1
+            frac = <int>_whole(self.s, int_end + 1, frac_end)
             digits = 6 - <int>(frac_end - int_end - 1)
             while digits > 0:
                 frac *= 10
@@ -175,18 +171,52 @@ cdef class _Scanner:
         ps[0] = -value if negative else value
         return OK
 
-    cdef int skip(self, int depth) noexcept:
-        """Any JSON value at p (keys and strings may hold escapes)."""
-        cdef uint8_t c
-        cdef Py_ssize_t a, b
-        cdef bint exponent
-        cdef int rc
-        if depth > MAX_DEPTH:
-            return NO
+    cdef int expect(self, uint8_t c) noexcept:
+        """Past ``c``, after any space."""
         self.space()
         if self.p >= self.n:
             return CUT
-        c = self.s[self.p]
+        if self.s[self.p] != c:
+            return NO
+        self.p += 1
+        return OK
+
+    cdef int opened(self, uint8_t close) noexcept:
+        """Just inside an object or array: OK past ``close`` (it is empty), or AGAIN."""
+        self.space()
+        if self.p >= self.n:
+            return CUT
+        if self.s[self.p] == close:
+            self.p += 1
+            return OK
+        return AGAIN
+
+    cdef int next_item(self, uint8_t close) noexcept:
+        """After an item of an object or array: AGAIN past a ',', OK past ``close``."""
+        self.space()
+        if self.p >= self.n:
+            return CUT
+        self.p += 1
+        if self.s[self.p - 1] == 44:
+            return AGAIN
+        return OK if self.s[self.p - 1] == close else NO
+
+    cdef int begin(self, int depth) noexcept:
+        """Past the space before a value: its first character, or -NO for one nested deeper
+        than ``MAX_DEPTH``, -CUT where the buffer ends."""
+        if depth > MAX_DEPTH:
+            return -NO
+        self.space()
+        return self.s[self.p] if self.p < self.n else -CUT
+
+    cdef int skip(self, int depth) noexcept:
+        """Any JSON value at p (strings may hold escapes)."""
+        cdef int c = self.begin(depth), rc
+        cdef uint8_t close
+        cdef Py_ssize_t a, b
+        cdef bint exponent
+        if c < 0:
+            return -c
         if c == 34:
             self.p += 1
             while self.p < self.n:
@@ -204,37 +234,22 @@ cdef class _Scanner:
                     self.p += 1
             return CUT
         if c == 123 or c == 91:
+            close = 125 if c == 123 else 93
             self.p += 1
-            self.space()
-            if self.p >= self.n:
-                return CUT
-            if self.s[self.p] == (125 if c == 123 else 93):
-                self.p += 1
-                return OK
-            while True:
-                if c == 123:
-                    rc = self.skip(depth + 1)  # a key: any string
-                    if rc != OK:
-                        return rc
+            rc = self.opened(close)
+            while rc == AGAIN:
+                if c == 123:  # a key: a string
                     self.space()
                     if self.p >= self.n:
                         return CUT
-                    if self.s[self.p] != 58:
-                        return NO
-                    self.p += 1
-                rc = self.skip(depth + 1)
-                if rc != OK:
-                    return rc
-                self.space()
-                if self.p >= self.n:
-                    return CUT
-                if self.s[self.p] == 44:
-                    self.p += 1
-                elif self.s[self.p] == (125 if c == 123 else 93):
-                    self.p += 1
-                    return OK
-                else:
-                    return NO
+                    rc = self.skip(depth + 1) if self.s[self.p] == 34 else NO
+                    if rc == OK:
+                        rc = self.expect(58)
+                if rc == OK or c == 91:
+                    rc = self.skip(depth + 1)
+                if rc == OK:
+                    rc = self.next_item(close)
+            return rc
         if c == 45 or 48 <= c <= 57:
             return self.number(&a, &b, &exponent)
         return self.literal()
@@ -283,20 +298,15 @@ cdef class _Scanner:
     cdef int details(self, string *out, int depth) noexcept:
         """The value at p as ``slices.details_json`` writes it: keys sorted, ", " and ": "
         between items, decimals as strings, text ASCII only."""
-        cdef uint8_t c
+        cdef int c = self.begin(depth), rc
         cdef Py_ssize_t a, b, int_end, frac_end, first
-        cdef bint exponent, zero
-        cdef int rc
+        cdef bint exponent
         cdef vector[pair[string, string]] items
         cdef pair[string, string] item
         cdef string value
         cdef size_t i
-        if depth > MAX_DEPTH:
-            return NO
-        self.space()
-        if self.p >= self.n:
-            return CUT
-        c = self.s[self.p]
+        if c < 0:
+            return -c
         if c == 34:
             rc = self.string(&a, &b, True)
             if rc == OK:
@@ -326,65 +336,36 @@ cdef class _Scanner:
         if c == 91:
             self.p += 1
             out.push_back(91)
-            self.space()
-            if self.p >= self.n:
-                return CUT
-            if self.s[self.p] == 93:
-                self.p += 1
-                out.push_back(93)
-                return OK
-            while True:
+            rc = self.opened(93)
+            while rc == AGAIN:
                 rc = self.details(out, depth + 1)
-                if rc != OK:
-                    return rc
-                self.space()
-                if self.p >= self.n:
-                    return CUT
-                if self.s[self.p] == 44:
-                    self.p += 1
-                    out.append(b", ")
-                elif self.s[self.p] == 93:
-                    self.p += 1
-                    out.push_back(93)
-                    return OK
-                else:
-                    return NO
+                if rc == OK:
+                    rc = self.next_item(93)
+                    if rc == AGAIN:
+                        out.append(b", ")
+            if rc == OK:
+                out.push_back(93)
+            return rc
         if c == 123:
             self.p += 1
-            self.space()
-            if self.p >= self.n:
-                return CUT
-            if self.s[self.p] != 125:
-                while True:
-                    self.space()
-                    rc = self.string(&a, &b, True)
-                    if rc != OK:
-                        return rc
+            rc = self.opened(125)
+            while rc == AGAIN:
+                self.space()
+                rc = self.string(&a, &b, True)
+                if rc == OK:
                     item.first.assign(<const char *>self.s + a, b - a)
                     if depth == 1 and b - a == 7 and memcmp(self.s + a, b"bind_id", 7) == 0:
                         self.bind = True
-                    self.space()
-                    if self.p >= self.n:
-                        return CUT
-                    if self.s[self.p] != 58:
-                        return NO
-                    self.p += 1
+                    rc = self.expect(58)
+                if rc == OK:
                     value.clear()
                     rc = self.details(&value, depth + 1)
-                    if rc != OK:
-                        return rc
+                if rc == OK:
                     item.second = value
                     items.push_back(item)
-                    self.space()
-                    if self.p >= self.n:
-                        return CUT
-                    if self.s[self.p] == 44:
-                        self.p += 1
-                    elif self.s[self.p] == 125:
-                        break
-                    else:
-                        return NO
-            self.p += 1
+                    rc = self.next_item(125)
+            if rc != OK:
+                return rc
             cpp_sort(items.begin(), items.end())
             out.push_back(123)
             for i in range(items.size()):
@@ -405,6 +386,15 @@ cdef class _Scanner:
         return rc
 
 
+cdef int128 _whole(const uint8_t *s, Py_ssize_t a, Py_ssize_t b) noexcept:
+    """The digits s[a:b] as a number (at most 38 of them)."""
+    cdef int128 value = 0
+    while a < b:
+        value = value * 10 + (s[a] - 48)
+        a += 1
+    return value
+
+
 cdef bint _plain_decimal(const uint8_t *s, Py_ssize_t first, Py_ssize_t int_end,
                          Py_ssize_t frac_end) noexcept:
     """Whether ``str(Decimal(text))`` is the text itself: no exponent notation, which
@@ -421,45 +411,28 @@ cdef bint _plain_decimal(const uint8_t *s, Py_ssize_t first, Py_ssize_t int_end,
     return zeros <= 5
 
 
-DEF K_PH = 1
-DEF K_NAME = 2
-DEF K_CAT = 4
-DEF K_TS = 8
-DEF K_DUR = 16
-DEF K_PID = 32
-DEF K_TID = 64
-DEF K_ARGS = 128
+cdef extern from *:
+    """
+    /* The keys of an event this reader reads, each a bit; -1: a flow's (not its events). */
+    enum {K_PH = 1, K_NAME = 2, K_CAT = 4, K_TS = 8, K_DUR = 16, K_PID = 32, K_TID = 64,
+          K_ARGS = 128};
+    static const char *const KEY_NAMES[] = {"ph", "ts", "cat", "dur", "pid", "tid", "name",
+                                            "args", "bind_id", "flow_in", "flow_out"};
+    static const int KEY_BITS[] = {K_PH, K_TS, K_CAT, K_DUR, K_PID, K_TID, K_NAME, K_ARGS,
+                                   -1, -1, -1};
+    static const int N_KEYS = 11;
+    """
+    int K_PH, K_NAME, K_CAT, K_TS, K_DUR, K_PID, K_TID, K_ARGS, N_KEYS
+    const char *const KEY_NAMES[]
+    const int KEY_BITS[]
 
 
 cdef int _key(const uint8_t *s, Py_ssize_t a, Py_ssize_t b) noexcept:
     """The bit of a key this reader reads, 0 for a key it skips, -1 for a flow key."""
-    cdef Py_ssize_t size = b - a
-    cdef const char *k = <const char *>(s + a)
-    if size == 2:
-        if memcmp(k, b"ph", 2) == 0:
-            return K_PH
-        if memcmp(k, b"ts", 2) == 0:
-            return K_TS
-    elif size == 3:
-        if memcmp(k, b"cat", 3) == 0:
-            return K_CAT
-        if memcmp(k, b"dur", 3) == 0:
-            return K_DUR
-        if memcmp(k, b"pid", 3) == 0:
-            return K_PID
-        if memcmp(k, b"tid", 3) == 0:
-            return K_TID
-    elif size == 4:
-        if memcmp(k, b"name", 4) == 0:
-            return K_NAME
-        if memcmp(k, b"args", 4) == 0:
-            return K_ARGS
-    elif size == 7:
-        if memcmp(k, b"bind_id", 7) == 0 or memcmp(k, b"flow_in", 7) == 0:
-            return -1
-    elif size == 8:
-        if memcmp(k, b"flow_out", 8) == 0:
-            return -1
+    cdef int i
+    for i in range(N_KEYS):
+        if strlen(KEY_NAMES[i]) == <size_t>(b - a) and memcmp(s + a, KEY_NAMES[i], b - a) == 0:
+            return KEY_BITS[i]
     return 0
 
 
@@ -483,12 +456,10 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
     e.has_details = False
     e.pid.found = e.tid.found = False
     sc.p += 1  # the '{'
-    sc.space()
-    if sc.p >= sc.n:
-        return CUT
-    if sc.s[sc.p] == 125:
-        return NO
-    while True:
+    rc = sc.opened(125)
+    if rc == OK:
+        return NO  # an empty object
+    while rc == AGAIN:
         sc.space()
         rc = sc.string(&a, &b, False)
         if rc != OK:
@@ -497,15 +468,12 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
         if bit < 0 or (bit & seen):
             return NO
         seen |= bit
+        rc = sc.expect(58)
         sc.space()
-        if sc.p >= sc.n:
-            return CUT
-        if sc.s[sc.p] != 58:
-            return NO
-        sc.p += 1
-        sc.space()
-        if sc.p >= sc.n:
-            return CUT
+        if rc == OK and sc.p >= sc.n:
+            rc = CUT
+        if rc != OK:
+            return rc
         c = sc.s[sc.p]
         if bit == K_PH:
             rc = sc.string(&a, &b, False)
@@ -538,26 +506,17 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
             elif c == 123:
                 sc.bind = False
                 rc = sc.details(details, 1)
-                if rc == OK:
-                    if sc.bind:
-                        return NO
-                    e.has_details = details.size() > 2
+                if rc == OK and sc.bind:
+                    return NO
+                e.has_details = details.size() > 2
             else:
                 return NO
         else:
             rc = sc.skip(1)
-        if rc != OK:
-            return rc
-        sc.space()
-        if sc.p >= sc.n:
-            return CUT
-        if sc.s[sc.p] == 44:
-            sc.p += 1
-        elif sc.s[sc.p] == 125:
-            sc.p += 1
-            break
-        else:
-            return NO
+        if rc == OK:
+            rc = sc.next_item(125)
+    if rc != OK:
+        return rc
     if (seen & (K_PH | K_NAME | K_TS | K_DUR)) != (K_PH | K_NAME | K_TS | K_DUR):
         return NO
     return OK
@@ -565,19 +524,16 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
 
 cdef int _int64(_Scanner sc, int64_t *value) noexcept:
     """A JSON integer at p that fits 64 bits."""
-    cdef Py_ssize_t first = sc.p, int_end, frac_end, q
+    cdef Py_ssize_t first = sc.p, int_end, frac_end
     cdef bint exponent, negative
     cdef int rc = sc.number(&int_end, &frac_end, &exponent)
-    cdef int128 v = 0
+    cdef int128 v
     if rc != OK:
         return rc
     if exponent or frac_end != int_end or int_end - first > 19:
         return NO
     negative = sc.s[first] == 45
-    q = first + negative
-    while q < int_end:
-        v = v * 10 + (sc.s[q] - 48)
-        q += 1
+    v = _whole(sc.s, first + negative, int_end)
     if negative:
         v = -v
     if not fits64(v):
@@ -718,9 +674,6 @@ cdef object _to_python(int128 v):
 
 
 cdef object _array(vector[int64_t] &values):
-    out = np.empty(values.size(), dtype=np.int64)
-    cdef int64_t[::1] view = out
-    cdef Py_ssize_t i
-    for i in range(<Py_ssize_t>values.size()):
-        view[i] = values[i]
-    return out
+    if not values.size():
+        return np.empty(0, dtype=np.int64)
+    return np.array(<int64_t[:values.size()]>values.data())
