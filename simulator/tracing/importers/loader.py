@@ -17,13 +17,20 @@ the absolute origin becomes ``run.time_origin``.
 
 A foreign task may name a parent (or a link may name a task) that appears millions of
 rows later, so tasks pass through an ID window (``ids``), which resolves the IDs named
-near each other, and are staged in a scratch SQLite file beside the output (``stage``),
-which settles the rest by joins on an index of every ID's hash. Tasks get dense integer
-keys in input order. Once everything is staged, one pass reads the tasks back in key
-order and writes them through the trace writer's bulk path, which builds the metric
-pyramid as they go; the output is then finalized like a simulator trace. It is written
-to a temporary file and moved into place only on success, so bad input never leaves a
-half-written trace behind.
+near each other; a scratch SQLite file beside the output (``stage``) settles the rest by
+joins on an index of every ID's hash. Tasks get dense integer keys in input order.
+
+Where times are final as they are read (the importer declared the origin first: Daisen
+CSV, akita, Nsight Systems), the tasks go *direct*: through the trace writer's bulk
+path into the output as the window lets them go, feeding the metric pyramid as they
+come, and the few parents found later are set in place. Otherwise (Chrome: the origin is
+the earliest event, and parents come from nesting on tracks) they are staged in the
+scratch file, and once everything is read one pass takes them back in key order through
+the same bulk path. Something that needs every task first on the direct path (a track, a
+time before the origin, a repeated ID to drop) stages what was written and goes on so.
+The output is then finalized like a simulator trace. It is written to a temporary file
+and moved into place only on success, so bad input never leaves a half-written trace
+behind.
 """
 import json
 import sqlite3
@@ -36,7 +43,7 @@ from ... import build
 from ..writer import PendingOutput, TraceWriter, remove_trace_files
 from . import ids
 from .ids import NO_TIME, Block, IdWindow
-from .stage import Stage
+from .stage import FLOW_PHASES, Stage
 from .values import (MAX_TIME_DIGITS, TraceFormatError, decimal_seconds, parse_decimal_seconds,
                      scaled_to_ps, seconds_to_ps)
 
@@ -57,8 +64,6 @@ INT64_MAX = 2 ** 63 - 1
 # Events the metric pyramid may hold in flight (32 bytes each) while tasks are read back
 # in key order; past it they are fed again in the order of their first events.
 PYRAMID_BUDGET = 1 << 19
-# Flow point phases, in the order they chain within one flow.
-FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 
 
 @dataclass
@@ -496,7 +501,8 @@ class Loader:
         else:
             self._write_tasks(shift, nested)
         db.execute("BEGIN")
-        self._write_links()
+        report.links, unresolved = stage.write_links()
+        report.unresolved_links += unresolved
         db.execute(
             "INSERT INTO instant (id, location, time_ps, name, category, details)"
             " SELECT seq - 1, location, time_ps - ?, name, category, details FROM stage.instants"
@@ -562,43 +568,6 @@ class Loader:
             (decimal_seconds(origin), self._clock or "source",
              None if self._metadata is None else json.dumps(self._metadata, sort_keys=True,
                                                             default=str)))
-
-    def _write_links(self):
-        db, key = self.db, self.stage_db.key_sql
-        staged = db.execute("SELECT count(*) FROM stage.links").fetchone()[0]
-        db.execute(
-            f"INSERT OR IGNORE INTO task_link (src, dst, kind) SELECT {key('s.seq')}, {key('d.seq')},"
-            " l.kind FROM stage.links l"
-            " JOIN stage.named s ON s.h = l.src_h AND s.ext_id = l.src_ext"
-            " JOIN stage.named d ON d.h = l.dst_h AND d.ext_id = l.dst_ext WHERE s.seq != d.seq")
-        resolved = db.execute(
-            "SELECT count(*) FROM stage.links l WHERE l.src_ext != l.dst_ext AND EXISTS"
-            " (SELECT 1 FROM stage.named s WHERE s.h = l.src_h AND s.ext_id = l.src_ext) AND EXISTS"
-            " (SELECT 1 FROM stage.named d WHERE d.h = l.dst_h AND d.ext_id = l.dst_ext)").fetchone()[0]
-        self.report.unresolved_links += staged - resolved
-        # Flow points, bound to tasks, chain into links in time order within each flow;
-        # a finish closes the flow, so its ID may start another one later.
-        cursor = db.execute(
-            f"SELECT f.flow, f.phase, f.kind, {key('f.task_seq')} FROM stage.flow_points f"
-            " LEFT JOIN stage.named r ON r.seq = f.task_seq"
-            " ORDER BY f.flow, coalesce(f.time_ps, r.start_ps), f.phase, f.seq")
-        links, current, previous, unmatched = [], None, None, 0
-        for flow, phase, kind, task in cursor:
-            if flow != current:
-                unmatched += previous is not None
-                current, previous = flow, None
-            if task is None:  # bound to nothing: the flow cannot pass through it
-                unmatched += 1
-                continue
-            if previous is not None and previous != task:
-                links.append((previous, task, kind))
-            elif previous is None and phase == FLOW_PHASES["f"]:
-                unmatched += 1  # a finish without its start
-            previous = None if phase == FLOW_PHASES["f"] else task
-        unmatched += previous is not None
-        db.executemany("INSERT OR IGNORE INTO task_link (src, dst, kind) VALUES (?, ?, ?)", links)
-        self.report.unresolved_links += unmatched
-        self.report.links = db.execute("SELECT count(*) FROM task_link").fetchone()[0]
 
     def abort(self):
         """Remove every temporary file; the output path is left untouched."""

@@ -26,6 +26,8 @@ from .ids import NO_TIME, hashes
 from .values import TraceFormatError
 
 NO_PARENT, UNRESOLVED = -1, -2
+# Flow point phases, in the order they chain within one flow.
+FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 READ_BLOCK = 16_384
 # Pages the staging connection keeps: appends touch only each table's right-hand edge.
 APPEND_CACHE_KIB = 2048
@@ -263,6 +265,44 @@ class Stage:
             " WHERE n.h = stage.flow_points.task_h AND n.ext_id = stage.flow_points.task_ext)"
             " WHERE task_ext IS NOT NULL")
         self.db.execute("COMMIT")
+
+    def write_links(self):
+        """Links between tasks named by ID, and flow points chained into links, into the
+        output's ``task_link``; returns (links, those left unresolved: naming no task, or a
+        flow with one end)."""
+        db, key = self.db, self.key_sql
+        staged = db.execute("SELECT count(*) FROM stage.links").fetchone()[0]
+        db.execute(
+            f"INSERT OR IGNORE INTO task_link (src, dst, kind) SELECT {key('s.seq')}, {key('d.seq')},"
+            " l.kind FROM stage.links l"
+            " JOIN stage.named s ON s.h = l.src_h AND s.ext_id = l.src_ext"
+            " JOIN stage.named d ON d.h = l.dst_h AND d.ext_id = l.dst_ext WHERE s.seq != d.seq")
+        resolved = db.execute(
+            "SELECT count(*) FROM stage.links l WHERE l.src_ext != l.dst_ext AND EXISTS"
+            " (SELECT 1 FROM stage.named s WHERE s.h = l.src_h AND s.ext_id = l.src_ext) AND EXISTS"
+            " (SELECT 1 FROM stage.named d WHERE d.h = l.dst_h AND d.ext_id = l.dst_ext)").fetchone()[0]
+        # Flow points, bound to tasks, chain into links in time order within each flow;
+        # a finish closes the flow, so its ID may start another one later.
+        cursor = db.execute(
+            f"SELECT f.flow, f.phase, f.kind, {key('f.task_seq')} FROM stage.flow_points f"
+            " LEFT JOIN stage.named r ON r.seq = f.task_seq"
+            " ORDER BY f.flow, coalesce(f.time_ps, r.start_ps), f.phase, f.seq")
+        links, current, previous, unmatched = [], None, None, staged - resolved
+        for flow, phase, kind, task in cursor:
+            if flow != current:
+                unmatched += previous is not None
+                current, previous = flow, None
+            if task is None:  # bound to nothing: the flow cannot pass through it
+                unmatched += 1
+                continue
+            if previous is not None and previous != task:
+                links.append((previous, task, kind))
+            elif previous is None and phase == FLOW_PHASES["f"]:
+                unmatched += 1  # a finish without its start
+            previous = None if phase == FLOW_PHASES["f"] else task
+        unmatched += previous is not None
+        db.executemany("INSERT OR IGNORE INTO task_link (src, dst, kind) VALUES (?, ?, ?)", links)
+        return db.execute("SELECT count(*) FROM task_link").fetchone()[0], unmatched
 
     def nest_by_track(self, sweep_class):
         """Parents of tasks that name none, and tasks of flow points bound by time, from the
