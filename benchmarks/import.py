@@ -103,6 +103,7 @@ def main():
               f" {(tmp / 'full.csv').stat().st_size / 1e6:.0f} MB, JSON"
               f" {(tmp / 'full.json').stat().st_size / 1e6:.0f} MB"
               f" ({time.perf_counter() - t0:.1f} s to write, not timed)")
+        load = os.getloadavg()[0]
         base = run_baseline(rows, tmp / "akita.sqlite3")
         print(f"{'baseline (akita v3 writer)':28} {n / base:12,.0f} tasks/s ({base:.1f} s)")
         results = {}
@@ -119,6 +120,8 @@ def main():
         print(f"CSV peak memory: {q_peak:.0f} MB for {q_tasks:,} tasks, "
               f"{results['ours: Daisen CSV'][2]:.0f} MB for {n:,} tasks"
               f" (ratio {results['ours: Daisen CSV'][2] / q_peak:.2f}; goal: about 1)")
+        print(f"load average (1 min): {load:.2f} before the timed part, {os.getloadavg()[0]:.2f} after"
+              f" ({os.cpu_count()} CPUs; the machine may be shared)")
 
 
 if __name__ == "__main__":
