@@ -18,9 +18,10 @@ reader may not write (a shared data set, a read-only volume) could not be opened
 The metric pyramid is built batch by batch (``pyramid_build.LivePyramid``), so
 ``finalize`` only builds the indexes (SQLite's sort after the load is four times cheaper
 than keeping them up to date row by row, measured), writes the bins still in flight and
-the per-location statistics, and records the end of the run. A trace whose tasks did not
-come through ``write_batch`` (an import, a reopened file) is rebuilt from its task table
-in bounded memory.
+the per-location statistics, and records the end of the run. An importer writes its
+tasks through ``write_imported`` and feeds the pyramid itself (``feed_pyramid``). A trace
+whose tasks did not all reach the pyramid (a reopened file, an import in an order that
+held too much in flight) is rebuilt from its task table in bounded memory.
 
 Memory does not grow with the trace: SQLite's page cache is capped (``CACHE_KIB``) and
 its sorter spills to a temporary file, not to RAM.
