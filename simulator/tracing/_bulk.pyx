@@ -135,8 +135,6 @@ cdef class Connection:
         self.close()
 
 
-
-
 cdef int _bind_value(sqlite3_stmt *stmt, int parameter, object value) except -1:
     """Bind None, str, int or float (anything else is refused)."""
     cdef Py_ssize_t size

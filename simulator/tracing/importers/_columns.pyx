@@ -299,8 +299,8 @@ def read_rows(str text, Py_ssize_t line, bint final):
             value, good = 0, 0
             _parse(PyUnicode_1BYTE_KIND, f.data, 0, f.size, 12, &value, &good)
             if not good:
-                out.inexact.append((row, column, PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND,
-                                                                          f.data, f.size)))
+                text = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, f.data, f.size)
+                out.inexact.append((row, column, text))
             if column == 0:
                 starts.push_back(value)
             else:

@@ -82,7 +82,7 @@ cdef class _Scanner:
             else:
                 return
 
-    cdef int string(self, Py_ssize_t *start, Py_ssize_t *end, bint printable) noexcept:
+    cdef int text(self, Py_ssize_t *start, Py_ssize_t *end, bint printable) noexcept:
         """A string without escapes at p (after its opening quote is checked here)."""
         cdef uint8_t c
         if self.p >= self.n:
@@ -308,7 +308,7 @@ cdef class _Scanner:
         if c < 0:
             return -c
         if c == 34:
-            rc = self.string(&a, &b, True)
+            rc = self.text(&a, &b, True)
             if rc == OK:
                 out.push_back(34)
                 out.append(<const char *>self.s + a, b - a)
@@ -351,7 +351,7 @@ cdef class _Scanner:
             rc = self.opened(125)
             while rc == AGAIN:
                 self.space()
-                rc = self.string(&a, &b, True)
+                rc = self.text(&a, &b, True)
                 if rc == OK:
                     item.first.assign(<const char *>self.s + a, b - a)
                     if depth == 1 and b - a == 7 and memcmp(self.s + a, b"bind_id", 7) == 0:
@@ -447,8 +447,7 @@ cdef struct Event:
 cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
     """One event object at p, if it is a plain slice."""
     cdef int seen = 0, bit, rc
-    cdef Py_ssize_t a, b, int_end, frac_end
-    cdef bint exponent
+    cdef Py_ssize_t a, b
     cdef Field *f
     cdef uint8_t c
     details.clear()
@@ -461,7 +460,7 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
         return NO  # an empty object
     while rc == AGAIN:
         sc.space()
-        rc = sc.string(&a, &b, False)
+        rc = sc.text(&a, &b, False)
         if rc != OK:
             return rc
         bit = _key(sc.s, a, b)
@@ -476,16 +475,16 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
             return rc
         c = sc.s[sc.p]
         if bit == K_PH:
-            rc = sc.string(&a, &b, False)
+            rc = sc.text(&a, &b, False)
             if rc == OK and not (b - a == 1 and sc.s[a] == 88):
                 return NO
         elif bit == K_NAME:
-            rc = sc.string(&e.name_a, &e.name_b, False)
+            rc = sc.text(&e.name_a, &e.name_b, False)
         elif bit == K_CAT:
             if c == 110:
                 rc = sc.literal()
             else:
-                rc = sc.string(&e.cat_a, &e.cat_b, False)
+                rc = sc.text(&e.cat_a, &e.cat_b, False)
                 e.has_cat = True
         elif bit == K_TS:
             rc = sc.time(&e.ts)
@@ -496,7 +495,7 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
             f.found = True
             if c == 34:
                 f.is_text = True
-                rc = sc.string(&f.start, &f.end, False)
+                rc = sc.text(&f.start, &f.end, False)
             else:
                 f.is_text = False
                 rc = _int64(sc, &f.number)
@@ -613,9 +612,8 @@ def scan(str buf, Py_ssize_t pos, base, Py_ssize_t limit, Py_ssize_t line, Py_ss
         if found == kinds.end():
             kinds[key] = len(out.kinds)
             kind.push_back(len(out.kinds))
-            out.kinds.append((PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, sc.s + e.cat_a, e.cat_b - e.cat_a)
-                              if e.has_cat else "event",
-                              PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, sc.s + e.name_a, e.name_b - e.name_a)))
+            out.kinds.append((_latin1(sc, e.cat_a, e.cat_b) if e.has_cat else "event",
+                              _latin1(sc, e.name_a, e.name_b)))
         else:
             kind.push_back(deref(found).second)
         texts.append(PyUnicode_DecodeASCII(details.c_str(), details.size(), NULL) if e.has_details else None)
@@ -654,11 +652,16 @@ cdef void _id_key(_Scanner sc, Field *f, string *key):
         key.append(<const char *>&value, sizeof(int64_t))
 
 
+cdef object _latin1(_Scanner sc, Py_ssize_t a, Py_ssize_t b):
+    """Characters a..b-1 of the buffer as a str."""
+    return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, sc.s + a, b - a)
+
+
 cdef object _id(_Scanner sc, Field *f):
     if not f.found:
         return 0
     if f.is_text:
-        return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, sc.s + f.start, f.end - f.start)
+        return _latin1(sc, f.start, f.end)
     return f.number
 
 
