@@ -25,6 +25,11 @@ import numpy as np
 QUERY_SECONDS = 5.0
 """Default time limit of one query."""
 
+LIVE_QUERY_SECONDS = 1.0
+"""Time limit of one query on a trace still being written: its task table has no
+index until finalize, so a query on tasks reads all of them, and the simulation
+writing it wants the machine (``catalog.TraceMeta.query_seconds``)."""
+
 PROGRESS_STEPS = 100_000
 """SQLite virtual-machine steps between two deadline checks (a few ms of work): each
 check takes the GIL, which on a busy server is a wait, so not too often."""
@@ -33,9 +38,19 @@ WALL_FACTOR = 12
 """The wall-clock backstop, in multiples of the limit: only a query that waits for the
 disk (or for a server overloaded beyond use) for this long is stopped by it."""
 
-Location = namedtuple(
-    "Location", "id name task_count busy_ps max_duration_ps short_duration_ps first_start_ps"
-                " last_end_ps min_level sort_index")
+class Location(namedtuple(
+        "Location", "id name task_count busy_ps max_duration_ps short_duration_ps first_start_ps"
+                    " last_end_ps min_level sort_index complete_level", defaults=(None,))):
+    """A location with its finalize-time statistics; for a trace still being written,
+    what its metric pyramid holds so far (``live_locations``)."""
+    __slots__ = ()
+
+    @property
+    def has_tasks(self):
+        """Whether any task ran here (so far, for a trace being written)."""
+        return bool(self.task_count) or (self.task_count is None and self.min_level is not None)
+
+
 Kind = namedtuple("Kind", "id category action")
 Task = namedtuple("Task", "id parent kind location start_ps end_ps flags ext_id details")
 MetricRow = namedtuple(
@@ -162,6 +177,18 @@ def quick_check(db, limit=10):
             if line.strip() and not line.startswith("***")]
 
 
+@contextmanager
+def snapshot(db):
+    """One read transaction around the statements of a ``with`` block, so they all see
+    the file as it was at the first of them: a trace being written grows between two
+    statements otherwise (in WAL mode the writer goes on meanwhile)."""
+    db.db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        db.db.execute("COMMIT")
+
+
 def trace_format(db):
     """The trace file's format version (0 for files older than versioning)."""
     return db.fetch("PRAGMA user_version")[0][0]
@@ -193,6 +220,41 @@ def locations(db):
         "SELECT id, name, task_count, busy_ps, max_duration_ps, short_duration_ps,"
         " first_start_ps, last_end_ps, pyramid_min_level, " + order
         + " FROM location ORDER BY id")]
+
+
+def live_locations(db, base_ps):
+    """Every location of a trace still being written, by id, with what its metric
+    pyramid holds so far in place of the statistics finalize writes: ``min_level`` and
+    ``complete_level`` are its finest level and the coarsest one holding a finished
+    bin (bins are written once final: a coarser bin when its last finer one is);
+    ``first_start_ps`` and ``last_end_ps`` bound its finest bins; ``busy_ps`` is the busy
+    time of its coarsest finished bins; ``task_count`` is None (not known yet). Levels
+    are None where no bin is written yet. Each figure is one probe of metric_bin's key.
+    """
+    order = "x.sort_index" if trace_format(db) >= 2 else "NULL"
+    rows = db.fetch(
+        "SELECT x.id, x.name, " + order + ", x.lo, x.hi,"
+        " (SELECT min(bin) FROM metric_bin m WHERE m.location = x.id AND m.level = x.lo),"
+        " (SELECT max(bin) FROM metric_bin m WHERE m.location = x.id AND m.level = x.lo),"
+        " (SELECT sum(busy_ps) FROM metric_bin m WHERE m.location = x.id AND m.level = x.hi)"
+        " FROM (SELECT l.*,"
+        " (SELECT min(level) FROM metric_bin m WHERE m.location = l.id) AS lo,"
+        " (SELECT max(level) FROM metric_bin m WHERE m.location = l.id) AS hi"
+        " FROM location l) x ORDER BY x.id")
+    out = []
+    for key, name, sort_index, lo, hi, first, last, busy in rows:
+        if lo is None:
+            out.append(Location(key, name, None, None, None, None, None, None, None, sort_index))
+            continue
+        width = base_ps << lo
+        out.append(Location(key, name, None, busy or 0, None, None, first * width,
+                            (last + 1) * width, lo, sort_index, hi))
+    return out
+
+
+def finalized(db):
+    """Whether the trace is finalized (indexes and statistics built), from its run row."""
+    return bool(db.fetch("SELECT finalized FROM run WHERE id = 1")[0][0])
 
 
 def kinds(db):
@@ -242,16 +304,17 @@ def location_kind_totals(db, location):
 
 
 # -- raw tasks ---------------------------------------------------------------------------
-def window_tasks(db, location, short_ps, t0, t1, limit):
+def window_tasks(db, location, short_ps, t0, t1, limit, ordered=True):
     """Tasks of a location lasting at most ``short_ps`` that overlap [t0, t1), in start
-    order, at most ``limit``.
+    order, at most ``limit`` (not ``ordered``: any ``limit`` of them, in no order).
 
     ``start_ps >= t0 - short_ps`` bounds the index range scan on (location, start_ps).
     Longer tasks are listed once per location by ``windows``.
     """
     return [Task(*r) for r in db.fetch(
         "SELECT " + TASK_COLUMNS + " FROM task WHERE location = ? AND start_ps >= ?"
-        " AND start_ps < ? AND end_ps > ? AND end_ps - start_ps <= ? ORDER BY start_ps LIMIT ?",
+        " AND start_ps < ? AND end_ps > ? AND end_ps - start_ps <= ?"
+        + (" ORDER BY start_ps" if ordered else "") + " LIMIT ?",
         (location, t0 - short_ps, t1, t0, short_ps, limit))]
 
 

@@ -10,7 +10,7 @@ from dash import html, no_update
 from dash.exceptions import PreventUpdate
 
 from . import damage, queries, urls
-from .catalog import UnknownTrace, trace_meta
+from .catalog import NotReadableYet, UnknownTrace, trace_meta
 
 
 def graph_config(filename):
@@ -59,7 +59,13 @@ def resolve_trace(name):
                                       "--trace-dir DIR or --trace FILE."]
     try:
         path = cat.path(name)
+    except NotReadableYet as err:
+        return name, None, None, [str(err)]
     except UnknownTrace:
+        finished = cat.finished_as(name)
+        if finished is not None:
+            return name, None, None, [f"The run that was writing {name} has finished: its"
+                                      f" trace is {finished}."]
         return name, None, None, [f"There is no trace named {name!r} here; pick one on the "
                                   "Traces page."]
     except OSError as err:

@@ -126,11 +126,13 @@ def choose_level(base_ps, t0, t1, points):
 
 
 def top_level(loc, base_ps):
-    """Coarsest stored level of a location: the first where one bin holds all its activity."""
+    """Coarsest stored level of a location: the first where one bin holds all its
+    activity; while the trace is written, at most the coarsest level holding a finished
+    bin (the bin that will hold everything is not written yet)."""
     level = loc.min_level
     while (loc.first_start_ps // (base_ps << level)) != (loc.last_end_ps // (base_ps << level)):
         level += 1
-    return level
+    return level if loc.complete_level is None else min(level, loc.complete_level)
 
 
 def bin_range(t0, t1, width):
@@ -147,13 +149,19 @@ def within_run(meta, t0, t1):
 
 
 def location_series(db, meta, loc, t0, t1, points):
-    """The ``Series`` of ``loc`` over [t0, t1) at about ``points`` bins."""
+    """The ``Series`` of ``loc`` over [t0, t1) at about ``points`` bins.
+
+    While the trace is written its tasks have no index yet, so a window finer than the
+    location's finest stored level is drawn from that level (fewer, wider bins) instead
+    of from its raw tasks."""
     base = meta.base_ps
     t0, t1 = within_run(meta, t0, t1)
     wanted = choose_level(base, t0, t1, points)
-    if not loc.task_count:
+    if not loc.has_tasks:
         first, n = bin_range(t0, t1, base << wanted)
         return _empty(first, n, base << wanted, wanted)
+    if meta.live is not None:
+        wanted = max(wanted, loc.min_level)
     if wanted >= loc.min_level:
         level = min(wanted, top_level(loc, base))
         return pyramid_series(db, loc, level, base << level, t0, t1)
@@ -233,6 +241,8 @@ def kind_density(db, meta, loc, t0, t1, points):
     t0, t1 = within_run(meta, t0, t1)
     wanted = choose_level(base, t0, t1, points)
     finest, coarsest = queries.kind_levels(db, loc.id)
+    if meta.live is not None and finest is not None:
+        wanted = max(wanted, finest)  # as in location_series: no raw tasks while written
     if finest is not None and wanted >= finest:
         level = min(wanted, coarsest)
         width = base << level

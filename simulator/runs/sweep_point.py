@@ -121,7 +121,10 @@ def _run(task):
                 workload, config, path, KernelRecorder(instrument=task.instrument),
                 trace_level=task.trace_level, window=task.window, progress=False,
                 command=run_command(task.workload, options, config, seed, task), seed=seed,
-                writer_process=False)  # the sweep runs points side by side already
+                writer_process=False,  # the sweep runs points side by side already
+                # A point may write into a directory shared over the network, where WAL's
+                # shared memory does not work; sweeps are watched through summary.csv.
+                watchable=False)
         except SimulationInterrupted:
             raise  # the trace so far is kept, valid and marked incomplete
         except KeyboardInterrupt:

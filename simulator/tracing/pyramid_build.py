@@ -132,15 +132,19 @@ class LivePyramid:
         if len(kinds):
             self._kind_metrics.insert(kinds)
 
-    def finish(self):
-        """Write the bins still in flight: (statistics per location, dirty locations)."""
+    def finish(self, db):
+        """Write the bins still in flight through ``db`` (the inserters are closed by
+        then): (statistics per location, dirty locations)."""
         stats = self.builder.finish()
-        self._write_rows()
+        _drain(db, self.builder)
         return stats, set(self.builder.dirty)
 
     def close(self):
+        """Close the inserters' connections."""
         for inserter in (self._metrics, self._kind_metrics):
-            inserter.close()
+            if inserter is not None:
+                inserter.close()
+        self._metrics = self._kind_metrics = None
 
 
 def _kind_classes(db):

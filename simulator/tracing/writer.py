@@ -5,15 +5,18 @@ rows arrive in large batches, one transaction each, with integer keys and intern
 strings. The run row is written first with ``completed = 0``; a crash therefore leaves
 a readable file that says it is incomplete.
 
-A file written in place (the tracing API's own use) is in WAL mode from the start, so
-a viewer can read it while it grows, and a killed writer leaves it readable. A
-``temporary`` file (what every command writes: a hidden sibling of its output, moved
-into place only when finalized) loads with a rollback journal instead: WAL would cost
-a tenth of a fully traced run (every page is framed and checksummed into the log) and
-buy nothing there, while appending rows journals almost nothing. Finalize leaves
-every trace with a rollback journal (``journal_mode=DELETE``): a reader of a WAL file
-must be able to create its ``-shm`` beside it, so a finalized trace in a directory the
-reader may not write (a shared data set, a read-only volume) could not be opened.
+A ``watchable`` file (the default: the tracing API's own use, and what ``run``,
+``run-kernel`` and ``synth`` write as the hidden sibling of their output) is in WAL
+mode from the start, so the app can show a run while it is written: its readers
+never block the writer's commits, and a killed writer leaves the file readable. WAL
+costs the load a few per cent of the writer's time (every page is framed into the log
+and copied back at a checkpoint; ``benchmarks/watch.py`` measures it against a
+rollback journal), and the writer runs beside the simulation. An import, which nobody
+watches, loads with a rollback journal (``watchable=False``). Finalize leaves WAL
+(``journal_mode=DELETE``) before it builds anything, so the indexes are not written
+twice, and every finished trace has a rollback journal: a reader of a WAL file must be
+able to create its ``-shm`` beside it, so a finalized trace in a directory the reader
+may not write (a shared data set, a read-only volume) could not be opened.
 
 The metric pyramid is built batch by batch (``pyramid_build.LivePyramid``), so
 ``finalize`` only builds the indexes (SQLite's sort after the load is four times cheaper
@@ -86,17 +89,28 @@ def _wall_seconds(started):
     return 0.0 if os.environ.get("SOURCE_DATE_EPOCH") else time.perf_counter() - started
 
 
+def _connect(path):
+    """The writer's own connection to ``path``."""
+    db = sqlite3.connect(str(path), isolation_level=None)
+    # No fsync: a crashed simulator loses at most its last batch (committed ones are in
+    # the file or the WAL); only an OS crash or power loss could damage the file, which
+    # for a re-runnable trace is worth the speed.
+    db.execute("PRAGMA synchronous=OFF")
+    db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    return db
+
+
 class TraceWriter:
     """Writes one run into a new SQLite trace file at ``path``.
 
     An existing file at ``path`` is replaced. ``config`` is stored as JSON.
-    ``temporary`` says no viewer opens ``path`` before it is finalized (see above).
+    ``watchable`` writes it in WAL mode, for viewers while it grows (see above).
     """
 
     def __init__(self, path: str | os.PathLike, *, command: str | None,
                  config: dict[str, Any] | None = None, workload: str | None = None,
                  seed: int | None = None, source: str = "simulator",
-                 temporary: bool = False) -> None:
+                 watchable: bool = True) -> None:
         self.path = Path(path)
         self._wall_start = time.perf_counter()
         for suffix in ("", "-wal", "-shm"):
@@ -104,14 +118,9 @@ class TraceWriter:
             if extra.exists():
                 extra.unlink()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), isolation_level=None)
-        if not temporary:
+        self.db = _connect(self.path)
+        if watchable:
             self.db.execute("PRAGMA journal_mode=WAL")
-        # No fsync: a crashed simulator loses at most its last batch (committed ones are
-        # in the file or the WAL); only an OS crash or power loss could damage the file, which for a
-        # re-runnable trace is worth the speed.
-        self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         tables, _ = schema_parts()
         self.db.executescript(tables)
         self.db.execute(
@@ -127,6 +136,9 @@ class TraceWriter:
         self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
         self._live = (pyramid_build.LivePyramid(self.db, lambda sql: BulkInserter(self.path, sql))
                       if pyramid_build.IncrementalPyramid is not None else None)
+        if self._live is not None:  # its bins go into the file as the run goes: say how wide
+            self.db.execute("UPDATE run SET pyramid_base_ps = ? WHERE id = 1",
+                            (pyramid_build.BASE_PS,))
 
     @classmethod
     def reopen(cls, path: str | os.PathLike) -> TraceWriter:
@@ -137,7 +149,7 @@ class TraceWriter:
         self = cls.__new__(cls)
         self.path = path
         self._wall_start = time.perf_counter()
-        self.db = sqlite3.connect(str(path), isolation_level=None)
+        self.db = _connect(path)
         # A killed run's writer process may still be closing the file for a moment.
         self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")
         try:
@@ -151,7 +163,6 @@ class TraceWriter:
         except TraceError:
             self.db.close()
             raise
-        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         self._keys = [0, -1, -1]
         self._bulk = self._bulk_tags = self._live = None
         return self
@@ -220,6 +231,11 @@ class TraceWriter:
 
         ``extra_orphans`` counts parents an importer could not resolve before loading.
         """
+        # Out of WAL first: what finalize writes (the indexes above all) would otherwise
+        # go through the log and be copied again. From here on a viewer waits for the
+        # finished trace (``dashapp/live.py``: it reads a running trace only in WAL mode).
+        self._close_bulk()
+        self._leave_wal()
         db = self.db
         _, indexes = schema_parts()
         db.executescript(indexes)
@@ -242,9 +258,19 @@ class TraceWriter:
             (int(bool(completed)), int(open_tasks), orphans + extra_orphans, start_ps or 0, end_ps or 0,
              _wall_seconds(self._wall_start), base),
         )
-        self._close_bulk()  # leaving WAL needs the only connection
-        db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")  # a viewer's read ends soon
-        mode = db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]  # folds a WAL in
+
+    def _leave_wal(self):
+        """Take the file out of WAL mode, folding its log in (a no-op for a file with a
+        rollback journal). Needs the only connection to the file."""
+        if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            return
+        # On a fresh connection: the writer's own may hold pages the bulk inserters
+        # changed since, and out of WAL nothing tells it (measured: the indexes built
+        # next missed the last rows).
+        self.db.close()
+        self.db = _connect(self.path)
+        self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")  # a viewer's read ends soon
+        mode = self.db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
         if mode != "delete":
             raise TraceError(f"{self.path}: could not leave WAL mode (SQLite kept {mode!r})")
 
@@ -261,11 +287,9 @@ class TraceWriter:
         if pyramid_build.IncrementalPyramid is None:
             return pyramid_build.reference_build(db, show_progress=show_progress)
         stats, redo = {}, None  # None: every location
-        if live is not None and live.fed == self.tasks_written and not orphans:
-            stats, redo = live.finish()
-        if live is not None:
-            live.close()
         db.execute("BEGIN")
+        if live is not None and live.fed == self.tasks_written and not orphans:
+            stats, redo = live.finish(db)
         pyramid_build.clear_locations(db, redo)
         if redo is None or redo:
             stats.update(pyramid_build.rebuild(db, redo, show_progress=show_progress))
@@ -274,14 +298,16 @@ class TraceWriter:
         return pyramid_build.BASE_PS
 
     def _close_bulk(self):
+        """Close the bulk inserters' connections (the pyramid keeps what it holds)."""
         for bulk in (self._bulk, self._bulk_tags, self._live):
             if bulk is not None:
                 bulk.close()
-        self._bulk = self._bulk_tags = self._live = None
+        self._bulk = self._bulk_tags = None
 
     def close(self) -> None:
         """Close the connections."""
         self._close_bulk()
+        self._live = None
         self.db.close()
 
 
