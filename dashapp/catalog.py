@@ -171,10 +171,16 @@ the ones requests under way still use."""
 @dataclass(frozen=True)
 class Live:
     """What a trace still being written holds so far (``TraceMeta.live``)."""
-    writer: live.Writer
+    path: Path
     tasks: int  # the largest task key written + 1
     reached_ps: int  # the end of the bins the metric pyramid holds: the run so far
     expected_tasks: int = None  # tasks the run will write, when its configuration says
+
+    @property
+    def writer(self):
+        """Who writes it, and whether they still run: asked each time (the file does
+        not change when its writer is killed, so nothing cached may say)."""
+        return live.writer_of(self.path)
 
     @property
     def running(self):
@@ -302,7 +308,7 @@ def _read_meta(path):
             locs, now = tuple(queries.locations(db)), None
         else:
             locs = tuple(queries.live_locations(db, run["pyramid_base_ps"] or 1))
-            now = Live(live.writer_of(path), count,
+            now = Live(Path(path), count,
                        max((x.last_end_ps for x in locs if x.has_tasks), default=0))
     try:
         config = json.loads(run["config"] or "{}")

@@ -87,9 +87,10 @@ def controls(meta, state, prefix):
                   className="py-1 mb-1 small"),
         dcc.Interval(id=f"{prefix}-live-tick", interval=REFRESH_MS,
                      disabled=not meta.live.running),
-        dbc.Checkbox(id=f"{prefix}-follow", value=bool(state.follow),
-                     label="Follow the end: keep this window's width at the end of the run",
-                     className="small mb-1", disabled=state.t0 is None,
-                     title="Zoom in first; with no window the view shows the whole run so far,"
-                           " which follows the run anyway."),
+        html.Div(dbc.Checkbox(
+            id=f"{prefix}-follow", value=bool(state.follow), disabled=state.t0 is None,
+            label="Follow the end: keep this window's width at the end of the run"),
+            className="small mb-1",
+            title="Zoom in first: with no window the view shows the whole run so far, which"
+                  " follows the run anyway."),
     ])

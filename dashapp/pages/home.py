@@ -42,7 +42,7 @@ def _live_card(name, meta):
                className="small mb-1"),
         _table(("Run", ""), [("Workload", meta.run["workload"] or "–"),
                              ("Command", meta.run["command"]), ("File", name)]),
-    ]), className="mb-2 gs-live-card", **{"data-trace": name})
+    ]), className="mb-2 gs-live-card")
 
 
 def _trace_card(name, path):
