@@ -112,7 +112,10 @@ def overview(path, state, points=OVERVIEW_POINTS):
     except FilterError as err:
         messages.append(f"{err} Showing every component.")
         locs = ordered_locations(meta, state.sort)
-    if not locs:
+    if not locs and meta.live is not None and not ordered_locations(meta, state.sort):
+        messages.append("Nothing to draw yet: no component has a finished time bin so far"
+                        " (a component shows once it has run a few hundred tasks).")
+    elif not locs:
         messages.append(f"No component matches the filter {state.filter!r}.")
     pages = max(1, math.ceil(len(locs) / PAGE_SIZE))
     page = state.page

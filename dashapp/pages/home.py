@@ -6,7 +6,7 @@ import time
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import Input, Output, callback, dcc, html, no_update
+from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import damage, following, urls, widgets
 from ..daisen import views
@@ -104,29 +104,31 @@ def _launch_links(name, path):
          for x in launches], className="mb-1 gs-launches")
 
 
-def _unfinished(cat):
-    """(cards of the runs being written or killed, whether any still runs)."""
-    cards, running = [], False
-    for entry in cat.unfinished():
-        running |= entry.running
-        if not entry.readable:
-            cards.append(dbc.Alert(
-                f"{entry.target}: being written (process {entry.pid}) with a rollback journal"
-                " (an import, say), which a reader would hold back: it opens once it is"
-                " finished.", color="secondary", className="gs-live-card"))
-            continue
-        try:
-            cards.append(_live_card(entry.name, trace_meta(cat.path(entry.name))))
-        except (TraceError, QueryTimeout, OSError, LookupError) as err:
-            # Just created (no run row yet), or renamed into place meanwhile.
-            cards.append(dbc.Alert(f"{entry.target}: {err}", color="secondary",
-                                   className="gs-live-card"))
-    return cards, running
+def _unfinished_card(cat, entry):
+    """The card of one run being written (or killed while it was)."""
+    if not entry.readable:
+        return dbc.Alert(
+            f"{entry.target}: being written (process {entry.pid}) with a rollback journal"
+            " (an import, or a run writing its last tables), which a reader would hold back:"
+            " it opens once it is finished.", color="secondary", className="gs-live-card")
+    try:
+        return _live_card(entry.name, trace_meta(cat.path(entry.name)))
+    except (TraceError, QueryTimeout, OSError, LookupError) as err:
+        if entry.running:  # no run row yet, or renamed into place meanwhile
+            return dbc.Alert(f"{entry.target}: starting (process {entry.pid}); it shows here"
+                             " once it has written its first tasks.", color="secondary",
+                             className="gs-live-card")
+        return dbc.Alert(f"{entry.target}: {err}", color="warning", className="gs-live-card")
 
 
-def _running_section(cat):
-    cards, running = _unfinished(cat)
-    return ([html.H4("Running and interrupted runs"), *cards] if cards else []), running
+def _running_section(cat, finished=()):
+    """The section of runs being written or killed, with a link to each trace in
+    ``finished`` (runs that were listed and have been renamed into place since)."""
+    cards = [dbc.Alert(["Finished: ", dcc.Link(name, href=urls.href(
+        "/overview", urls.OverviewState(trace=name)), className="gs-trace-link")],
+        color="success", className="py-1 mb-1 gs-finished-run") for name in finished]
+    cards += [_unfinished_card(cat, entry) for entry in cat.unfinished()]
+    return [html.H4("Running and interrupted runs"), *cards] if cards else []
 
 
 @widgets.friendly
@@ -134,9 +136,11 @@ def layout(**_query):
     cat = widgets.catalog()
     names = cat.names()
     sweeps = _sweeps(cat)
-    unfinished, running = _running_section(cat)
+    unfinished = _running_section(cat)
+    # Redrawn every few seconds: the runs' progress, and runs started since.
     live = [html.Div(unfinished, id="home-running"),
-            dcc.Interval(id="home-tick", interval=following.REFRESH_MS, disabled=not running)]
+            dcc.Store(id="home-seen", data=_seen(cat, [])),
+            dcc.Interval(id="home-tick", interval=following.REFRESH_MS)]
     if not names and not sweeps and not unfinished:
         return html.Div([*live, widgets.messages([
             "No trace files found. Start the app with --trace-dir DIR or --trace FILE."])])
@@ -154,14 +158,26 @@ def layout(**_query):
     return html.Div([*live, *sweeps, html.H4("Traces"), *cards])
 
 
-@callback(Output("home-running", "children"), Output("home-tick", "disabled"),
-          Input("home-tick", "n_intervals"), prevent_initial_call=True)
+def _seen(cat, finished):
+    """What the page has shown: the unfinished files listed, and the finished runs."""
+    return {"listed": [u.name for u in cat.unfinished()], "finished": finished}
+
+
+@callback(Output("home-running", "children"), Output("home-seen", "data"),
+          Input("home-tick", "n_intervals"), State("home-seen", "data"),
+          prevent_initial_call=True)
 @widgets.guarded(no_update, no_update)
-def follow_runs(_tick):
-    """Redraw the runs being written until none runs (a finished one joins the traces
-    on the next visit of the page)."""
-    cards, running = _running_section(widgets.catalog())
-    return cards, not running
+def follow_runs(_tick, seen):
+    """Redraw the runs being written; a run that finished since the page was drawn gets
+    a link to its trace (the list of traces below is drawn once)."""
+    cat = widgets.catalog()
+    seen = seen if isinstance(seen, dict) else {}
+    finished = [n for n in seen.get("finished", []) if isinstance(n, str) and n in cat.names()]
+    for name in seen.get("listed", []):
+        done = cat.finished_as(name) if isinstance(name, str) else None
+        if done is not None and done not in finished:
+            finished.append(done)
+    return _running_section(cat, finished), _seen(cat, finished)
 
 
 def _sweeps(cat):

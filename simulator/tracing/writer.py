@@ -52,6 +52,7 @@ BulkInserter = build.module("simulator.tracing._bulk").BulkInserter
 INDEX_MARKER = "-- INDEXES"
 CACHE_KIB = 4096  # SQLite's page cache (and sorter memory) of the writer's connection
 LEAVE_WAL_WAIT_MS = 10_000
+LEAVE_WAL_RETRY_S = 0.005
 
 
 class TraceError(Exception):
@@ -269,10 +270,24 @@ class TraceWriter:
         # next missed the last rows).
         self.db.close()
         self.db = _connect(self.path)
-        self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")  # a viewer's read ends soon
-        mode = self.db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
-        if mode != "delete":
-            raise TraceError(f"{self.path}: could not leave WAL mode (SQLite kept {mode!r})")
+        self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")
+        # Leaving WAL needs the file to itself, and SQLite tries that once, without its
+        # busy handler: a viewer's connection open at that moment (each holds the file
+        # while it answers a request) makes it fail. Viewers' requests are short: retry.
+        deadline = time.monotonic() + LEAVE_WAL_WAIT_MS / 1000
+        while True:
+            try:
+                mode = self.db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                if (exc.sqlite_errorcode & 0xFF) != sqlite3.SQLITE_BUSY:
+                    raise
+                mode = "wal"
+            if mode == "delete":
+                return
+            if time.monotonic() > deadline:
+                raise TraceError(f"{self.path}: could not leave WAL mode: readers kept the file"
+                                 f" open for {LEAVE_WAL_WAIT_MS / 1000:g} s")
+            time.sleep(LEAVE_WAL_RETRY_S)
 
     def _every_parent_known(self):
         """Whether every task came through ``write_batch`` with keys 0..n-1 and parents
