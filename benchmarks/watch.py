@@ -16,6 +16,7 @@ a noisy stretch of the machine falls on both), medians:
    wall time both ways, the ratio, and the CPU time the app spent meanwhile.
 
     python benchmarks/watch.py [--rounds 3] [--tasks 1000000] [--every 1] [--component]
+                               [--iterations 3]
 """
 import argparse
 import os
@@ -156,30 +157,31 @@ def _redrawn(answer):
     return bool(charts and len(charts) > 1) or "figure" in response.get("cv-graph", {})
 
 
-def run_process(directory):
+def run_process(directory, iterations):
     """A ``run pagerank`` process writing into ``directory`` (started, not waited for)."""
     remove_trace_files(directory / "pr.sqlite")
     return subprocess.Popen([sys.executable, "-m", "simulator", "run", "pagerank",
-                             "--no-progress", "--force", "-o", str(directory / "pr.sqlite")],
+                             "--iterations", str(iterations), "--no-progress", "--force",
+                             "-o", str(directory / "pr.sqlite")],
                             stdout=subprocess.DEVNULL, cwd=ROOT)
 
 
-def follow_cost(rounds, every, component, tmp):
+def follow_cost(rounds, every, component, iterations, tmp):
     what = "Overview" + (" and Component view" if component else "")
-    print(f"\n2. a PageRank run alone and followed by the app ({what} every {every:g} s),"
-          f" median of {rounds} rounds:")
+    print(f"\n2. a PageRank run ({iterations} iterations) alone and followed by the app ({what}"
+          f" every {every:g} s), median of {rounds} rounds:")
     directory = Path(tmp) / "served"
     directory.mkdir()
     alone, followed, app_cpu, answers = [], [], [], []
     with serve(directory) as (url, server):
         for _ in range(rounds):
             started = time.perf_counter()
-            run_process(directory).wait()
+            run_process(directory, iterations).wait()
             alone.append(time.perf_counter() - started)
 
             before = _process_cpu(server.pid)
             started = time.perf_counter()
-            proc = run_process(directory)
+            proc = run_process(directory, iterations)
             client = Follower(url, directory, proc.pid, every, component)
             client.start()
             proc.wait()
@@ -209,6 +211,8 @@ def main():
     parser.add_argument("--every", type=float, default=1.0, help="seconds between redraws")
     parser.add_argument("--component", action="store_true",
                         help="follow the Component view of a CU as well")
+    parser.add_argument("--iterations", type=int, default=3,
+                        help="PageRank iterations of the followed run (more: a longer run)")
     parser.add_argument("--skip-journals", action="store_true")
     parser.add_argument("--skip-follow", action="store_true")
     args = parser.parse_args()
@@ -218,7 +222,7 @@ def main():
         if not args.skip_journals:
             compare_journals(args.rounds, args.tasks, tmp)
         if not args.skip_follow:
-            follow_cost(args.rounds, args.every, args.component, tmp)
+            follow_cost(args.rounds, args.every, args.component, args.iterations, tmp)
     print(f"load average at end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
