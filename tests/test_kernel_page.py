@@ -182,8 +182,8 @@ def test_an_edited_v3_runs_into_a_trace_without_conflicts():
 
 def test_an_edited_run_takes_build_options():
     """-D reaches the preprocessor of the run; an over-long options string is refused."""
-    source = (BUILTIN / "reduction_v3.cl").read_text().replace("kernel void", "#ifndef BODY\n"
-                                                                "#error needs -D BODY\n#endif\nkernel void", 1)
+    guard = "#ifndef BODY\n#error needs -D BODY\n#endif\nkernel void"
+    source = (BUILTIN / "reduction_v3.cl").read_text().replace("kernel void", guard, 1)
     spec = replace(_spec(source), options="-D BODY=1 -cl-mad-enable")
     assert spec.run_id() != _spec(source).run_id()
     run_id, path, _seconds = runner.default_pool().run(spec)

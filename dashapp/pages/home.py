@@ -7,9 +7,9 @@ import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from .. import damage, urls, widgets
+from ..catalog import trace_meta
 from ..daisen import views
 from ..klein.views import kernel_href, trace_launches
-from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 

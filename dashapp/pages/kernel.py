@@ -16,13 +16,13 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
-from . import alert, from_search, params_of, trace_page
 from ..klein import jobs, runner
 from ..klein.views import build, edit_spec
-from ..widgets import graph_config, safe_filename
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 from ..urls import KernelState, first_value, int_param
+from ..widgets import graph_config, safe_filename
+from . import alert, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 POLL_MS = 400

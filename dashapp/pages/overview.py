@@ -11,13 +11,12 @@ import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
-from . import alert, from_search, params_of, trace_page
 from ..daisen import exporting, views
 from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-
+from . import alert, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]

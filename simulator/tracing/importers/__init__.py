@@ -1,9 +1,10 @@
 """Importers: other tools' traces converted into our schema.
 
 ``import_trace`` detects the format from the file's content (akita v3/v4/v5 SQLite,
-Nsight Systems SQLite exports, Daisen CSV, Chrome Trace Event JSON), each plain or gzipped (known by its magic bytes,
-whatever the file is called), streams it through a ``Loader`` and leaves either a
-complete, finalized trace at the output path or nothing at all.
+Nsight Systems SQLite exports, Daisen CSV, Chrome Trace Event JSON), each plain or
+gzipped (known by its magic bytes, whatever the file is called), streams it through a
+``Loader`` and leaves either a complete, finalized trace at the output path or nothing
+at all.
 """
 import contextlib
 import gzip
@@ -17,8 +18,8 @@ from pathlib import Path
 from ... import user_input
 from ..outputs import disk_full, prepare_output
 from ..progress import progress_bar
-from . import akita, chrome, daisen_csv, nsys
 from ..writer import sqlite_problem, temporary_path
+from . import akita, chrome, daisen_csv, nsys
 from .loader import Loader, LoadReport, TraceFormatError
 
 FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv", "chrome")
