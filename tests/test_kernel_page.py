@@ -281,3 +281,12 @@ def test_an_edit_is_run_at_an_offered_size_with_arguments_scaled(app):
         klein_views.edit_spec(trace, 0, "", "big")
     with pytest.raises(LookupError, match="No kernel launch 9"):
         klein_views.edit_spec(trace, 9, "", "256")
+
+
+def test_no_two_branch_patterns_share_a_colour_and_the_rest_are_grey():
+    from dashapp.klein import figures as klein_figures
+
+    palette = [klein_figures.pattern_colour(rank) for rank in range(40)]
+    named = palette[:len(klein_figures.PATTERN_COLOURS)]
+    assert len(set(named)) == len(named) and klein_figures.RARE_PATTERN not in named
+    assert set(palette[len(named):]) == {klein_figures.RARE_PATTERN}
