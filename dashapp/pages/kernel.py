@@ -17,7 +17,7 @@ from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
 from ..klein import jobs, runner
-from ..klein.views import build, edit_spec
+from ..klein.views import accesses_csv, build, edit_spec
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 from ..urls import KernelState, first_value, int_param
@@ -118,7 +118,12 @@ def _memory_section(views, name, state):
     if not views.memory:
         return html.P("No @watch array in this kernel: add `@watch NAME;` after a local"
                       " array's declaration to see its memory view.", className="small")
-    out = []
+    out = [html.Div([
+        dbc.Button("CSV of the accesses", id="kv-csv-button", size="sm", color="light",
+                   title="Every watched access: work-item, logical time, address, bank and"
+                         " its conflict degree"),
+        dcc.Download(id="kv-csv"), html.Span(id="kv-csv-message", className="small ms-2"),
+    ], className="mb-1")]
     truncated = " (truncated: the access limit was reached)" \
         if views.launch.watch_truncated else ""
     for i, mv in enumerate(views.memory):
@@ -337,6 +342,26 @@ def start_run(clicks, source, size, options, search):
                 False)
     status = jobs.default_queue().status(run_id)
     return no_update, _in_flight(status), job, False, True
+
+
+@callback(Output("kv-csv", "data"), Output("kv-csv-message", "children"),
+          Input("kv-csv-button", "n_clicks"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, no_update)
+def download_csv(_clicks, search):
+    request, problems = from_search(parse_kernel, search)
+    if request is None:
+        return no_update, alert(problems)
+    state, path = request.state, request.path
+    if state.run is not None:
+        path = runner.default_pool().run_path(state.run)
+        if path is None:
+            return no_update, "That edited run is gone."
+    try:
+        content = accesses_csv(path, state.launch)
+    except (LookupError, TraceError, QueryTimeout) as err:
+        return no_update, str(err)
+    name = f"{request.name}-launch{state.launch}" + (f"-run{state.run}" if state.run else "")
+    return dict(content=content, filename=safe_filename(name + "-accesses") + ".csv"), ""
 
 
 def _run_url(state, name, run_id):
