@@ -54,11 +54,9 @@ def _chart(page, i, chart):
         html.Div([
             dcc.Link(loc.name, href=link, className="gs-chart-title",
                      title="Open the Component view at this window"),
-            html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
-                        **{"data-graph": f"ov-chart-{i}", "data-filename":
-                           widgets.safe_filename(name), "data-title":
-                           f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
-                           f"{fmt_ps(page.window[1])}"}),
+            widgets.png_button(f"ov-chart-{i}", name,
+                               f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
+                               f"{fmt_ps(page.window[1])}"),
         ], className="d-flex justify-content-between"),
         html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
                            config=widgets.graph_config(name), className="gs-ov-graph"),

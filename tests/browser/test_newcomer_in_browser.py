@@ -409,3 +409,22 @@ def test_vectoradd_shows_its_emitted_sums_in_the_debug_view(browser, app):
         "var gd = document.querySelector('#kv-debug-0 .js-plotly-plot');"
         "return gd && gd._fullData ? gd._fullData[0]._length : null;"), "no Debug view drawn")
     assert points == 64
+
+
+def test_each_kernel_chart_has_a_png_button_that_saves_it_titled(browser, app):
+    browser.get(f"{app}/kernel?trace=vectoradd.sqlite")
+    _wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector('#kv-debug-0 .js-plotly-plot');"
+        "return !!(gd && gd._fullData);"), "no Debug view drawn")
+    graphs = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.gs-png')).map(b => b.dataset.graph);")
+    assert "kv-debug-0" in graphs and all(browser.execute_script(
+        "return !!document.getElementById(arguments[0]);", g) for g in graphs)
+    browser.execute_script(
+        "window.gsPng = null; window.Plotly.downloadImage = function (fig, opts) {"
+        " window.gsPng = {title: fig.layout.title.text, file: opts.filename};"
+        " return Promise.resolve(); };")
+    _js_click(browser, '.gs-png[data-graph="kv-debug-0"]')
+    png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
+    assert png["title"].startswith("vectoradd.sqlite · ") and "debug chart 1" in png["title"]
+    assert png["file"].startswith("vectoradd.sqlite-")
