@@ -327,3 +327,14 @@ def test_the_accesses_csv_holds_every_watched_access_with_its_bank_degree(app):
     assert message == "" and data["filename"] == "v2.sqlite-launch0-accesses.csv"
     assert data["content"] == accesses_csv(path, 0)
     assert "no @watch array" in refused
+
+
+def test_a_launch_whose_source_is_missing_is_a_message(app, tmp_path):
+    broken = tmp_path / "nosource.sqlite"
+    shutil.copy(app[1] / "v2.sqlite", broken)
+    import sqlite3
+
+    with sqlite3.connect(broken) as db:
+        db.execute("DELETE FROM kernel_source")
+    with pytest.raises(LookupError, match="names a source the trace does not hold"):
+        klein_views.build(broken, 0)

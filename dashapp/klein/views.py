@@ -176,6 +176,9 @@ def build(path, launch_id, first_group=0):
                 else f"{path.name} holds no kernel records (run a kernel workload with the"
                      " simulator to get them)")
         source = queries.kernel_source(db, launch.source)
+        if source is None:  # only in a damaged or hand-made file
+            raise LookupError(f"{path.name}: kernel launch {launch_id} names a source the"
+                              " trace does not hold")
         task = queries.kernel_launch_task(db, launch.id)
         memory = _memory_views(db, launch.id, first_group,
                                int(np.prod(json.loads(launch.local_size))))
