@@ -324,12 +324,14 @@ def test_donuts_and_memory_view_are_on_screen_together(browser, app):
 
 # -- 4. never a blank wait: a loading indicator, a Run button that shows it is busy ------
 RECORD = (
-    "window.gsSeen = []; new MutationObserver(ms => ms.forEach(m => {"
-    " var el = m.target; if (m.type === 'attributes' && el.id === 'kv-run' && el.disabled)"
-    "  { window.gsSeen.push('disabled'); }"
-    " if (m.type === 'attributes' && el.classList.contains('gs-loading') &&"
-    "  el.style.opacity === '0.5') { window.gsSeen.push('dimmed'); } }))"
-    ".observe(document.body, {subtree: true, attributes: true,"
+    # After any change to the page (React may re-create an element rather than restyle it),
+    # note whether the Run button is disabled and whether a loading wrapper is dimmed.
+    "window.gsSeen = []; new MutationObserver(() => {"
+    " var run = document.getElementById('kv-run');"
+    " if (run && run.disabled) { window.gsSeen.push('disabled'); }"
+    " document.querySelectorAll('.gs-loading').forEach(el => {"
+    "  if (el.style.opacity === '0.5') { window.gsSeen.push('dimmed'); } }); })"
+    ".observe(document.body, {subtree: true, childList: true, attributes: true,"
     " attributeFilter: ['disabled', 'style']});")
 
 
