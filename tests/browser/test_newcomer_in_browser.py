@@ -345,9 +345,10 @@ def test_a_page_change_shows_a_loading_indicator(browser, app):
     browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
         "offline": False, "latency": 800, "downloadThroughput": -1, "uploadThroughput": -1})
     try:
-        _js_click(browser, ".pagination a[href], .pagination .page-link:not(.active)")
+        _js_click(browser, ".pagination a.page-link")  # page 2 (the first real link)
         _wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
               "no loading indicator while the page was rebuilt")
+        _wait(browser, lambda d: _query(d).get("page") == "2", "the click did not turn the page")
     finally:
         browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
             "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
