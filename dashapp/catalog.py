@@ -78,13 +78,13 @@ class Catalog:
                     return self.directory / name
         raise UnknownTrace(name)
 
-    def unfinished(self):
+    def unfinished(self) -> list[live.Unfinished]:
         """The traces commands are writing, or were writing when they were killed
         (``live.Unfinished``: hidden ``.NAME.partial-PID`` files)."""
         only = self.single.name if self.single is not None else None
         return live.unfinished_in(self.directory, TRACE_SUFFIXES, only)
 
-    def finished_as(self, name):
+    def finished_as(self, name: str) -> str | None:
         """The trace that the unfinished file ``name`` became, once its writer renamed it
         into place: its target, if that is served and ``name`` is gone; else None."""
         found = live.partial_of(name)

@@ -5,12 +5,19 @@ keeps the window at the end of the run as it grows (``follow=1`` in the URL).
 The pages' own callbacks redraw their views on each tick; here are the pieces and
 their texts, built from a ``TraceMeta`` alone (no callbacks, no queries).
 """
+from __future__ import annotations
+
 import datetime as _dt
+from typing import TYPE_CHECKING
 
 import dash_bootstrap_components as dbc
 from dash import dcc, html
 
 from .units import fmt_ps
+
+if TYPE_CHECKING:
+    from .catalog import TraceMeta
+    from .urls import ComponentState, OverviewState
 
 REFRESH_MS = 2000
 """How often a view of a running trace is redrawn."""
@@ -18,7 +25,7 @@ MAX_ELAPSED_S = 30 * 86400
 """A run longer than this was not timed by the clock (a reproducible run's fixed start)."""
 
 
-def elapsed_seconds(wall_start, now=None):
+def elapsed_seconds(wall_start: str | None, now: _dt.datetime | None = None) -> float | None:
     """Seconds since the run's ISO 8601 start, or None when that is not a real start."""
     try:
         start = _dt.datetime.fromisoformat(wall_start)
@@ -31,7 +38,7 @@ def elapsed_seconds(wall_start, now=None):
     return seconds if 0 <= seconds < MAX_ELAPSED_S else None
 
 
-def progress_text(meta):
+def progress_text(meta: TraceMeta) -> str:
     """How far the run has got: tasks, simulated time and wall time so far."""
     live = meta.live
     tasks = f"{live.tasks:,} tasks"
@@ -43,7 +50,7 @@ def progress_text(meta):
                    and live.running else "")
 
 
-def status(meta):
+def status(meta: TraceMeta) -> tuple[str, str]:
     """(one-word state, sentence) of a trace that is not finalized."""
     writer = meta.live.writer
     target = writer.target or meta.path.name
@@ -60,7 +67,7 @@ def status(meta):
         f" gone, `python -m simulator finalize {target}` finishes it.")
 
 
-def banner_children(meta, prefix):
+def banner_children(meta: TraceMeta, prefix: str) -> list:
     """The banner's text: state, progress (tasks in ``{prefix}-live-tasks``) and help."""
     state, sentence = status(meta)
     help_text = (" The view follows it: it is redrawn every"
@@ -73,11 +80,11 @@ def banner_children(meta, prefix):
             "." + help_text]
 
 
-def banner_colour(meta):
+def banner_colour(meta: TraceMeta) -> str:
     return "info" if meta.live.running else "warning"
 
 
-def controls(meta, state, prefix):
+def controls(meta: TraceMeta, state: OverviewState | ComponentState, prefix: str) -> html.Div:
     """The banner, the redraw timer and the follow switch of a view of ``meta``; nothing
     for a finished trace."""
     if meta.live is None:

@@ -15,6 +15,8 @@ was left by a killed run, which ``python -m simulator finalize NAME`` completes.
 trace written in place under its own name (the tracing API) carries no process id;
 it counts as running while it or its log changed in the last ``QUIET_SECONDS``.
 """
+from __future__ import annotations
+
 import os
 import re
 import time
@@ -35,18 +37,18 @@ _WAL_VERSION = 2
 class Writer:
     """Who writes a trace: its final ``target`` name and process ``pid`` (both None
     for a trace written in place), and whether it is ``running``."""
-    target: str
-    pid: int
+    target: str | None
+    pid: int | None
     running: bool
 
 
-def partial_of(name):
+def partial_of(name: str) -> tuple[str, int] | None:
     """(target name, writer pid) of a ``.NAME.partial-PID`` file name, else None."""
     match = PARTIAL.fullmatch(name)
     return (match.group("target"), int(match.group("pid"))) if match else None
 
 
-def process_alive(pid):
+def process_alive(pid: int) -> bool:
     """Whether process ``pid`` exists (someone else's counts: it is alive)."""
     try:
         os.kill(pid, 0)
@@ -59,7 +61,7 @@ def process_alive(pid):
     return True
 
 
-def in_wal_mode(path):
+def in_wal_mode(path: str | os.PathLike) -> bool:
     """Whether the SQLite file at ``path`` is in WAL mode, from its header (no lock
     taken, nothing opened through SQLite). False for a file too short to say."""
     try:
@@ -71,7 +73,7 @@ def in_wal_mode(path):
             and header[18] == header[19] == _WAL_VERSION)
 
 
-def changed_lately(path, now=None):
+def changed_lately(path: str | os.PathLike, now: float | None = None) -> bool:
     """Whether ``path`` or its WAL log was modified in the last ``QUIET_SECONDS``."""
     now = time.time() if now is None else now
     times = []
@@ -83,7 +85,7 @@ def changed_lately(path, now=None):
     return bool(times) and now - max(times) < QUIET_SECONDS
 
 
-def writer_of(path):
+def writer_of(path: str | os.PathLike) -> Writer:
     """The ``Writer`` of the unfinished trace at ``path``."""
     path = Path(path)
     found = partial_of(path.name)
@@ -103,7 +105,8 @@ class Unfinished:
     readable: bool  # False: its writer runs with a rollback journal, so it is not opened
 
 
-def unfinished_in(directory, suffixes, only=None):
+def unfinished_in(directory: str | os.PathLike, suffixes: tuple[str, ...],
+                  only: str | None = None) -> list[Unfinished]:
     """The partial files in ``directory`` of targets ending in one of ``suffixes`` (or
     named ``only``), by target name then process id."""
     try:

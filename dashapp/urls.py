@@ -113,7 +113,7 @@ def _flag(params, name, errors):
     return False
 
 
-def follow_window(t0, t1, end_ps):
+def follow_window(t0: int, t1: int, end_ps: int) -> tuple[int, int]:
     """The window [t0, t1) moved to end at ``end_ps``, keeping its width (``follow``)."""
     start = max(0, end_ps - (t1 - t0))
     return start, start + (t1 - t0)

@@ -24,6 +24,15 @@ def graph_config(filename):
     }
 
 
+def png_button(graph_id, filename, title):
+    """A "PNG" button that saves the graph ``graph_id`` with ``title`` and a legend drawn
+    in (assets/gpuscope.js), so the image says what it shows away from the page."""
+    return html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
+                       title="Save this chart as a PNG, titled and with its legend",
+                       **{"data-graph": graph_id, "data-filename": safe_filename(filename),
+                          "data-title": title})
+
+
 def safe_filename(text):
     """A file name made of letters, digits, dots, dashes and underscores only."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "gpuscope"

@@ -6,8 +6,12 @@ of one drawn point, so a chart reads about as many rows as it draws. Below a
 location's finest stored level the same sums are computed from the window's raw tasks
 (``binning``); both paths give identical numbers for identical bins.
 
-A bin without any activity is a gap (NaN), never a zero, and so is the latency of a bin
-where no request ended. Rates are per second, latency is in seconds.
+An idle bin reads zero: no request arrived, none was in flight, the component was not
+busy, and a chart that broke its line there would hide the idle time an architect is
+looking for (DESIGN.md drew such bins as gaps; issue 13 found them read as "no data").
+Only a value that does not exist is a gap (NaN): the latency of a bin where no request
+ended. Windows are cut to the run, so no bin lies outside it. Rates are per second,
+latency is in seconds.
 """
 import math
 from dataclasses import dataclass, field
@@ -94,7 +98,7 @@ class Series:
         return (self.first_bin + np.arange(self.nbins) + 0.5) * self.width_ps
 
     def values(self, key):
-        """The metric ``key`` per bin, NaN for gaps."""
+        """The metric ``key`` per bin: zero where idle, NaN where it has no value."""
         if is_counter(key):
             return self.counters.get(key, np.full(self.nbins, np.nan))
         s, w = self.sums, float(self.width_ps)
@@ -116,7 +120,7 @@ class Series:
                 v = s["busy_ps"] / w
             else:
                 raise KeyError(key)
-        return np.where(self.present, v, np.nan)
+        return v
 
 
 def choose_level(base_ps, t0, t1, points):

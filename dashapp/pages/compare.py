@@ -8,6 +8,7 @@ in the Overview) and the Component view of one component, A above B. Every contr
 writes the URL and nothing else; the page is rebuilt from it.
 """
 from dataclasses import replace
+
 import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update

@@ -13,12 +13,11 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import following, urls, widgets
-from . import alert, follow_tick, from_search, params_of, trace_page
-from ..queries import QueryTimeout, TraceError
 from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
+from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-
+from . import alert, follow_tick, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 

@@ -9,9 +9,9 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import damage, following, urls, widgets
+from ..catalog import trace_meta
 from ..daisen import views
 from ..klein.views import kernel_href, trace_launches
-from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 

@@ -11,13 +11,12 @@ import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import following, urls, widgets
-from . import alert, follow_tick, from_search, params_of, trace_page
 from ..daisen import exporting, views
 from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-
+from . import alert, follow_tick, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
@@ -55,11 +54,9 @@ def _chart(page, i, chart):
         html.Div([
             dcc.Link(loc.name, href=link, className="gs-chart-title",
                      title="Open the Component view at this window"),
-            html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
-                        **{"data-graph": f"ov-chart-{i}", "data-filename":
-                           widgets.safe_filename(name), "data-title":
-                           f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
-                           f"{fmt_ps(page.window[1])}"}),
+            widgets.png_button(f"ov-chart-{i}", name,
+                               f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
+                               f"{fmt_ps(page.window[1])}"),
         ], className="d-flex justify-content-between"),
         html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
                            config=widgets.graph_config(name), className="gs-ov-graph"),

@@ -77,7 +77,7 @@ def schema_parts() -> tuple[str, str]:
     return tables, rest.partition("\n")[2]
 
 
-def _utc_now():
+def _utc_now() -> str:
     """Wall-clock start of the run, or ``SOURCE_DATE_EPOCH`` for reproducible files."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     when = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch
@@ -85,7 +85,7 @@ def _utc_now():
     return when.isoformat(timespec="seconds")
 
 
-def _wall_seconds(started):
+def _wall_seconds(started: float) -> float:
     """Wall-clock duration since ``started``; 0 under ``SOURCE_DATE_EPOCH`` (byte-identical runs)."""
     return 0.0 if os.environ.get("SOURCE_DATE_EPOCH") else time.perf_counter() - started
 
@@ -169,9 +169,10 @@ class TraceWriter:
         return self
 
     # -- loading -------------------------------------------------------------------
-    def write_open(self, rows: list[tuple[int, int, int, int, int]]) -> None:
-        """Tasks the tracer reports still open (``(key, parent, kind, location, start_ps)``
-        rows), for the pyramid; they come with the next ``write_batch``."""
+    def write_open(self, rows: np.ndarray) -> None:
+        """Tasks the tracer reports still open (an ``(n, 5)`` int64 array of ``(key,
+        parent, kind, location, start_ps)`` rows), for the pyramid; they come with the
+        next ``write_batch``."""
         if self._live is not None:
             self._live.opened(rows)
 
@@ -226,8 +227,9 @@ class TraceWriter:
         self.db.execute("COMMIT")
 
     # -- finishing -----------------------------------------------------------------
-    def finalize(self, *, completed, virtual_end_ps=None, open_tasks=0, extra_orphans=0,
-                 show_progress=None):
+    def finalize(self, *, completed: bool, virtual_end_ps: int | None = None,
+                 open_tasks: int = 0, extra_orphans: int = 0,
+                 show_progress: bool | None = None) -> None:
         """Write what is left of the pyramid and the statistics; record how the run ended.
 
         ``extra_orphans`` counts parents an importer could not resolve before loading.
@@ -289,13 +291,13 @@ class TraceWriter:
                                  f" open for {LEAVE_WAL_WAIT_MS / 1000:g} s")
             time.sleep(LEAVE_WAL_RETRY_S)
 
-    def _every_parent_known(self):
+    def _every_parent_known(self) -> bool:
         """Whether every task came through ``write_batch`` with keys 0..n-1 and parents
         among them: then no parent can be missing and the file need not be scanned."""
         count, largest, largest_parent = self._keys
         return count == self.tasks_written and largest == count - 1 and largest_parent <= largest
 
-    def _finish_pyramid(self, orphans, show_progress):
+    def _finish_pyramid(self, orphans: int, show_progress: bool | None) -> int:
         """The pyramid's last bins and the statistics; returns the level-0 bin width."""
         db = self.db
         live, self._live = self._live, None
@@ -312,7 +314,7 @@ class TraceWriter:
         db.execute("COMMIT")
         return pyramid_build.BASE_PS
 
-    def _close_bulk(self):
+    def _close_bulk(self) -> None:
         """Close the bulk inserters' connections (the pyramid keeps what it holds)."""
         for bulk in (self._bulk, self._bulk_tags, self._live):
             if bulk is not None:
@@ -352,17 +354,19 @@ def open_readonly(path: str | os.PathLike, probe: str = "SELECT count(*) FROM sq
     return db
 
 
-def _lenient_text(data):
+def _lenient_text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def sqlite_error(path, exc, what="a GPUscope trace"):
+def sqlite_error(path: str | os.PathLike, exc: sqlite3.Error | UnicodeDecodeError,
+                 what: str = "a GPUscope trace") -> TraceError:
     """The ``TraceError`` (``TraceDamaged`` for damage) for SQLite's error ``exc`` on ``path``."""
     problem = sqlite_problem(exc, what)
     return (TraceDamaged if problem.startswith("damaged") else TraceError)(f"{path}: {problem}")
 
 
-def sqlite_problem(exc, what="a GPUscope trace"):
+def sqlite_problem(exc: sqlite3.Error | UnicodeDecodeError,
+                   what: str = "a GPUscope trace") -> str:
     """What SQLite's error ``exc`` says about a file meant to be ``what``: SQLite's own
     words, preceded only by what its error code means (damaged, not SQLite, not ours)."""
     if isinstance(exc, UnicodeDecodeError):  # SQLite's message quotes the damaged bytes
@@ -381,24 +385,24 @@ class PendingOutput:
     ``path``), moved into place by ``publish`` or removed with its SQLite companions by
     ``discard``."""
 
-    def __init__(self, out, path=None):
+    def __init__(self, out: str | os.PathLike, path: str | os.PathLike | None = None) -> None:
         self.out = Path(out)
         self.path = Path(path) if path is not None else temporary_path(self.out)
         self.published = False
 
-    def publish(self):
+    def publish(self) -> None:
         """Move the finished file into place, in one rename."""
         remove_trace_files(self.out, main=False)  # an old trace's -wal would corrupt the new one
         replace_atomically(self.path, self.out)
         self.published = True
 
-    def discard(self):
+    def discard(self) -> None:
         """Remove the unfinished file; whatever was at ``out`` stays as it was."""
         remove_trace_files(self.path)
 
 
 @contextlib.contextmanager
-def pending_output(out):
+def pending_output(out: str | os.PathLike) -> Iterator[PendingOutput]:
     """Yield a ``PendingOutput`` for ``out``: published when the block ends normally
     (unless the block published it already), discarded when it raises."""
     pending = PendingOutput(out)
