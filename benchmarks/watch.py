@@ -36,11 +36,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from app_server import serve  # noqa: E402
 from dash_client import body, dependencies, find, post  # noqa: E402
 from simulate import Prepared  # noqa: E402
-from trace_write import record  # noqa: E402
+from trace_write import record, run_ours  # noqa: E402
 
 from simulator.gpu import default_config  # noqa: E402
 from simulator.gpu.run import simulate  # noqa: E402
-from simulator.tracing import Tracer, TraceWriter  # noqa: E402
+from simulator.tracing import Tracer  # noqa: E402
 from simulator.tracing.writer import remove_trace_files  # noqa: E402
 
 
@@ -51,30 +51,10 @@ def _median_line(label, runs):
 
 def writer_alone(recorded, path, watchable):
     """(wall, cpu) seconds of loading and finalizing the recorded stream."""
-    rec, names, end = recorded
     remove_trace_files(path)
-    wall, cpu = time.perf_counter(), time.process_time()
-    writer = TraceWriter(path, command="benchmark", config={}, workload="synthetic",
-                         watchable=watchable)
-    tracer = Tracer(writer, ps_per_tick=1000)
-    for name in sorted(names["locations"]):
-        tracer.location(names["locations"][name])
-    for key in sorted(names["kinds"]):
-        tracer.kind(*names["kinds"][key])
-    for key in sorted(names["tags"]):
-        tracer.tag_name(names["tags"][key])
-    start, finish, tag = tracer.start_task, tracer.end_task, tracer.tag_task
-    for op, a, b, c, d in rec.calls:
-        if op == 0:
-            start(a, b, c, d)
-        elif op == 1:
-            finish(a, b)
-        else:
-            tag(a, b, c)
-    tracer.close(end)
-    writer.finalize(completed=True, show_progress=False)
-    writer.close()
-    return time.perf_counter() - wall, time.process_time() - cpu
+    cpu = time.process_time()
+    _written, wall = run_ours(*recorded, path, Tracer, watchable=watchable)
+    return wall, time.process_time() - cpu
 
 
 def _children_cpu():

@@ -17,6 +17,7 @@ import textwrap
 
 import pytest
 from dash import no_update
+from test_app import _texts
 
 from dashapp import catalog, damage, following, live, queries, urls
 from dashapp.daisen import views
@@ -307,21 +308,6 @@ def _find(component, ident):
             if found is not None:
                 return found
     return None
-
-
-def _texts(component):
-    out = []
-
-    def walk(node):
-        if isinstance(node, str):
-            out.append(node)
-        elif isinstance(node, (list, tuple)):
-            for n in node:
-                walk(n)
-        elif node is not None and hasattr(node, "children"):
-            walk(node.children)
-    walk(component)
-    return " ".join(out)
 
 
 def test_the_pages_of_a_running_trace_say_so_and_follow_it_to_its_finished_trace(tmp_path):

@@ -77,6 +77,14 @@ def trace_page(parse):
     return wrap
 
 
+def with_follow(parse, search, follow):
+    """The search string of a view whose "follow the end" switch was set to ``follow``
+    (``no_update`` for a value the switch cannot send, or no change)."""
+    if not isinstance(follow, bool):
+        return no_update
+    return widgets.search_for(search, replace(widgets.state_of(search, parse), follow=follow))
+
+
 @dataclass(frozen=True)
 class Tick:
     """What one tick of a view following a running trace does."""

@@ -17,7 +17,7 @@ from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import alert, follow_tick, from_search, params_of, trace_page
+from . import alert, follow_tick, from_search, params_of, trace_page, with_follow
 
 LOC = widgets.LOCATION_ID
 
@@ -181,9 +181,7 @@ def _state(search):
           Input("cv-follow", "value"), State(LOC, "search"), prevent_initial_call=True)
 @widgets.guarded(no_update)
 def follow_to_url(follow, search):
-    if not isinstance(follow, bool):
-        return no_update
-    return widgets.search_for(search, replace(_state(search), follow=follow))
+    return with_follow(urls.parse_component, search, follow)
 
 
 @callback(Output("cv-graph", "figure"), Output("cv-header", "children"),

@@ -16,7 +16,7 @@ from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import alert, follow_tick, from_search, params_of, trace_page
+from . import alert, follow_tick, from_search, params_of, trace_page, with_follow
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
@@ -176,9 +176,7 @@ def controls_to_url(filter_text, primary, secondary, sort, page, _reset, search)
           Input("ov-follow", "value"), State(LOC, "search"), prevent_initial_call=True)
 @widgets.guarded(no_update)
 def follow_to_url(follow, search):
-    if not isinstance(follow, bool):
-        return no_update
-    return _go(search, replace(_state(search), follow=follow))
+    return with_follow(urls.parse_overview, search, follow)
 
 
 @callback(Output("ov-charts", "children"), Output("ov-header", "children"),
