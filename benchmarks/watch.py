@@ -71,13 +71,14 @@ def pagerank_run(workload, path, watchable):
             time.process_time() - cpu + _children_cpu() - children)
 
 
-def compare_journals(rounds, tasks, tmp):
+def compare_journals(rounds, tasks, iterations, tmp):
     print(f"1. WAL against a rollback journal, full detail, median of {rounds} rounds:")
     recorded = record(tasks, 1)
-    workload = Prepared("pagerank", {})
+    workload = Prepared("pagerank", {"iterations": iterations})
     for label, run, arg in (
             (f"writer alone, {len(recorded[0].rows):,} synthetic tasks", writer_alone, recorded),
-            ("PageRank run, writer process beside it", pagerank_run, workload)):
+            (f"PageRank run ({iterations} iterations), writer process beside it", pagerank_run,
+             workload)):
         results = {True: [], False: []}
         for _ in range(rounds):
             for watchable in (False, True):
@@ -192,7 +193,7 @@ def main():
     parser.add_argument("--component", action="store_true",
                         help="follow the Component view of a CU as well")
     parser.add_argument("--iterations", type=int, default=3,
-                        help="PageRank iterations of the followed run (more: a longer run)")
+                        help="PageRank iterations (more: a longer run)")
     parser.add_argument("--skip-journals", action="store_true")
     parser.add_argument("--skip-follow", action="store_true")
     args = parser.parse_args()
@@ -200,7 +201,7 @@ def main():
           f" on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_journals:
-            compare_journals(args.rounds, args.tasks, tmp)
+            compare_journals(args.rounds, args.tasks, args.iterations, tmp)
         if not args.skip_follow:
             follow_cost(args.rounds, args.every, args.component, args.iterations, tmp)
     print(f"load average at end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")

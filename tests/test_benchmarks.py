@@ -28,6 +28,7 @@ SMALL = {
     "turnaround_views.py": ["--repeat", "1", "--sizes", "256", "--no-browser"],
     "ui_latency.py": ["--tasks", "20000", "--small", "5000", "--repeat", "1",
                       "--cache-dir", "{tmp}"],
+    "watch.py": ["--rounds", "1", "--tasks", "20000", "--iterations", "1"],
 }
 
 

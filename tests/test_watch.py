@@ -100,7 +100,8 @@ def test_a_command_s_unfinished_file_is_served_by_its_own_name(tmp_path):
         with pytest.raises(catalog.UnknownTrace):
             cat.path(outside)
     single = catalog.Catalog(trace=tmp_path / "run.sqlite")
-    assert [u.name for u in single.unfinished()] == sorted([_partial(tmp_path).name, dead.name])
+    assert sorted(u.name for u in single.unfinished()) == sorted([_partial(tmp_path).name,
+                                                                   dead.name])
     running.finish()
 
 
