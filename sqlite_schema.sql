@@ -150,7 +150,9 @@ CREATE TABLE IF NOT EXISTS counter (
 -- Overview metrics follow exactly. Bin `bin` at level `level` covers the half-open interval
 -- [bin * w, (bin + 1) * w) with w = run.pyramid_base_ps << level. A bin with no activity has
 -- no row. Storing integrals rather than averages makes every level the exact sum of the one
--- below it.
+-- below it. While a run is written, a bin goes into the file once it is final (every task
+-- that can touch it has been seen), so a viewer can draw the run so far from these tables;
+-- finalize writes the rest.
 CREATE TABLE IF NOT EXISTS metric_bin (
     location INTEGER NOT NULL,        -- location.id
     level INTEGER NOT NULL,           -- pyramid level; bin width = pyramid_base_ps << level, in ps

@@ -106,7 +106,7 @@ def steps_of(n: int, directory: Path) -> dict:
     write first, then the cheap opens, then the exports and imports."""
     trace = directory / f"synth-{n}.sqlite"
     steps = {
-        "synth": lambda: measure(simulator("synth", "--tasks", n, "-o", trace))[:2],
+        "synth": lambda: measure(simulator("synth", "--tasks", n, "-o", trace, "--force"))[:2],
         "overview": lambda: overview(trace),
         "info": lambda: measure(simulator("info", trace))[:2],
     }
@@ -114,7 +114,7 @@ def steps_of(n: int, directory: Path) -> dict:
         exported = directory / f"synth-{n}.{suffix}"
         imported = directory / f"imported-{n}-{fmt}.sqlite"
         steps[f"export-{fmt}"] = lambda exported=exported, fmt=fmt: measure(
-            simulator("export", trace, "-o", exported, "--format", fmt))[:2]
+            simulator("export", trace, "-o", exported, "--format", fmt, "--force"))[:2]
         steps[f"import-{fmt}"] = lambda exported=exported, imported=imported: import_once(
             exported, imported)
     return steps
@@ -127,7 +127,7 @@ def overview(trace: Path) -> tuple[float, float]:
 
 def import_once(exported: Path, imported: Path) -> tuple[float, float]:
     """Import ``exported`` and delete both files (they are as large as the trace)."""
-    result = measure(simulator("import", exported, "-o", imported))[:2]
+    result = measure(simulator("import", exported, "-o", imported, "--force"))[:2]
     exported.unlink()
     imported.unlink()
     return result

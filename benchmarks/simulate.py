@@ -45,7 +45,7 @@ CLI_OPTIONS = {"transpose": ["--size", "1024"], "pagerank": []}
 def _run_process(name, out, level):
     """Wall seconds of one ``run`` process until its trace (if any) opens read-only, finalized."""
     command = [sys.executable, "-m", "simulator", "run", name, *CLI_OPTIONS[name], "--no-progress",
-               "--trace-level", level] + (["-o", str(out)] if level != "off" else [])
+               "--trace-level", level] + (["-o", str(out), "--force"] if level != "off" else [])
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     if level != "off":

@@ -69,9 +69,11 @@ def record(tasks, seed):
     return rec, names, clock[0]
 
 
-def run_ours(rec, names, end, path, tracer_class):
+def run_ours(rec, names, end, path, tracer_class, watchable=True):
+    """(seconds to write the rows, seconds including finalize) of replaying ``rec``."""
     started = time.perf_counter()
-    writer = TraceWriter(path, command="benchmark", config={}, workload="synthetic")
+    writer = TraceWriter(path, command="benchmark", config={}, workload="synthetic",
+                         watchable=watchable)
     tracer = tracer_class(writer, ps_per_tick=1000)
     for name in sorted(names["locations"]):
         tracer.location(names["locations"][name])

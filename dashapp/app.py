@@ -72,9 +72,11 @@ def create_app(trace_dir=None, trace=None):
     app.layout = dbc.Container([
         navigation.navbar(),
         # A page being rebuilt (navigation, zoom, filter) is dimmed under a spinner
-        # instead of sitting unchanged or blank until it arrives.
+        # instead of sitting unchanged or blank until it arrives; a view redrawn as the
+        # run it shows grows (``following``) is not.
         html.Div(dcc.Loading(dash.page_container, delay_show=150, type="circle",
                              overlay_style={"visibility": "visible", "opacity": 0.5},
+                             target_components={"_pages_content": "children"},
                              parent_className="gs-loading"), id="gs-page"),
     ], fluid=True)
     _created.append(app)

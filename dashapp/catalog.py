@@ -2,23 +2,29 @@
 
 A catalogue is either a directory of trace files or one file. Pages name a trace by
 its file name only; ``path`` accepts nothing else, so a URL can never reach a file
-outside the catalogue. ``TraceMeta`` (locations, kinds, colours, pyramid base) is read
-once per file version and kept in an ``LRU`` keyed on the file's identity (device,
-inode, size, modification time: a file replaced or rewritten is read again); each
-keeps the facts views derive from it (a location's long tasks, filter results...) in
-an ``LRU`` of its own, which is their only writer.
+outside the catalogue. A trace a command is still writing is served under the name of
+its file, ``.NAME.partial-PID`` (``live``), as long as that file is there.
+
+``TraceMeta`` (locations, kinds, colours, pyramid base) is read once per file version
+and kept in an ``LRU`` keyed on the file's identity (device, inode, size, modification
+time: a file replaced or rewritten is read again); each keeps the facts views derive
+from it (a location's long tasks, filter results...) in an ``LRU`` of its own, which is
+their only writer. A trace still being written grows in its WAL log, so its metadata
+is kept apart, keyed on the identity of the file and of its log (``LIVE_METAS``): each
+commit of the writer makes a new version, and the versions of a growing trace never
+push finished traces out of the cache.
 """
 import json
 import os
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from . import colors, queries
+from . import colors, live, queries
 from .units import absolute_time
 
 TRACE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -27,6 +33,10 @@ SWEEP_SUMMARY = "summary.csv"
 
 class UnknownTrace(LookupError):
     """A trace name that is not in the catalogue."""
+
+
+class NotReadableYet(UnknownTrace):
+    """A trace being written with a rollback journal: it opens once it is finished."""
 
 
 class Catalog:
@@ -50,13 +60,37 @@ class Catalog:
     def path(self, name):
         """The path of trace ``name``; raises ``UnknownTrace`` for anything unlisted.
 
-        A trace of a sweep is named ``SWEEP/FILE`` (see ``sweep_traces``)."""
+        A trace of a sweep is named ``SWEEP/FILE`` (see ``sweep_traces``); one being
+        written, by its file's name (see ``unfinished``)."""
         if name in self.names():
             return self.directory / name
         folder, sep, file = name.partition("/")
         if sep and folder in self.sweeps() and file in self.sweep_traces(folder):
             return self.directory / folder / file
+        if live.partial_of(name):
+            for entry in self.unfinished():
+                if entry.name == name:
+                    if not entry.readable:
+                        raise NotReadableYet(
+                            f"{entry.target} is being written (process {entry.pid}) with a"
+                            " rollback journal, which a reader would hold back: it opens"
+                            " once it is finished")
+                    return self.directory / name
         raise UnknownTrace(name)
+
+    def unfinished(self) -> list[live.Unfinished]:
+        """The traces commands are writing, or were writing when they were killed
+        (``live.Unfinished``: hidden ``.NAME.partial-PID`` files)."""
+        only = self.single.name if self.single is not None else None
+        return live.unfinished_in(self.directory, TRACE_SUFFIXES, only)
+
+    def finished_as(self, name: str) -> str | None:
+        """The trace that the unfinished file ``name`` became, once its writer renamed it
+        into place: its target, if that is served and ``name`` is gone; else None."""
+        found = live.partial_of(name)
+        if found is None or (self.directory / name).exists():
+            return None
+        return found[0] if found[0] in self.names() else None
 
     def sweeps(self):
         """Names of the sweep directories (``python -m simulator sweep -o DIR``) in the
@@ -129,6 +163,28 @@ DERIVED_ENTRIES = 4096
 METAS = 512
 """Traces whose metadata is kept: a TraceMeta is tens of kilobytes (names, kinds, a
 summary), so a whole directory of traces fits; the Traces page lists every one."""
+LIVE_METAS = 16
+"""Versions of traces being written whose metadata is kept: the latest of each, and
+the ones requests under way still use."""
+
+
+@dataclass(frozen=True)
+class Live:
+    """What a trace still being written holds so far (``TraceMeta.live``)."""
+    path: Path
+    tasks: int  # the largest task key written + 1
+    reached_ps: int  # the end of the bins the metric pyramid holds: the run so far
+    expected_tasks: int = None  # tasks the run will write, when its configuration says
+
+    @property
+    def writer(self):
+        """Who writes it, and whether they still run: asked each time (the file does
+        not change when its writer is killed, so nothing cached may say)."""
+        return live.writer_of(self.path)
+
+    @property
+    def running(self):
+        return self.writer.running
 
 
 @dataclass(frozen=True)
@@ -147,6 +203,9 @@ class TraceMeta:
     req_out_kinds: tuple
     counters: tuple = ()
     """Counter series (id, location, name, unit) of the trace (format 2)."""
+    live: Live = None
+    """For a trace not finalized yet (being written, or left by a killed run): what it
+    holds so far; None for a finished trace."""
     derived: LRU = field(default_factory=lambda: LRU(DERIVED_ENTRIES), compare=False,
                          repr=False)
     """Facts derived on first use (a location's longest request wait, filter results)."""
@@ -161,7 +220,14 @@ class TraceMeta:
 
     @property
     def end_ps(self):
-        return max(self.run["virtual_end_ps"] or 0, self.start_ps + 1)
+        end = self.live.reached_ps if self.live is not None else self.run["virtual_end_ps"]
+        return max(end or 0, self.start_ps + 1)
+
+    @property
+    def query_seconds(self):
+        """The time limit of one query on this trace: shorter while it is written, since
+        its task table has no index yet and the writer wants the machine."""
+        return queries.QUERY_SECONDS if self.live is None else queries.LIVE_QUERY_SECONDS
 
     def category_mask(self, category):
         """A boolean array indexed by kind id: True for kinds of ``category``."""
@@ -201,33 +267,55 @@ class TraceMeta:
 
 
 _METAS = LRU(METAS)
+_LIVE_METAS = LRU(LIVE_METAS)
 
 
 def trace_meta(path):
     """The cached ``TraceMeta`` of the current version of the file at ``path``."""
     path = Path(path).resolve()
-    return _METAS.get_or_make(identity(path), lambda: _read_meta(path))
+    key = identity(path)
+    found = _METAS.get(key)
+    if found is not None:
+        return found
+    live_key = (key, _log_identity(path))
+    found = _LIVE_METAS.get(live_key)
+    if found is not None:
+        return found
+    meta = _read_meta(path)
+    return _METAS.put(key, meta) if meta.live is None else _LIVE_METAS.put(live_key, meta)
+
+
+def _log_identity(path):
+    """The identity of the WAL log beside ``path``, or None when there is none."""
+    try:
+        return identity(f"{path}-wal")
+    except OSError:
+        return None
 
 
 def _read_meta(path):
-    with queries.open_trace(path) as db:
+    with queries.open_trace(path) as db, queries.snapshot(db):
         version = queries.trace_format(db)
         if version not in queries.READABLE_FORMATS:
             raise queries.TraceError(
                 f"{Path(path).name} is in trace format {version}, and this app reads formats"
                 f" {', '.join(map(str, queries.READABLE_FORMATS))}: simulate or import it again")
         run = dict(queries.run_info(db), format=version)
-        if not run["finalized"]:
-            raise queries.TraceError(
-                f"{Path(path).name}: not finalized yet (the run may still be writing it)")
         kinds = {k.id: k for k in queries.kinds(db)}
-        locs = tuple(queries.locations(db))
         count = queries.task_count(db)
         counters = tuple(queries.counter_series(db)) if version >= 2 else ()
+        if run["finalized"]:
+            locs, now = tuple(queries.locations(db)), None
+        else:
+            locs = tuple(queries.live_locations(db, run["pyramid_base_ps"] or 1))
+            now = Live(Path(path), count,
+                       max((x.last_end_ps for x in locs if x.has_tasks), default=0))
     try:
         config = json.loads(run["config"] or "{}")
     except json.JSONDecodeError:
         config = {"unparsed": run["config"]}
+    if now is not None and run["workload"] == "synthetic" and isinstance(config.get("tasks"), int):
+        now = replace(now, expected_tasks=config["tasks"])  # synth says how many it writes
     labels = {k: f"{v.category}-{v.action}" for k, v in kinds.items()}
     return TraceMeta(
         path=Path(path), run=run, config=config, task_count=count, locations=locs,
@@ -235,7 +323,7 @@ def _read_meta(path):
         colours=colors.kind_colours(labels), base_ps=run["pyramid_base_ps"] or 1,
         req_in_kinds=tuple(k for k, v in kinds.items() if v.category == "req_in"),
         req_out_kinds=tuple(k for k, v in kinds.items() if v.category == "req_out"),
-        counters=counters)
+        counters=counters, live=now)
 
 
 def _device_line(device):

@@ -8,13 +8,20 @@ and remembers the verdict per file identity (device, inode, size, modification t
 so a file replaced or rewritten is checked again and nothing else is. Every page of a
 damaged trace then says "damaged: ..." instead of drawing it. Each server process
 checks a file once; a check under way does not hold pages back beyond ``WAIT_SECONDS``.
+
+A trace still being written is not checked: it changes with every commit of its
+writer, and reading all of it again and again would take the machine from the
+simulation. A command's unfinished file (``.NAME.partial-PID``) is never even opened for
+it (after finalize, while the command appends its last tables, it has a rollback
+journal and a reader would hold the command back); a file written in place is
+checked once it is finalized.
 """
 import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import queries
+from . import live, queries
 from .catalog import LRU, identity
 
 WAIT_SECONDS = 2.0
@@ -35,10 +42,15 @@ class Verdict:
         return self.state == "damaged"
 
 
+UNFINISHED = Verdict("ok", "not checked for damage while it is being written")
+
+
 def _check(path):
     name = Path(path).name
     try:
         with queries.open_trace(path, seconds=CHECK_SECONDS) as db:
+            if not _finalized(db):
+                return UNFINISHED
             problems = queries.quick_check(db)
     except queries.QueryTimeout as err:
         return Verdict("ok", f"{name}: not checked for damage ({err})")
@@ -56,6 +68,15 @@ def _check(path):
                               " from its source, or simulate it again.")
 
 
+def _finalized(db):
+    """Whether the trace is finalized; True for a file that does not say (not a trace, or
+    damaged where it would say it): the check tells what is wrong with it."""
+    try:
+        return queries.finalized(db)
+    except (queries.TraceError, IndexError):
+        return True
+
+
 class Checker:
     """Verdicts per file identity, each found once by a background check."""
 
@@ -67,6 +88,8 @@ class Checker:
     def verdict(self, path, wait=WAIT_SECONDS):
         """The verdict on the current version of ``path``, waiting up to ``wait`` seconds
         for a check under way (started here if none is)."""
+        if live.partial_of(Path(path).name):
+            return UNFINISHED
         key = identity(path)
         found = self._verdicts.get(key)
         if found is not None:

@@ -50,7 +50,11 @@ def trace_in(search):
 def follow_url(search, _pathname, remembered):
     """Remember the URL's trace and point the navbar at it."""
     cat = widgets.catalog()
-    names = cat.names()
+    # Runs being written are listed by their file's name, after the finished traces.
+    options = [{"label": n, "value": n} for n in cat.names()] + [
+        {"label": f"{u.target} ({'running' if u.running else 'interrupted'})", "value": u.name}
+        for u in cat.unfinished() if u.readable]
+    names = [o["value"] for o in options]
     current = trace_in(search) or remembered
     if current not in names:
         current = cat.default()
@@ -63,7 +67,7 @@ def follow_url(search, _pathname, remembered):
         kernel = False
     return (current, urls.href("/overview", urls.OverviewState(trace=current)),
             urls.href("/kernel", urls.KernelState(trace=current)),
-            {} if kernel else hidden, [{"label": n, "value": n} for n in names], current)
+            {} if kernel else hidden, options, current)
 
 
 @callback(Output(LOC, "pathname", allow_duplicate=True),

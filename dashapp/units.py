@@ -23,9 +23,7 @@ def fmt_at(ps):
     if ps is None:
         return "–"
     value = int(ps)
-    for scale, unit in _PREFIXES:
-        if abs(value) >= scale or scale == 1:
-            break
+    scale, unit = next((s, u) for s, u in _PREFIXES if abs(value) >= s or s == 1)
     if scale == 1:
         return f"{value} ps"
     resolution = 1 if value % 1000 else 1000  # ns, or ps when the time has sub-ns digits

@@ -6,7 +6,9 @@ never raises: a bad or stale parameter is dropped (its default is used) and repo
 a list of friendly messages for the page to show. ``*_search`` writes only parameters
 that differ from their defaults, in a fixed order, so equal states give equal URLs.
 
-Times are integer picoseconds (``t0``, ``t1``: the window [t0, t1)).
+Times are integer picoseconds (``t0``, ``t1``: the window [t0, t1)). ``follow=1`` keeps
+the window's width but moves it to the end of the run: for a run still being written,
+the view follows the run as it grows.
 """
 import math
 import re
@@ -31,6 +33,7 @@ class OverviewState:
     sort: str = "name"
     t0: int = None
     t1: int = None
+    follow: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class ComponentState:
     t0: int = None
     t1: int = None
     task: int = None
+    follow: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,23 @@ def _text(params, name):
     return None if raw is None else str(raw)
 
 
+def _flag(params, name, errors):
+    """A yes/no parameter: ``1`` is yes; absent or ``0`` is no."""
+    raw = _text(params, name)
+    if raw in (None, "", "0"):
+        return False
+    if raw == "1":
+        return True
+    errors.append(f"Ignored {name}={raw!r}: give 1 or 0.")
+    return False
+
+
+def follow_window(t0: int, t1: int, end_ps: int) -> tuple[int, int]:
+    """The window [t0, t1) moved to end at ``end_ps``, keeping its width (``follow``)."""
+    start = max(0, end_ps - (t1 - t0))
+    return start, start + (t1 - t0)
+
+
 def parse_overview(params):
     """(OverviewState, messages) from the query parameters of /overview."""
     errors = []
@@ -121,7 +142,8 @@ def parse_overview(params):
         sort = None
     t0, t1 = _window(params, errors)
     state = replace(state, trace=_text(params, "trace"), page=page or 1, filter=text,
-                    sort=sort or "name", t0=t0, t1=t1, **metrics)
+                    sort=sort or "name", t0=t0, t1=t1, follow=_flag(params, "follow", errors),
+                    **metrics)
     return state, errors
 
 
@@ -130,16 +152,18 @@ def parse_component(params):
     errors = []
     t0, t1 = _window(params, errors)
     state = ComponentState(trace=_text(params, "trace"), loc=_text(params, "loc"),
-                           t0=t0, t1=t1, task=int_param(params, "task", errors, minimum=0))
+                           t0=t0, t1=t1, task=int_param(params, "task", errors, minimum=0),
+                           follow=_flag(params, "follow", errors))
     return state, errors
 
 
 def search(state):
     """The query string (with ``?``, or empty) holding the non-default fields of ``state``."""
     default = type(state)()
-    pairs = [(f.name, getattr(state, f.name)) for f in fields(state)
-             if getattr(state, f.name) != getattr(default, f.name)
-             and getattr(state, f.name) is not None]
+    pairs = [(f.name, int(value) if isinstance(value, bool) else value)
+             for f in fields(state)
+             for value in (getattr(state, f.name),)
+             if value != getattr(default, f.name) and value is not None]
     return "?" + urlencode(pairs) if pairs else ""
 
 
@@ -243,7 +267,7 @@ def component_after_zoom(state, relayout):
     if window is None:
         return None
     t0, t1 = window if window != "reset" else (None, None)
-    return replace(state, t0=t0, t1=t1)
+    return replace(state, t0=t0, t1=t1, follow=False)  # the window the user chose stays
 
 
 # -- comparing runs: /compare and /sweep ---------------------------------------------------------

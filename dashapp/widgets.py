@@ -10,7 +10,7 @@ from dash import html, no_update
 from dash.exceptions import PreventUpdate
 
 from . import damage, queries, urls
-from .catalog import UnknownTrace, trace_meta
+from .catalog import NotReadableYet, UnknownTrace, trace_meta
 
 
 def graph_config(filename):
@@ -22,6 +22,15 @@ def graph_config(filename):
         "toImageButtonOptions": {"format": "svg", "filename": safe_filename(filename)},
         "modeBarButtonsToRemove": ["lasso2d", "select2d"],
     }
+
+
+def png_button(graph_id, filename, title):
+    """A "PNG" button that saves the graph ``graph_id`` with ``title`` and a legend drawn
+    in (assets/gpuscope.js), so the image says what it shows away from the page."""
+    return html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
+                       title="Save this chart as a PNG, titled and with its legend",
+                       **{"data-graph": graph_id, "data-filename": safe_filename(filename),
+                          "data-title": title})
 
 
 def safe_filename(text):
@@ -59,7 +68,13 @@ def resolve_trace(name):
                                       "--trace-dir DIR or --trace FILE."]
     try:
         path = cat.path(name)
+    except NotReadableYet as err:
+        return name, None, None, [str(err)]
     except UnknownTrace:
+        finished = cat.finished_as(name)
+        if finished is not None:
+            return name, None, None, [f"The run that was writing {name} has finished: its"
+                                      f" trace is {finished}."]
         return name, None, None, [f"There is no trace named {name!r} here; pick one on the "
                                   "Traces page."]
     except OSError as err:

@@ -4,12 +4,13 @@ import json
 import math
 import sqlite3
 
+from test_chrome_import import BASE_NS, kineto_events
+
 from dashapp import urls
 from dashapp.catalog import trace_meta
 from dashapp.daisen import exporting, views
 from dashapp.units import absolute_time, fmt_at
 from simulator.tracing.importers import import_trace
-from test_chrome_import import BASE_NS, kineto_events
 
 DAY_US = 86_400 * 10 ** 6
 

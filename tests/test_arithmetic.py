@@ -135,7 +135,7 @@ def test_a_window_outside_the_run_is_one_picosecond_at_its_start():
 
 def test_an_idle_location_gets_empty_bins_at_the_chosen_level():
     meta = SimpleNamespace(start_ps=0, end_ps=10**9, base_ps=1000)
-    idle = SimpleNamespace(task_count=0)
+    idle = queries.Location(7, "idle", 0, None, None, None, None, None, None, None)
     series = metrics.location_series(None, meta, idle, 0, 10**9, 100)
     assert series.level == 13 and series.width_ps == 1000 << 13    # round(log2(10**4))
     assert (series.first_bin, series.nbins) == (0, -(-10**9 // (1000 << 13)))
@@ -266,7 +266,8 @@ def test_each_metric_is_its_sum_over_the_bin_width():
                 "concurrency": 3.0, "buffer": 0.5, "pending_out": 0.25, "busy": 0.75}
     for key, value in expected.items():
         got = series.values(key)
-        assert got[0] == pytest.approx(value, rel=1e-12) and np.isnan(got[1]), key
+        assert got[0] == pytest.approx(value, rel=1e-12), key
+        assert np.isnan(got[1]) if key == "latency" else got[1] == 0, key  # idle: zero
     assert list(series.centres_ps()) == [15000.0, 17000.0]
 
 

@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import dash_client as client
+import pytest
 from app_server import serve
-from dashapp import damage, queries
 from test_run_queue import _until
+
+from dashapp import damage, queries
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = 4096

@@ -28,12 +28,12 @@ def _series():
                   present=np.array([True, False, True]), source="pyramid")
 
 
-def test_overview_chart_plots_bin_centres_with_gaps():
+def test_overview_chart_plots_bin_centres_idle_as_zero_and_a_missing_latency_as_a_gap():
     fig = figures.overview_chart(_series(), "concurrency", "latency", (5000, 8000))
     go.Figure(fig)  # a valid Plotly figure
     primary, secondary = fig["data"]
     assert primary["x"] == pytest.approx([5.5e-9, 6.5e-9, 7.5e-9])
-    assert primary["y"] == [0.002, None, 0.004]  # task_ps / width
+    assert primary["y"] == [0.002, 0.0, 0.004]  # task_ps / width; the idle bin is 0
     assert secondary["yaxis"] == "y2" and secondary["y"][1] is None
     # 2 ps of latency over 2 requests: 1 ps, drawn in ns (issue 13: what an architect reads)
     assert secondary["y"][0] == pytest.approx(1e-3)
@@ -49,7 +49,7 @@ def test_rates_are_drawn_per_ns_and_an_all_zero_series_has_a_single_zero_tick():
     rate, zero = fig["data"]
     assert rate["y"][0] == pytest.approx(2.0)  # 2 arrivals in 1000 ps: 2 per ns
     assert fig["layout"]["yaxis"]["title"]["text"] == "Request arrival rate (per ns)"
-    assert zero["y"] == [0.0, None, 0.0]
+    assert zero["y"] == [0.0, 0.0, 0.0]
     assert fig["layout"]["yaxis2"]["tickvals"] == [0]
     assert "tickvals" not in fig["layout"]["yaxis"]
 

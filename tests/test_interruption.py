@@ -69,8 +69,8 @@ def test_a_killed_writer_leaves_committed_batches_readable_and_repairable(tmp_pa
     proc.kill()
     proc.wait()
     assert not path.exists()
-    # Killed mid-batch, the file has a hot rollback journal: the first reader must be
-    # able to write, to roll the unfinished batch back (a read-only one is refused).
+    # Killed mid-batch, the file holds a log with the unfinished batch: the first
+    # reader that may write recovers it (as finalize does).
     db = sqlite3.connect(partial)
     assert db.execute("SELECT completed, finalized FROM run").fetchone() == (0, 0)
     assert db.execute("SELECT count(*) FROM task").fetchone()[0] >= seen

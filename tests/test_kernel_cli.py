@@ -158,7 +158,8 @@ def test_run_kernel_image_and_sampler_arguments(tmp_path, capsys):
     ("kernel void k(global float *a, sampler_t s) { a[0] = 1; }",
      ["--arg", "a=zeros:1", "--arg", "s=CLK_FAST"], "a sampler takes CLK_* flags"),
     ("kernel void k(global float *a, image2d_t im) { a[0] = 1; }",
-     ["--arg", "a=zeros:1", "--arg", "im=zeros:4"], "an image takes FILE.npy, zeros:WxH[xC] or random:WxH[xC]"),
+     ["--arg", "a=zeros:1", "--arg", "im=zeros:4"],
+     "an image takes FILE.npy, zeros:WxH[xC] or random:WxH[xC]"),
     ("kernel void k(global float *a, dims_t d) { a[0] = 1; }",
      ["--arg", "a=zeros:1"], ":1:32: unknown type name 'dims_t'"),
 ])

@@ -182,8 +182,8 @@ def test_an_edited_v3_runs_into_a_trace_without_conflicts():
 
 def test_an_edited_run_takes_build_options():
     """-D reaches the preprocessor of the run; an over-long options string is refused."""
-    source = (BUILTIN / "reduction_v3.cl").read_text().replace("kernel void", "#ifndef BODY\n"
-                                                                "#error needs -D BODY\n#endif\nkernel void", 1)
+    guard = "#ifndef BODY\n#error needs -D BODY\n#endif\nkernel void"
+    source = (BUILTIN / "reduction_v3.cl").read_text().replace("kernel void", guard, 1)
     spec = replace(_spec(source), options="-D BODY=1 -cl-mad-enable")
     assert spec.run_id() != _spec(source).run_id()
     run_id, path, _seconds = runner.default_pool().run(spec)
@@ -281,3 +281,60 @@ def test_an_edit_is_run_at_an_offered_size_with_arguments_scaled(app):
         klein_views.edit_spec(trace, 0, "", "big")
     with pytest.raises(LookupError, match="No kernel launch 9"):
         klein_views.edit_spec(trace, 9, "", "256")
+
+
+def test_no_two_branch_patterns_share_a_colour_and_the_rest_are_grey():
+    from dashapp.klein import figures as klein_figures
+
+    palette = [klein_figures.pattern_colour(rank) for rank in range(40)]
+    named = palette[:len(klein_figures.PATTERN_COLOURS)]
+    assert len(set(named)) == len(named) and klein_figures.RARE_PATTERN not in named
+    assert set(palette[len(named):]) == {klein_figures.RARE_PATTERN}
+
+
+def test_the_accesses_csv_holds_every_watched_access_with_its_bank_degree(app):
+    import io
+
+    import pandas as pd
+
+    from dashapp import queries
+    from dashapp.klein import analysis
+    from dashapp.klein.views import accesses_csv
+
+    path = app[1] / "v2.sqlite"
+    table = pd.read_csv(io.StringIO(accesses_csv(path, 0)))
+    with queries.open_trace(path) as db:
+        watched = [a[0] for a in queries.kernel_arrays(db, 0) if a[6]]
+        expected = {name: analysis.accesses_from_rows(queries.kernel_accesses(db, 0, name))
+                    for name in watched}
+    assert sorted(table["array"].unique()) == sorted(watched)
+    for name, acc in expected.items():
+        rows = table[table["array"] == name]
+        assert len(rows) == len(acc.kind)
+        assert list(rows["address"]) == acc.address.tolist()
+        assert set(rows["kind"]) <= {"read", "write", "barrier"}
+        assert (rows["kind"] == "barrier").sum() == int((acc.kind == analysis.BARRIER).sum())
+    # reduction-v2 serialises its strided LDS reads: some access has a degree above 1
+    assert table["bank_degree"].max() > 1
+    with pytest.raises(LookupError, match="no @watch array"):
+        accesses_csv(app[1] / "emit.sqlite", 0)
+    import importlib
+
+    page = importlib.import_module("dashapp.pages.kernel")
+    with app[0].server.test_request_context("/"):
+        data, message = page.download_csv(1, "?trace=v2.sqlite&launch=0")
+        _none, refused = page.download_csv(1, "?trace=emit.sqlite")
+    assert message == "" and data["filename"] == "v2.sqlite-launch0-accesses.csv"
+    assert data["content"] == accesses_csv(path, 0)
+    assert "no @watch array" in refused
+
+
+def test_a_launch_whose_source_is_missing_is_a_message(app, tmp_path):
+    broken = tmp_path / "nosource.sqlite"
+    shutil.copy(app[1] / "v2.sqlite", broken)
+    import sqlite3
+
+    with sqlite3.connect(broken) as db:
+        db.execute("DELETE FROM kernel_source")
+    with pytest.raises(LookupError, match="names a source the trace does not hold"):
+        klein_views.build(broken, 0)

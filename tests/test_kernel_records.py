@@ -105,12 +105,14 @@ def test_branch_patterns_decode_with_the_semantic_model(tmp_path):
 
 def test_proxy_warps_group_identical_wavefronts(tmp_path):
     db, _ = reduction_trace(tmp_path, groups=3)
-    proxies = db.execute("SELECT wavefronts, representative, patterns, divergent FROM kernel_proxy_warp").fetchall()
+    proxies = db.execute("SELECT wavefronts, representative, patterns, divergent"
+                         " FROM kernel_proxy_warp").fetchall()
     assert len(proxies) == 1
     count, rep, regions, divergent = proxies[0]
     assert count == 3 and rep == 0 and divergent == 1
     assert sum(json.loads(regions).values()) == 64
-    lanes = db.execute("SELECT count(*), count(DISTINCT wavefront) FROM kernel_branch WHERE proxy = 0").fetchone()
+    lanes = db.execute("SELECT count(*), count(DISTINCT wavefront) FROM kernel_branch"
+                       " WHERE proxy = 0").fetchone()
     assert lanes == (192, 3)
 
 
@@ -150,7 +152,8 @@ kernel void k(global const float *in, global float *out)
     mem = Memory()
     data = mem.buffer("in", np.arange(128, dtype=np.float32))
     recorder = KernelRecorder()
-    recorder.launch(program, None, (128,), (64,), {"in": data, "out": mem.buffer("out", np.zeros(128, np.float32))})
+    out = mem.buffer("out", np.zeros(128, np.float32))
+    recorder.launch(program, None, (128,), (64,), {"in": data, "out": out})
     writer = TraceWriter(tmp_path / "e.sqlite", command="test")
     recorder.write_to(writer)
     writer.finalize(completed=True)

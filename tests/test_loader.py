@@ -71,8 +71,8 @@ def test_declared_origin_keeps_times_and_flow_points_bind_by_time(tmp_path):
     loader.add_flow_point("b:7", "f", "fwd", task_ext="k2")
     report = loader.finish(show_progress=False)
     db = sqlite3.connect(tmp_path / "o.sqlite")
-    links = db.execute("SELECT t1.ext_id, t2.ext_id, task_link.kind FROM task_link JOIN task t1 ON t1.id = src"
-                       " JOIN task t2 ON t2.id = dst ORDER BY 1").fetchall()
+    links = db.execute("SELECT t1.ext_id, t2.ext_id, task_link.kind FROM task_link"
+                       " JOIN task t1 ON t1.id = src JOIN task t2 ON t2.id = dst ORDER BY 1").fetchall()
     assert links == [("k1", "k2", "fwd"), ("launch", "k2", "ac2g")]
     assert report.unresolved_links == 1
     assert dict(db.execute("SELECT ext_id, start_ps FROM task"))["op"] == 100

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_app_traces import write_synthetic_trace
 
 from dashapp import urls
 from dashapp.catalog import trace_meta
 from dashapp.daisen import metrics, views
 from simulator.tracing.importers import import_trace
-from test_app_traces import write_synthetic_trace
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "nsys_saxpy_mpi_a100.sqlite"
 THREAD, STREAM = "saxpy-mpi-cuda.MPI Rank 0", "GPU[0].stream[7]"
@@ -97,8 +97,9 @@ def test_kernels_in_flight_per_stream_never_exceed_one(imported):
 
 
 def test_the_traces_page_names_time_zero_and_the_gpu(imported):
-    from dashapp import app as app_module
     from test_app import _render, _texts
+
+    from dashapp import app as app_module
 
     meta = trace_meta(imported)
     assert meta.absolute(0) == "2023-06-26 21:00:57.637297504 UTC"

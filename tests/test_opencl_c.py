@@ -618,6 +618,29 @@ __kernel void k(__global const float *src, __global float *dst, __global half *h
 
 
 
+def test_vector_half_loads_step_by_n_and_the_aligned_three_by_four():
+    """OpenCL C 6.15.7: vload_half3/vstore_half3 address p + offset * 3; the aligned
+    vloada_half3/vstorea_half3 address p + offset * 4."""
+    src = """
+__kernel void k(__global half *h, __global float *plain, __global float *aligned, __global half *out) {
+    int i = get_global_id(0);
+    float3 p = vload_half3(i, h);
+    float3 a = vloada_half3(i, h);
+    plain[3 * i] = p.x; plain[3 * i + 1] = p.y; plain[3 * i + 2] = p.z;
+    aligned[3 * i] = a.x; aligned[3 * i + 1] = a.y; aligned[3 * i + 2] = a.z;
+    vstore_half3(p, i, out);
+    vstorea_half3(a, i, out + 32);
+}"""
+    h = np.arange(64).astype(np.float16)
+    plain, aligned = np.zeros(24, np.float32), np.zeros(24, np.float32)
+    out = np.zeros(64, np.float16)
+    run(src, (8,), (8,), {"h": h, "plain": plain, "aligned": aligned, "out": out})
+    np.testing.assert_array_equal(plain, np.arange(24))
+    np.testing.assert_array_equal(aligned, np.arange(32).reshape(8, 4)[:, :3].reshape(-1))
+    np.testing.assert_array_equal(out[:24], np.arange(24))
+    np.testing.assert_array_equal(out[32:].reshape(8, 4)[:, :3], np.arange(32).reshape(8, 4)[:, :3])
+
+
 def test_build_options_round_trip_through_their_text():
     from simulator.kernels import parse_build_options
 

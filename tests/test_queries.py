@@ -62,15 +62,19 @@ def test_deep_zoom_counts_requests_still_waiting_after_the_window(exact):
     assert np.all(s.values("buffer")[s.present] == 1.0)
 
 
-def test_empty_bins_are_gaps_not_zeros(exact):
+def test_idle_bins_are_zero_and_only_a_latency_without_requests_is_a_gap(exact):
     meta = trace_meta(exact)
     l2 = meta.by_name["GPU.L2[0]"]
     with queries.open_trace(exact) as db:
         s = metrics.location_series(db, meta, l2, 0, 100 * NS, 50)
     values = s.values("concurrency")
-    assert np.isnan(values[0])  # [0, 2 ns): before anything reaches the L2
-    assert np.nanmax(values) > 0
-    assert np.isnan(s.values("latency")[s.present & (s.sums["req_in_ended"] == 0)]).all()
+    assert values[0] == 0 and not s.present[0]  # [0, 2 ns): before anything reaches the L2
+    assert not np.isnan(values).any() and values.max() > 0
+    for key in ("arrival", "completion", "buffer", "pending_out", "busy"):
+        assert not np.isnan(s.values(key)).any(), key
+    latency = s.values("latency")
+    assert np.isnan(latency[s.sums["req_in_ended"] == 0]).all()
+    assert not np.isnan(latency[s.sums["req_in_ended"] > 0]).any()
 
 
 def test_raw_task_sums_equal_the_stored_pyramid(synthetic):

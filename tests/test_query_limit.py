@@ -5,9 +5,9 @@ import threading
 import time
 
 import pytest
+from test_app_traces import write_synthetic_trace
 
 from dashapp import queries
-from test_app_traces import write_synthetic_trace
 
 HEAVY = "SELECT count(*) FROM task a, task b WHERE a.start_ps < b.end_ps"
 """A deliberately quadratic self-join: seconds of SQLite work."""

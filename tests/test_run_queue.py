@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from test_kernel_standby import ENDLESS, V3, _spec
 
 from dashapp.klein import jobs, runner
 from dashapp.klein.slots import Slots, SlotsBusy
-from test_kernel_standby import ENDLESS, V3, _spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

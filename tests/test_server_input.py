@@ -9,11 +9,10 @@ import sys
 import urllib.parse
 from pathlib import Path
 
-import pytest
-from dash._utils import split_callback_id
-
 import dash_client as client
+import pytest
 from app_server import _free_port, _running
+from dash._utils import split_callback_id
 from test_app_traces import write_synthetic_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +119,8 @@ def test_crafted_callback_payloads_never_get_a_500(traces):
                 "inputs": [[{"id": graph, "property": "relayoutData", "value": relayout}]],
                 "state": [{"id": "_pages_location", "property": "search",
                            "value": "?trace=syn.sqlite"}],
-                "changedPropIds": [json.dumps(graph, separators=(",", ":"), sort_keys=True) + ".relayoutData"]})
+                "changedPropIds": [json.dumps(graph, separators=(",", ":"), sort_keys=True)
+                                   + ".relayoutData"]})
             answered.append((status, "zoom", repr(relayout), str(answer)[:200]))
             if relayout == {"xaxis.range[0]": 0, "xaxis.range[1]": 1e300}:
                 assert status == 200 and "t1=4611686018427387904" in str(answer), answer

@@ -12,9 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import dash_client as client
+import pytest
 from app_server import serve, serve_gunicorn
 from test_app_traces import write_synthetic_trace
 from test_kernel_standby import ENDLESS

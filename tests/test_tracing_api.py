@@ -140,14 +140,15 @@ def test_same_seed_gives_the_same_trace(tmp_path):
     assert (rows[0] == rows[1]).all()
 
 
-@pytest.mark.parametrize("temporary, during_load", [(False, "wal"), (True, "delete")])
-def test_a_temporary_file_loads_with_a_rollback_journal_and_every_trace_ends_out_of_wal(
-        tmp_path, temporary, during_load):
-    """WAL lets viewers read a file written in place, and costs load time that a
-    temporary file does not need; every finished trace leaves WAL, so a reader who may
-    not write its directory can open it (docs/reliability.md)."""
+@pytest.mark.parametrize("watchable, during_load", [(True, "wal"), (False, "delete")])
+def test_a_watchable_file_loads_in_wal_and_every_trace_ends_out_of_wal(
+        tmp_path, watchable, during_load):
+    """WAL lets viewers read a file while it is written (what run and synth write); an
+    import, which nobody watches, loads with a rollback journal; every finished trace
+    leaves WAL, so a reader who may not write its directory can open it
+    (docs/reliability.md)."""
     path = tmp_path / "t.sqlite"
-    writer = TraceWriter(path, command="test", temporary=temporary)
+    writer = TraceWriter(path, command="test", watchable=watchable)
     tr = Tracer(writer)
     cu, _, _, _, valu = _setup(tr)
     tr.end_task(tr.start_task(NO_TASK, valu, cu, 0), 4)

@@ -6,8 +6,12 @@ of one drawn point, so a chart reads about as many rows as it draws. Below a
 location's finest stored level the same sums are computed from the window's raw tasks
 (``binning``); both paths give identical numbers for identical bins.
 
-A bin without any activity is a gap (NaN), never a zero, and so is the latency of a bin
-where no request ended. Rates are per second, latency is in seconds.
+An idle bin reads zero: no request arrived, none was in flight, the component was not
+busy, and a chart that broke its line there would hide the idle time an architect is
+looking for (DESIGN.md drew such bins as gaps; issue 13 found them read as "no data").
+Only a value that does not exist is a gap (NaN): the latency of a bin where no request
+ended. Windows are cut to the run, so no bin lies outside it. Rates are per second,
+latency is in seconds.
 """
 import math
 from dataclasses import dataclass, field
@@ -94,7 +98,7 @@ class Series:
         return (self.first_bin + np.arange(self.nbins) + 0.5) * self.width_ps
 
     def values(self, key):
-        """The metric ``key`` per bin, NaN for gaps."""
+        """The metric ``key`` per bin: zero where idle, NaN where it has no value."""
         if is_counter(key):
             return self.counters.get(key, np.full(self.nbins, np.nan))
         s, w = self.sums, float(self.width_ps)
@@ -116,7 +120,7 @@ class Series:
                 v = s["busy_ps"] / w
             else:
                 raise KeyError(key)
-        return np.where(self.present, v, np.nan)
+        return v
 
 
 def choose_level(base_ps, t0, t1, points):
@@ -126,11 +130,13 @@ def choose_level(base_ps, t0, t1, points):
 
 
 def top_level(loc, base_ps):
-    """Coarsest stored level of a location: the first where one bin holds all its activity."""
+    """Coarsest stored level of a location: the first where one bin holds all its
+    activity; while the trace is written, at most the coarsest level holding a finished
+    bin (the bin that will hold everything is not written yet)."""
     level = loc.min_level
     while (loc.first_start_ps // (base_ps << level)) != (loc.last_end_ps // (base_ps << level)):
         level += 1
-    return level
+    return level if loc.complete_level is None else min(level, loc.complete_level)
 
 
 def bin_range(t0, t1, width):
@@ -147,13 +153,19 @@ def within_run(meta, t0, t1):
 
 
 def location_series(db, meta, loc, t0, t1, points):
-    """The ``Series`` of ``loc`` over [t0, t1) at about ``points`` bins."""
+    """The ``Series`` of ``loc`` over [t0, t1) at about ``points`` bins.
+
+    While the trace is written its tasks have no index yet, so a window finer than the
+    location's finest stored level is drawn from that level (fewer, wider bins) instead
+    of from its raw tasks."""
     base = meta.base_ps
     t0, t1 = within_run(meta, t0, t1)
     wanted = choose_level(base, t0, t1, points)
-    if not loc.task_count:
+    if not loc.has_tasks:
         first, n = bin_range(t0, t1, base << wanted)
         return _empty(first, n, base << wanted, wanted)
+    if meta.live is not None:
+        wanted = max(wanted, loc.min_level)
     if wanted >= loc.min_level:
         level = min(wanted, top_level(loc, base))
         return pyramid_series(db, loc, level, base << level, t0, t1)
@@ -233,6 +245,8 @@ def kind_density(db, meta, loc, t0, t1, points):
     t0, t1 = within_run(meta, t0, t1)
     wanted = choose_level(base, t0, t1, points)
     finest, coarsest = queries.kind_levels(db, loc.id)
+    if meta.live is not None and finest is not None:
+        wanted = max(wanted, finest)  # as in location_series: no raw tasks while written
     if finest is not None and wanted >= finest:
         level = min(wanted, coarsest)
         width = base << level

@@ -12,7 +12,7 @@ import numpy as np
 from .. import queries
 from ..catalog import natural_key, trace_meta
 from ..units import fmt_ps
-from ..urls import NO_METRIC, PAGE_SIZE
+from ..urls import NO_METRIC, PAGE_SIZE, follow_window
 from . import figures, metrics, placement, windows
 from .namefilter import FilterError, filter_names
 
@@ -48,11 +48,12 @@ class OverviewPage:
     messages: list = field(default_factory=list)
 
 
-def window_of(meta, t0, t1):
-    """The state's window, or the whole run when none is set."""
+def window_of(meta, t0, t1, follow=False):
+    """The state's window (moved to the end of the run, if it ``follow``s it), or the
+    whole run (so far) when none is set."""
     if t0 is None:
         return meta.start_ps, meta.end_ps
-    return t0, t1
+    return follow_window(t0, t1, meta.end_ps) if follow else (t0, t1)
 
 
 def ordered_locations(meta, sort):
@@ -60,7 +61,7 @@ def ordered_locations(meta, sort):
     it gives none) or by busy time (descending); cached."""
     def make():
         counting = {series[1] for series in meta.counters}
-        locs = [loc for loc in meta.locations if loc.task_count or loc.id in counting]
+        locs = [loc for loc in meta.locations if loc.has_tasks or loc.id in counting]
         if sort == "load":
             locs.sort(key=lambda loc: (-(loc.busy_ps or 0), natural_key(loc.name)))
         else:
@@ -111,7 +112,10 @@ def overview(path, state, points=OVERVIEW_POINTS):
     except FilterError as err:
         messages.append(f"{err} Showing every component.")
         locs = ordered_locations(meta, state.sort)
-    if not locs:
+    if not locs and meta.live is not None and not ordered_locations(meta, state.sort):
+        messages.append("Nothing to draw yet: no component has a finished time bin so far"
+                        " (a component shows once it has run a few hundred tasks).")
+    elif not locs:
         messages.append(f"No component matches the filter {state.filter!r}.")
     pages = max(1, math.ceil(len(locs) / PAGE_SIZE))
     page = state.page
@@ -119,7 +123,7 @@ def overview(path, state, points=OVERVIEW_POINTS):
         messages.append(f"There is no page {page}; showing page {pages} of {pages}.")
         page = pages
         state = replace(state, page=page)
-    window = window_of(meta, state.t0, state.t1)
+    window = window_of(meta, state.t0, state.t1, state.follow)
     shown = locs[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     charts = []
     counters = {key: {loc: sid for sid, loc, name, _ in meta.counters
@@ -128,7 +132,7 @@ def overview(path, state, points=OVERVIEW_POINTS):
     for key, where in counters.items():
         if not where:
             messages.append(f"This trace has no counter named {metrics.describe(key).title!r}.")
-    with queries.open_trace(path) as db:
+    with queries.open_trace(path, meta.query_seconds) as db:
         for loc in shown:
             series = metrics.location_series(db, meta, loc, *window, points)
             for key, where in counters.items():
@@ -180,7 +184,7 @@ def bars_window(path, loc_name, centre_ps, window):
     meta = trace_meta(path)
     loc = meta.by_name[loc_name]
     half = max(1, (window[1] - window[0]) // 2)
-    with queries.open_trace(path) as db:
+    with queries.open_trace(path, meta.query_seconds) as db:
         while half > 1:
             half //= 2
             t0, t1 = max(0, centre_ps - half), centre_ps + half
@@ -196,7 +200,7 @@ def component(path, state):
     """
     meta = trace_meta(path)
     messages = []
-    with queries.open_trace(path) as db:
+    with queries.open_trace(path, meta.query_seconds) as db:
         tree = _task_tree(db, state.task, messages)
         current = tree[1]
         loc = meta.by_name.get(state.loc)
@@ -205,15 +209,24 @@ def component(path, state):
         if loc is None:
             raise LookupError(f"There is no component named {state.loc!r} in this trace."
                               if state.loc else "No component chosen.")
-        if not loc.task_count:
-            raise LookupError(f"Component {loc.name} has no tasks.")
-        t0, t1 = window = ((state.t0, state.t1) if state.t0 is not None
-                           else default_window(meta, loc, current))
+        if not loc.has_tasks:
+            raise LookupError(f"Component {loc.name} has no tasks"
+                              + (" in the run so far." if meta.live else "."))
+        t0, t1 = window = (window_of(meta, state.t0, state.t1, state.follow)
+                           if state.t0 is not None else default_window(meta, loc, current))
         if t1 <= loc.first_start_ps or t0 >= loc.last_end_ps:
             messages.append(f"{loc.name} is idle in this window: its tasks run from "
                             f"{fmt_ps(loc.first_start_ps)} to {fmt_ps(loc.last_end_ps)}.")
-        count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
-        drawn = _drawn(db, meta, loc, window, count, messages)
+        if meta.live is None:
+            count = windows.count(db, meta, loc, t0, t1, MAX_BARS + 1)
+            shown = windows.tasks(db, meta, loc, t0, t1, MAX_BARS) if count <= MAX_BARS else None
+        else:
+            # No index yet: one scan, stopped at the first MAX_BARS + 1 tasks it finds,
+            # both counts them and fetches them (sorted here).
+            shown = windows.tasks(db, meta, loc, t0, t1, MAX_BARS + 1, ordered=False)
+            count = len(shown)
+            shown = shown if count <= MAX_BARS else None
+        drawn = _drawn(db, meta, loc, window, shown, messages)
         concurrency = metrics.location_series(db, meta, loc, t0, t1, CONCURRENCY_POINTS)
         links_out, links_in, marks = [], [], []
         if meta.format >= 2:
@@ -249,12 +262,12 @@ def _task_tree(db, key, messages):
     return parent, current, children, total, queries.task_tags(db, current.id)
 
 
-def _drawn(db, meta, loc, window, count, messages):
+def _drawn(db, meta, loc, window, tasks, messages):
     """The Component view's content: ("bars", tasks, placements, rows, ps per pixel) for
-    up to ``MAX_BARS`` tasks, else ("density", bin centres, {kind: tasks in flight})."""
+    the ``tasks`` of the window (at most ``MAX_BARS``), else (None: more than that)
+    ("density", bin centres, {kind: tasks in flight})."""
     t0, t1 = window
-    if count <= MAX_BARS:
-        tasks = windows.tasks(db, meta, loc, t0, t1, MAX_BARS)
+    if tasks is not None:
         placements = placement.nested_layout(
             [t.id for t in tasks], [t.parent for t in tasks],
             [t.start_ps for t in tasks], [t.end_ps for t in tasks])
@@ -288,7 +301,7 @@ def _summary(path, meta, top):
                for loc in sorted(meta.locations, key=lambda x: -(x.busy_ps or 0))[:top]
                if loc.task_count]
     started, time_ps = {}, {}
-    with queries.open_trace(path) as db:
+    with queries.open_trace(path, meta.query_seconds) as db:
         for loc in meta.locations:
             if not loc.task_count:
                 continue

@@ -6,6 +6,9 @@ one task spanning the run (a kernel at the command processor). Finalize therefor
 lists each location's few long tasks in ``long_task`` and bounds the rest by
 ``location.short_duration_ps``; the query runs over the short tasks and the long ones
 are added from that list, read once per process and trace version. Both parts are exact.
+
+A trace still being written has neither list nor bound yet: its windows read every
+short task (``UNBOUNDED``), within the time limit of a query on such a trace.
 """
 from dataclasses import dataclass
 
@@ -18,8 +21,13 @@ class Reach:
     long: tuple  # (id, start_ps, end_ps) of the longer tasks, by start
 
 
+UNBOUNDED = Reach(1 << 62, ())
+
+
 def reach(db, meta, loc):
     """The cached ``Reach`` of ``loc``."""
+    if meta.live is not None:
+        return UNBOUNDED
     return meta.memo(("reach", loc.id), lambda: Reach(
         loc.short_duration_ps or 0, tuple(map(tuple, queries.long_tasks(db, loc.id)))))
 
@@ -28,15 +36,16 @@ def _long_overlapping(r, t0, t1):
     return [key for key, start, end in r.long if start < t1 and end > t0]
 
 
-def tasks(db, meta, loc, t0, t1, limit):
-    """Tasks of ``loc`` overlapping [t0, t1) in start order, at most ``limit``."""
+def tasks(db, meta, loc, t0, t1, limit, ordered=True):
+    """Tasks of ``loc`` overlapping [t0, t1) in start order: the first ``limit`` of them,
+    or (not ``ordered``) any ``limit`` of them, which a scan without an index finds
+    sooner."""
     r = reach(db, meta, loc)
-    rows = queries.window_tasks(db, loc.id, r.short_ps, t0, t1, limit)
+    rows = queries.window_tasks(db, loc.id, r.short_ps, t0, t1, limit, ordered)
     extra = _long_overlapping(r, t0, t1)
     if extra:
-        rows = sorted(rows + queries.tasks_by_id(db, extra),
-                      key=lambda t: (t.start_ps, t.id))[:limit]
-    return rows
+        rows = rows + queries.tasks_by_id(db, extra)
+    return sorted(rows, key=lambda t: (t.start_ps, t.id))[:limit] if extra or not ordered else rows
 
 
 def count(db, meta, loc, t0, t1, cap):

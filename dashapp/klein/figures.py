@@ -54,9 +54,14 @@ def typed(values, dtype=None):
     return spec
 
 
+RARE_PATTERN = "#bdbdbd"
+"""Colour shared by the patterns past the palette (the smallest ones): a colour used
+twice would say two patterns are one."""
+
+
 def pattern_colour(rank):
     """Colour of the pattern at ``rank`` in size order (shared by histogram and donuts)."""
-    return PATTERN_COLOURS[rank % len(PATTERN_COLOURS)]
+    return PATTERN_COLOURS[rank] if rank < len(PATTERN_COLOURS) else RARE_PATTERN
 
 
 def _axis(text, **extra):

@@ -13,12 +13,12 @@ one run can leak into the next.
 
 The child is bounded so a bad kernel cannot take the server down: a wall-clock timeout
 (its whole process group is killed), a CPU-time limit and an address-space limit
-(``prlimit`` on the child when the run is handed over; the CPU limit counts from the
-CPU time the child has already spent importing), and ``RUNS_AT_ONCE`` runs at a time
-across every process sharing the scratch directory (``slots.Slots``). Runs die with the server: the pool stops its
-children when the process exits, and a child stops itself when its stdin, held open
-by the server process for the whole run, reaches its end, which is what happens when
-that process is killed (``kill -9`` of a gunicorn worker included). A kernel error
+(``prlimit`` on the child when the run is handed over; the CPU limit counts from the CPU
+time the child has already spent importing), and ``RUNS_AT_ONCE`` runs at a time across
+every process sharing the scratch directory (``slots.Slots``). Runs die with the server:
+the pool stops its children when the process exits, and a child stops itself when its
+stdin, held open by the server process for the whole run, reaches its end, which is what
+happens when that process is killed (``kill -9`` of a gunicorn worker included). A kernel error
 comes back as ``RunError`` with the line and column the simulator reported
 (``FILE:LINE:COL: reason`` on stderr), never as a traceback.
 

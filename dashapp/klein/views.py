@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .. import queries, urls
 from ..catalog import trace_meta
@@ -33,6 +34,33 @@ class MemoryView:
     table: analysis.BankTable
     accesses: int
     window: analysis.Window
+
+
+ACCESS_KINDS = np.array(["read", "write", "barrier"])
+"""Names of ``kernel_access.kind`` (``analysis.READ``, ``WRITE``, ``BARRIER``)."""
+
+
+def accesses_csv(path, launch_id) -> str:
+    """Every recorded access to the watched arrays of a launch, one row each, with its
+    LDS bank and that bank's conflict degree in its lane group (the memory view's data,
+    for a spreadsheet; barriers come once per array, as the view draws them)."""
+    tables = []
+    with queries.open_trace(path) as db:
+        for name, space, _type, elem_bytes, _length, _base, watched in \
+                queries.kernel_arrays(db, launch_id):
+            if not watched:
+                continue
+            acc = analysis.accesses_from_rows(queries.kernel_accesses(db, launch_id, name))
+            found = analysis.conflicts(acc, elem_bytes)
+            table = pd.DataFrame({field: getattr(acc, field) for field in analysis.ACCESS_FIELDS})
+            table["kind"] = ACCESS_KINDS[acc.kind]
+            table["bank_degree"] = found.bank_degree
+            table.insert(0, "space", space)
+            table.insert(0, "array", name)
+            tables.append(table)
+    if not tables:
+        raise LookupError("this launch has no @watch array: nothing to export")
+    return pd.concat(tables, ignore_index=True).to_csv(index=False, lineterminator="\n")
 
 
 @dataclass(frozen=True)
@@ -148,6 +176,9 @@ def build(path, launch_id, first_group=0):
                 else f"{path.name} holds no kernel records (run a kernel workload with the"
                      " simulator to get them)")
         source = queries.kernel_source(db, launch.source)
+        if source is None:  # only in a damaged or hand-made file
+            raise LookupError(f"{path.name}: kernel launch {launch_id} names a source the"
+                              " trace does not hold")
         task = queries.kernel_launch_task(db, launch.id)
         memory = _memory_views(db, launch.id, first_group,
                                int(np.prod(json.loads(launch.local_size))))

@@ -6,7 +6,9 @@ import functools
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs
 
-from .. import damage, widgets
+from dash import html, no_update
+
+from .. import damage, following, urls, widgets
 from ..queries import QueryTimeout, TraceError
 
 
@@ -73,3 +75,45 @@ def trace_page(parse):
                 return alert(request.problems + [str(err)])
         return layout
     return wrap
+
+
+def with_follow(parse, search, follow):
+    """The search string of a view whose "follow the end" switch was set to ``follow``
+    (``no_update`` for a value the switch cannot send, or no change)."""
+    if not isinstance(follow, bool):
+        return no_update
+    return widgets.search_for(search, replace(widgets.state_of(search, parse), follow=follow))
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What one tick of a view following a running trace does."""
+    request: TraceRequest  # the trace to redraw, or None to leave the view as it is
+    banner: tuple  # (children, colour) of the banner, and whether the timer stops
+    search: object  # the URL's next search string (the finished trace), or no_update
+
+
+def follow_tick(parse, search, prefix):
+    """The ``Tick`` of a view (``prefix``: its ids) of the trace in ``search``: redraw
+    while the run goes and once it stopped; while it writes its last tables (no longer
+    in WAL mode, so not to be read), wait; once renamed into place, open the finished
+    trace in the same view."""
+    state, problems = parse(params_of(search))
+    cat = widgets.catalog()
+    finished = cat.finished_as(state.trace) if state.trace else None
+    if finished is not None:
+        return Tick(None, ([html.Strong("Finished: "), f"opening {finished}."], "success", True),
+                    urls.search(replace(state, trace=finished)))
+    entry = next((u for u in cat.unfinished() if u.name == state.trace), None)
+    if entry is not None and not entry.readable:
+        return Tick(None, ([html.Strong("Finishing: "), "the run is writing its last tables;"
+                            " its trace opens in a moment."], "info", False), no_update)
+    request, problems = resolve(state, problems)
+    if request is None:
+        return Tick(None, (" ".join(problems), "warning", True), no_update)
+    meta = request.meta
+    if meta.live is None:  # a trace written in place, finalized: drawn once more, as it is
+        return Tick(request, ([html.Strong("Finished: "), "the trace is finalized."], "success",
+                              True), no_update)
+    return Tick(request, (following.banner_children(meta, prefix), following.banner_colour(meta),
+                          not meta.live.running), no_update)

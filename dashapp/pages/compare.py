@@ -8,6 +8,7 @@ in the Overview) and the Component view of one component, A above B. Every contr
 writes the URL and nothing else; the page is rebuilt from it.
 """
 from dataclasses import replace
+
 import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
@@ -254,6 +255,13 @@ def layout(**query):
     if any(r[1] is None for r in resolved):
         return html.Div(head + [widgets.messages(problems)])
     (_, path_a, meta_a, _), (_, path_b, meta_b, _) = resolved
+    running = [name for name, meta in ((state.a, meta_a), (state.b, meta_b))
+               if meta.live is not None]
+    if running:
+        # Its statistics are those finalize writes: a run is compared once it is finished.
+        return html.Div(head + [widgets.messages(problems + [
+            f"{name} is not finished (still being written, or interrupted): compare it once"
+            " it is finalized." for name in running])])
     try:
         if state.view == "overview":
             body = _overview(path_a, path_b, state)

@@ -12,23 +12,28 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
-from .. import urls, widgets
-from . import alert, from_search, params_of, trace_page
-from ..queries import QueryTimeout, TraceError
+from .. import following, urls, widgets
 from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
+from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-
+from . import alert, follow_tick, from_search, params_of, trace_page, with_follow
 
 LOC = widgets.LOCATION_ID
 
 
-def _legend(meta, kinds):
+def _legend(meta, page):
+    """The legend's children: every kind drawn."""
+    kinds = {t.kind for t in page.tasks}
+    kinds |= {t.kind for t in (page.parent, page.current) if t is not None}
+    kinds |= {t.kind for t in page.children}
+    if page.mode == "density":
+        kinds |= set(page.drawn[2])
     items = [html.Div([html.Span(className="gs-swatch",
                                  style={"background": meta.colours[k]}), meta.kind_label(k)],
                       className="gs-legend-item", **{"data-kind": meta.kind_label(k)})
              for k in sorted(kinds, key=meta.kind_label)]
-    return html.Div([html.H6("Legend"), *items], id="cv-legend")
+    return [html.H6("Legend"), *items]
 
 
 def _kernel_link(meta, state, task, kind):
@@ -113,38 +118,21 @@ def layout(request):
                          dcc.Link("Back to the Overview", href=urls.href(
                              "/overview", urls.OverviewState(trace=name)))])
     t0, t1 = page.window
-    shown = {t.kind for t in page.tasks}
-    shown |= {t.kind for t in (page.parent, page.current) if t is not None}
-    shown |= {t.kind for t in page.children}
-    if page.mode == "density":
-        shown |= set(page.drawn[2])
     filename = f"{name}-{page.location.name}-{t0}-{t1}"
-    overview = urls.href("/overview", urls.OverviewState(trace=name, t0=t0, t1=t1))
     return html.Div([
         widgets.messages(problems + page.messages),
+        following.controls(meta, state, "cv"),
         html.Div([
-            html.Span(page.location.name, className="gs-loc-label me-3 fs-5", id="cv-location"),
-            html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)}", className="small me-3",
-                      id="cv-window", title=(None if meta.absolute(t0) is None else
-                                             f"{meta.absolute(t0)} – {meta.absolute(t1)}")),
-            html.Span(f"{page.total_in_window:,}{'+' if page.mode == 'density' else ''} tasks",
-                      className="small me-3", id="cv-count"),
-            dcc.Link("Overview at this window", href=overview, className="small me-3"),
-            dcc.Link("compare with…", id="cv-compare", className="small me-3",
-                     href=urls.href("/compare", urls.CompareState(
-                         a=name, view="component", loc=page.location.name, t0=t0, t1=t1))),
-            html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png",
-                        **{"data-graph": "cv-graph",
-                           "data-filename": widgets.safe_filename(filename),
-                           "data-title": f"{name} · {page.location.name} · {fmt_ps(t0)} – "
-                                         f"{fmt_ps(t1)}"}),
+            html.Span(_header(name, meta, page), id="cv-header"),
+            html.Button("PNG", className="btn btn-light btn-sm me-1 gs-png", id="cv-png",
+                        **_png_data(name, page)),
             dbc.Button("CSV", id="cv-csv-button", size="sm", color="light"),
             dcc.Download(id="cv-csv"), html.Span(id="cv-csv-message"),
         ], className="mb-1"),
         dbc.Row([
             dbc.Col(dcc.Graph(id="cv-graph", figure=page.figure, className="gs-linked",
                               config=widgets.graph_config(filename)), md=9),
-            dbc.Col([_task_panel(page, meta, state), _legend(meta, shown)],
+            dbc.Col([_task_panel(page, meta, state), html.Div(_legend(meta, page), id="cv-legend")],
                     md=3, className="gs-sidebar"),
         ]),
         html.Div(page.mode, id="cv-mode", hidden=True),
@@ -154,6 +142,32 @@ def layout(request):
     ])
 
 
+def _header(name, meta, page):
+    """Component, window, task count and the links that depend on them."""
+    t0, t1 = page.window
+    overview = urls.href("/overview", urls.OverviewState(trace=name, t0=t0, t1=t1))
+    return [
+        html.Span(page.location.name, className="gs-loc-label me-3 fs-5", id="cv-location"),
+        html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)}", className="small me-3",
+                  id="cv-window", title=(None if meta.absolute(t0) is None else
+                                         f"{meta.absolute(t0)} – {meta.absolute(t1)}")),
+        html.Span(f"{page.total_in_window:,}{'+' if page.mode == 'density' else ''} tasks",
+                  className="small me-3", id="cv-count"),
+        dcc.Link("Overview at this window", href=overview, className="small me-3"),
+        dcc.Link("compare with…", id="cv-compare", className="small me-3",
+                 href=urls.href("/compare", urls.CompareState(
+                     a=name, view="component", loc=page.location.name, t0=t0, t1=t1))),
+    ]
+
+
+def _png_data(name, page):
+    """The PNG button's file name and title, which name the window."""
+    t0, t1 = page.window
+    return {"data-graph": "cv-graph",
+            "data-filename": widgets.safe_filename(f"{name}-{page.location.name}-{t0}-{t1}"),
+            "data-title": f"{name} · {page.location.name} · {fmt_ps(t0)} – {fmt_ps(t1)}"}
+
+
 # Registered after ``layout`` exists: this module is imported, not scanned by Dash.
 dash.register_page(__name__, path="/component", title="GPUscope component", name="Component",
                    layout=layout)
@@ -161,6 +175,34 @@ dash.register_page(__name__, path="/component", title="GPUscope component", name
 
 def _state(search):
     return urls.parse_component(params_of(search))[0]
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("cv-follow", "value"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update)
+def follow_to_url(follow, search):
+    return with_follow(urls.parse_component, search, follow)
+
+
+@callback(Output("cv-graph", "figure"), Output("cv-header", "children"),
+          Output("cv-legend", "children"), Output("cv-window-ps", "children"),
+          Output("cv-mode", "children"), Output("cv-live", "children"),
+          Output("cv-live", "color"), Output("cv-live-tick", "disabled"),
+          Output(LOC, "search", allow_duplicate=True),
+          Input("cv-live-tick", "n_intervals"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(*[no_update] * 9)
+def follow_run(_tick, search):
+    """Redraw the view with the run so far (see ``pages.follow_tick``)."""
+    tick = follow_tick(urls.parse_component, search, "cv")
+    if tick.request is None:
+        return (*[no_update] * 5, *tick.banner, tick.search)
+    try:
+        page = views.component(tick.request.path, tick.request.state)
+    except LookupError as err:  # the component has no tasks so far
+        return (*[no_update] * 5, str(err), "warning", tick.banner[2], no_update)
+    t0, t1 = page.window
+    return (page.figure, _header(tick.request.name, tick.request.meta, page),
+            _legend(tick.request.meta, page), f"{t0},{t1}", page.mode, *tick.banner, no_update)
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),

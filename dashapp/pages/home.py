@@ -1,15 +1,17 @@
-"""The Traces page: every trace of the catalogue with its run and a short summary."""
+"""The Traces page: every trace of the catalogue with its run and a short summary, and
+above them the runs still being written, with how far they have got (redrawn while
+any of them runs), and the ones whose writer was killed."""
 import json
 import time
 
 import dash
 import dash_bootstrap_components as dbc
-from dash import dcc, html
+from dash import Input, Output, State, callback, dcc, html, no_update
 
-from .. import damage, urls, widgets
+from .. import damage, following, urls, widgets
+from ..catalog import trace_meta
 from ..daisen import views
 from ..klein.views import kernel_href, trace_launches
-from ..catalog import trace_meta
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 
@@ -20,8 +22,33 @@ def _table(header, rows):
                      size="sm", className="gs-summary-table mb-1", borderless=True)
 
 
+def _live_card(name, meta):
+    """A trace not finalized: its state, how far it has got, and a link to watch it."""
+    state, sentence = following.status(meta)
+    live = meta.live
+    title = live.writer.target or name
+    bar = (dbc.Progress(value=min(100, 100 * live.tasks / live.expected_tasks), className="mb-1",
+                        style={"height": "6px"}) if live.expected_tasks and live.running else "")
+    watch = ("Watch it: the Overview and Component views show the run so far and follow it"
+             " as it grows." if live.running else "")
+    return dbc.Card(dbc.CardBody([
+        html.H5([dcc.Link(title, href=urls.href("/overview", urls.OverviewState(trace=name)),
+                          className="gs-trace-link"),
+                 dbc.Badge(state, color="info" if live.running else "warning",
+                           className="ms-2 gs-live-state")]),
+        bar,
+        html.P([sentence, " ", html.Span(following.progress_text(meta) + ".",
+                                         className="gs-live-progress"), " ", watch],
+               className="small mb-1"),
+        _table(("Run", ""), [("Workload", meta.run["workload"] or "–"),
+                             ("Command", meta.run["command"]), ("File", name)]),
+    ]), className="mb-2 gs-live-card")
+
+
 def _trace_card(name, path):
     meta = trace_meta(path)
+    if meta.live is not None:
+        return _live_card(name, meta)
     run = meta.run
     summary = views.summary(path)
     overview = urls.href("/overview", urls.OverviewState(trace=name))
@@ -77,14 +104,46 @@ def _launch_links(name, path):
          for x in launches], className="mb-1 gs-launches")
 
 
+def _unfinished_card(cat, entry):
+    """The card of one run being written (or killed while it was)."""
+    if not entry.readable:
+        return dbc.Alert(
+            f"{entry.target}: being written (process {entry.pid}) with a rollback journal"
+            " (an import, or a run writing its last tables), which a reader would hold back:"
+            " it opens once it is finished.", color="secondary", className="gs-live-card")
+    try:
+        return _live_card(entry.name, trace_meta(cat.path(entry.name)))
+    except (TraceError, QueryTimeout, OSError, LookupError) as err:
+        if entry.running:  # no run row yet, or renamed into place meanwhile
+            return dbc.Alert(f"{entry.target}: starting (process {entry.pid}); it shows here"
+                             " once it has written its first tasks.", color="secondary",
+                             className="gs-live-card")
+        return dbc.Alert(f"{entry.target}: {err}", color="warning", className="gs-live-card")
+
+
+def _running_section(cat, finished=()):
+    """The section of runs being written or killed, with a link to each trace in
+    ``finished`` (runs that were listed and have been renamed into place since)."""
+    cards = [dbc.Alert(["Finished: ", dcc.Link(name, href=urls.href(
+        "/overview", urls.OverviewState(trace=name)), className="gs-trace-link")],
+        color="success", className="py-1 mb-1 gs-finished-run") for name in finished]
+    cards += [_unfinished_card(cat, entry) for entry in cat.unfinished()]
+    return [html.H4("Running and interrupted runs"), *cards] if cards else []
+
+
 @widgets.friendly
 def layout(**_query):
     cat = widgets.catalog()
     names = cat.names()
     sweeps = _sweeps(cat)
-    if not names and not sweeps:
-        return widgets.messages(["No trace files found. Start the app with --trace-dir DIR "
-                                 "or --trace FILE."])
+    unfinished = _running_section(cat)
+    # Redrawn every few seconds: the runs' progress, and runs started since.
+    live = [html.Div(unfinished, id="home-running"),
+            dcc.Store(id="home-seen", data=_seen(cat, [])),
+            dcc.Interval(id="home-tick", interval=following.REFRESH_MS)]
+    if not names and not sweeps and not unfinished:
+        return html.Div([*live, widgets.messages([
+            "No trace files found. Start the app with --trace-dir DIR or --trace FILE."])])
     cards = []
     # Every trace's damage check starts now; the page waits for them at most as long
     # as a page waits for one.
@@ -96,7 +155,29 @@ def layout(**_query):
                          else _trace_card(name, cat.path(name)))
         except (TraceError, QueryTimeout, OSError) as err:
             cards.append(dbc.Alert(f"{name}: {err}", color="warning"))
-    return html.Div([*sweeps, html.H4("Traces"), *cards])
+    return html.Div([*live, *sweeps, html.H4("Traces"), *cards])
+
+
+def _seen(cat, finished):
+    """What the page has shown: the unfinished files listed, and the finished runs."""
+    return {"listed": [u.name for u in cat.unfinished()], "finished": finished}
+
+
+@callback(Output("home-running", "children"), Output("home-seen", "data"),
+          Input("home-tick", "n_intervals"), State("home-seen", "data"),
+          prevent_initial_call=True)
+@widgets.guarded(no_update, no_update)
+def follow_runs(_tick, seen):
+    """Redraw the runs being written; a run that finished since the page was drawn gets
+    a link to its trace (the list of traces below is drawn once)."""
+    cat = widgets.catalog()
+    seen = seen if isinstance(seen, dict) else {}
+    finished = [n for n in seen.get("finished", []) if isinstance(n, str) and n in cat.names()]
+    for name in seen.get("listed", []):
+        done = cat.finished_as(name) if isinstance(name, str) else None
+        if done is not None and done not in finished:
+            finished.append(done)
+    return _running_section(cat, finished), _seen(cat, finished)
 
 
 def _sweeps(cat):

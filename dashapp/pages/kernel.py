@@ -16,13 +16,13 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
-from . import alert, from_search, params_of, trace_page
 from ..klein import jobs, runner
-from ..klein.views import build, edit_spec
-from ..widgets import graph_config, safe_filename
+from ..klein.views import accesses_csv, build, edit_spec
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 from ..urls import KernelState, first_value, int_param
+from ..widgets import graph_config, safe_filename
+from . import alert, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 POLL_MS = 400
@@ -106,11 +106,24 @@ def _window_links(mv, state):
     return html.Div(links, className="small kv-window")
 
 
+def _chart(figure, graph_id, class_name, filename, title):
+    """A kernel chart with its PNG button (the camera in its toolbar saves an SVG)."""
+    return html.Div([
+        html.Div(widgets.png_button(graph_id, filename, title), className="text-end lh-1"),
+        dcc.Graph(figure=figure, className=class_name, id=graph_id, config=graph_config(filename)),
+    ])
+
+
 def _memory_section(views, name, state):
     if not views.memory:
         return html.P("No @watch array in this kernel: add `@watch NAME;` after a local"
                       " array's declaration to see its memory view.", className="small")
-    out = []
+    out = [html.Div([
+        dbc.Button("CSV of the accesses", id="kv-csv-button", size="sm", color="light",
+                   title="Every watched access: work-item, logical time, address, bank and"
+                         " its conflict degree"),
+        dcc.Download(id="kv-csv"), html.Span(id="kv-csv-message", className="small ms-2"),
+    ], className="mb-1")]
     truncated = " (truncated: the access limit was reached)" \
         if views.launch.watch_truncated else ""
     for i, mv in enumerate(views.memory):
@@ -124,16 +137,17 @@ def _memory_section(views, name, state):
             report = (f"No bank conflicts: all {found.instructions:,} {found.group_lanes}-lane"
                       " accesses are conflict free.")
         filename = safe_filename(f"{name}-{views.launch.kernel}-{mv.array}")
+        title = f"{name} · {views.launch.kernel} · {mv.array}"
         out.append(html.Div([
             html.H6(f"Memory view: {mv.array} ({mv.accesses:,} accesses{truncated})"),
             _window_links(mv, state),
-            dcc.Graph(figure=mv.figure, className="kv-memory", id=f"kv-memory-{i}",
-                      config=graph_config(filename + "-memory")),
+            _chart(mv.figure, f"kv-memory-{i}", "kv-memory", filename + "-memory",
+                   f"{title}: accesses by work-item and logical time"),
             html.Div(report, className="kv-bank-report small fw-bold",
                      id=f"kv-bank-report-{i}",
                      **{"data-conflicted": str(found.conflicted)}),
-            dcc.Graph(figure=mv.banks, className="kv-banks", id=f"kv-banks-{i}",
-                      config=graph_config(filename + "-banks")),
+            _chart(mv.banks, f"kv-banks-{i}", "kv-banks", filename + "-banks",
+                   f"{title}: accesses per LDS bank"),
             html.Div("Hover over an access or a bank.", className="kv-hover-info small",
                      **{"data-highlighted": "0"}),
         ], className="kv-memview mb-3", **{"data-array": mv.array}))
@@ -147,21 +161,21 @@ def _branch_section(views, name):
     waves = sum(p.wavefronts for p in views.proxies)
     more = len(views.proxies) - len(views.donuts["data"])
     filename = safe_filename(f"{name}-{views.launch.kernel}")
+    title = f"{name} · {views.launch.kernel}"
     image = [] if views.image is None else [dbc.Col([
         html.Div("Work-items as pixels (x, y)", className="small"),
-        dcc.Graph(figure=views.image, className="kv-image", id="kv-image",
-                  config=graph_config(filename + "-image"))], md=5)]
+        _chart(views.image, "kv-image", "kv-image", filename + "-image",
+               f"{title}: work-items by branch pattern")], md=5)]
     return html.Div([
         html.H6(f"Branching view: {len(views.patterns):,} patterns, {divergent:,} of "
                 f"{waves:,} wavefronts divergent", id="kv-branch-title"),
-        dbc.Row([dbc.Col(dcc.Graph(figure=views.histogram, className="kv-histogram",
-                                   id="kv-histogram",
-                                   config=graph_config(filename + "-patterns"))), *image]),
+        dbc.Row([dbc.Col(_chart(views.histogram, "kv-histogram", "kv-histogram",
+                                filename + "-patterns", f"{title}: branch patterns")), *image]),
         html.Div(f"Proxy warps ({len(views.proxies):,}; the number in a donut is the warps"
                  " it stands for)" + (f", {more} smaller ones not drawn" if more > 0 else ""),
                  className="small"),
-        dcc.Graph(figure=views.donuts, className="kv-donuts", id="kv-donuts",
-                  config=graph_config(filename + "-proxy-warps")),
+        _chart(views.donuts, "kv-donuts", "kv-donuts", filename + "-proxy-warps",
+               f"{title}: proxy warps"),
         html.Div(hidden=True, id="kv-branch-data",
                  **{"data-states": json.dumps(views.pattern_states),
                     "data-work-items": json.dumps(views.work_items),
@@ -169,13 +183,15 @@ def _branch_section(views, name):
     ])
 
 
-def _debug_section(views):
+def _debug_section(views, name):
     if not views.debug:
         return html.P("No @bind chart: declare `@emit TYPE NAME[N];` in the kernel and"
                       ' `@bind ["class":"lineChart", "data":["NAME"]]` after it.',
                       className="small")
-    return dbc.Row([dbc.Col(dcc.Graph(figure=fig, id=f"kv-debug-{i}", className="kv-debug",
-                                      config=graph_config(f"debug-{i}")),
+    kernel = views.launch.kernel
+    return dbc.Row([dbc.Col(_chart(fig, f"kv-debug-{i}", "kv-debug",
+                                   safe_filename(f"{name}-{kernel}-debug-{i}"),
+                                   f"{name} · {kernel}: debug chart {i + 1}"),
                             md=6) for i, (_bind, fig) in enumerate(views.debug)])
 
 
@@ -245,7 +261,7 @@ def layout(request):
             # highlights the accesses of its work-items.
             dbc.Col([dbc.Row([dbc.Col(_memory_section(views, name, state), xl=7),
                               dbc.Col(_branch_section(views, name), xl=5)]),
-                     html.H6("Debug view", className="mt-3"), _debug_section(views)], md=8),
+                     html.H6("Debug view", className="mt-3"), _debug_section(views, name)], md=8),
         ]),
     ])
 
@@ -326,6 +342,26 @@ def start_run(clicks, source, size, options, search):
                 False)
     status = jobs.default_queue().status(run_id)
     return no_update, _in_flight(status), job, False, True
+
+
+@callback(Output("kv-csv", "data"), Output("kv-csv-message", "children"),
+          Input("kv-csv-button", "n_clicks"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update, no_update)
+def download_csv(_clicks, search):
+    request, problems = from_search(parse_kernel, search)
+    if request is None:
+        return no_update, alert(problems)
+    state, path = request.state, request.path
+    if state.run is not None:
+        path = runner.default_pool().run_path(state.run)
+        if path is None:
+            return no_update, "That edited run is gone."
+    try:
+        content = accesses_csv(path, state.launch)
+    except (LookupError, TraceError, QueryTimeout) as err:
+        return no_update, str(err)
+    name = f"{request.name}-launch{state.launch}" + (f"-run{state.run}" if state.run else "")
+    return dict(content=content, filename=safe_filename(name + "-accesses") + ".csv"), ""
 
 
 def _run_url(state, name, run_id):

@@ -10,14 +10,13 @@ import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
-from .. import urls, widgets
-from . import alert, from_search, params_of, trace_page
+from .. import following, urls, widgets
 from ..daisen import exporting, views
 from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-
+from . import alert, follow_tick, from_search, params_of, trace_page, with_follow
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
@@ -55,11 +54,9 @@ def _chart(page, i, chart):
         html.Div([
             dcc.Link(loc.name, href=link, className="gs-chart-title",
                      title="Open the Component view at this window"),
-            html.Button("PNG", className="btn btn-link btn-sm p-0 gs-png",
-                        **{"data-graph": f"ov-chart-{i}", "data-filename":
-                           widgets.safe_filename(name), "data-title":
-                           f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
-                           f"{fmt_ps(page.window[1])}"}),
+            widgets.png_button(f"ov-chart-{i}", name,
+                               f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
+                               f"{fmt_ps(page.window[1])}"),
         ], className="d-flex justify-content-between"),
         html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
                            config=widgets.graph_config(name), className="gs-ov-graph"),
@@ -91,13 +88,11 @@ def _absolute_window(meta, t0, t1):
     return None if start is None else f"{start} – {meta.absolute(t1)}"
 
 
-@trace_page(urls.parse_overview)
-def layout(request):
-    name, problems, meta = request.name, request.problems, request.meta
-    page = views.overview(request.path, request.state)
+def _header(name, meta, page):
+    """The line above the charts: trace, window, page and the compare link."""
     state = page.state
     t0, t1 = page.window
-    header = html.Div([
+    return [
         html.Span(f"{name}", className="gs-loc-label me-3"),
         html.Span(f"window {fmt_at(t0)} – {fmt_at(t1)} ({fmt_ps(t1 - t0)})", id="ov-window",
                   className="me-3", title=_absolute_window(meta, t0, t1)),
@@ -105,17 +100,29 @@ def layout(request):
                   f"{page.names_total} components", id="ov-count", className="me-3"),
         dcc.Link("compare with…", id="ov-compare", href=urls.href("/compare", urls.CompareState(
             a=name, view="overview", filter=state.filter, sort=state.sort, t0=t0, t1=t1))),
-    ], className="mb-1 small")
+    ]
+
+
+def _charts(page):
+    return [_chart(page, i, c) for i, c in enumerate(page.charts)] + [
+        html.Div(str(len(page.charts)), id="ov-chart-count", hidden=True)]
+
+
+@trace_page(urls.parse_overview)
+def layout(request):
+    name, problems, meta = request.name, request.problems, request.meta
+    page = views.overview(request.path, request.state)
+    state = page.state
     return html.Div([
         widgets.messages(problems + page.messages),
+        following.controls(meta, state, "ov"),
         _finder(meta, state),
         _controls(state, meta),
-        header,
+        html.Div(_header(name, meta, page), id="ov-header", className="mb-1 small"),
         dbc.Pagination(id="ov-pages", max_value=page.pages, active_page=state.page,
                        first_last=True, previous_next=True, fully_expanded=False,
                        size="sm", className="mb-1"),
-        dbc.Row([_chart(page, i, c) for i, c in enumerate(page.charts)], className="g-2"),
-        html.Div(str(len(page.charts)), id="ov-chart-count", hidden=True),
+        dbc.Row(_charts(page), id="ov-charts", className="g-2"),
     ])
 
 
@@ -166,6 +173,30 @@ def controls_to_url(filter_text, primary, secondary, sort, page, _reset, search)
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
+          Input("ov-follow", "value"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update)
+def follow_to_url(follow, search):
+    return with_follow(urls.parse_overview, search, follow)
+
+
+@callback(Output("ov-charts", "children"), Output("ov-header", "children"),
+          Output("ov-pages", "max_value"), Output("ov-live", "children"),
+          Output("ov-live", "color"), Output("ov-live-tick", "disabled"),
+          Output(LOC, "search", allow_duplicate=True),
+          Input("ov-live-tick", "n_intervals"), State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(*[no_update] * 7)
+def follow_run(_tick, search):
+    """Redraw the charts with the run so far; once the run is renamed into place, open
+    its finished trace; once it stops, stop."""
+    tick = follow_tick(urls.parse_overview, search, "ov")
+    if tick.request is None:
+        return (no_update, no_update, no_update, *tick.banner, tick.search)
+    page = views.overview(tick.request.path, tick.request.state)
+    return (_charts(page), _header(tick.request.name, tick.request.meta, page), page.pages,
+            *tick.banner, no_update)
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
           Input({"type": "ov-graph", "index": ALL}, "relayoutData"),
           State(LOC, "search"), prevent_initial_call=True)
 @widgets.guarded(no_update)
@@ -177,7 +208,7 @@ def zoom_to_url(_relayouts, search):
         return no_update
     state = _state(search)
     t0, t1 = window if window != "reset" else (None, None)
-    return _go(search, replace(state, t0=t0, t1=t1))
+    return _go(search, replace(state, t0=t0, t1=t1, follow=False))  # the window chosen stays
 
 
 @callback(Output(LOC, "pathname", allow_duplicate=True),

@@ -6,6 +6,7 @@ over two keys. A click on a point opens that run's Overview; picking two rows of
 table offers to compare them. Without ``dir`` the page lists the sweeps found.
 """
 from dataclasses import replace
+
 import dash
 import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, dcc, html, no_update

@@ -70,7 +70,8 @@ def _abandon(writer, pending):
 
 
 def simulate(workload, config, out_path=None, trace_level="all", window=None, progress=True,
-             implementation=None, command=None, seed=None, writer_process=True, on_written=None):
+             implementation=None, command=None, seed=None, writer_process=True, on_written=None,
+             watchable=True):
     """Simulate every launch of ``workload`` on a GPU built from ``config``.
 
     ``out_path`` None (or ``trace_level`` "off") runs untraced. ``window`` is a
@@ -79,6 +80,8 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     interactive runs turn it off, since starting that process costs more than they do.
     ``on_written(path)`` is called with the finalized temporary file before it is moved
     to ``out_path`` (to add tables of its own: they are in place with the rest or not at all).
+    ``watchable`` writes the trace so that the app can show the run while it goes (WAL
+    mode, see ``tracing.writer``).
     """
     config = validate(config)
     levels = parse_trace_level(trace_level)
@@ -92,7 +95,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             writer = (BackgroundWriter if writer_process else TraceWriter)(
                 pending.path, command=command or "simulate", config=config,
                 workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed),
-                temporary=True)
+                watchable=watchable)
         except BaseException:
             pending.discard()
             raise

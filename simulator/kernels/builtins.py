@@ -97,7 +97,8 @@ def _unsigned(x):
 def _clz(x):
     u = _unsigned(x).astype(np.float64)
     bits = _bits(x)
-    return np.where(u == 0, bits, bits - 1 - np.floor(np.log2(np.where(u == 0, 1, u)))).astype(np.asarray(x).dtype)
+    leading = np.where(u == 0, bits, bits - 1 - np.floor(np.log2(np.where(u == 0, 1, u))))
+    return leading.astype(np.asarray(x).dtype)
 
 
 def _popcount(x):
@@ -214,8 +215,8 @@ MATH = {
     "modf_frac": ("float1", 1, lambda x: x - np.trunc(x)),
     "maxmag": ("float2", 1, _maxmag), "minmag": ("float2", 1, _minmag),
     "fdim": ("float2", 1, lambda x, y: np.where(x > y, x - y, 0)), "nextafter": ("float2", 1, np.nextafter),
-    "remainder": ("float2", 8, _remainder), "pown": ("float2", 8, np.power), "rootn": ("float2", 8,
-                                                                                     lambda x, n: np.power(x, 1 / n)),
+    "remainder": ("float2", 8, _remainder), "pown": ("float2", 8, np.power),
+    "rootn": ("float2", 8, lambda x, n: np.power(x, 1 / n)),
     "ldexp": ("float2", 2, lambda x, n: x * np.exp2(n)),
     "smoothstep": ("float3", 4, _smoothstep),
     "normalize": ("geometric_same1", 6, _normalize), "fast_normalize": ("geometric_same1", 3, _normalize),
@@ -269,7 +270,8 @@ def math_result_type(name, arg_types):
     if rule.startswith(("float", "relational")):
         ty = real if width == 1 else T.Vector(real, width)
         if rule.startswith("relational"):
-            return (T.INT if width == 1 else T.Vector(T.LONG if real is T.DOUBLE else T.INT, width)), [ty] * arity
+            mask = T.LONG if real is T.DOUBLE else T.INT
+            return (T.INT if width == 1 else T.Vector(mask, width)), [ty] * arity
         return ty, [ty] * arity
     if rule.startswith("geometric_same"):
         ty = real if width == 1 else T.Vector(real, width)

@@ -176,7 +176,8 @@ class CallLowering:
 
         def item(fn, dim):
             uniform = fn == "get_local_size"
-            return self.convert(ir.WorkItem(fn, dim, type=T.UINT, uniform=uniform, wave=uniform, **pos), T.INT)
+            return self.convert(ir.WorkItem(fn, dim, type=T.UINT, uniform=uniform, wave=uniform, **pos),
+                                T.INT)
 
         lid = item("get_local_id", 2)
         size = item("get_local_size", 2)
@@ -223,7 +224,9 @@ class CallLowering:
         pointer = self.expr(pointer_node)
         if not isinstance(pointer.type, T.Pointer) or pointer.type.elem is not T.HALF:
             raise self.error(node, f"{name} needs a pointer to half")
-        moved = self.advance(node, pointer, self.offset(offset_node), scale=2 * (4 if width == 3 and "a" in name else width))
+        aligned = name.startswith(("vloada_", "vstorea_"))
+        lanes = 4 if width == 3 and aligned else width  # vloada_half3 steps as half4
+        moved = self.advance(node, pointer, self.offset(offset_node), scale=2 * lanes)
         elem = T.HALF if width == 1 else T.Vector(T.HALF, width)
         return ir.Cast(moved, type=T.Pointer(pointer.type.space, elem), **self.pos(node))
 

@@ -86,7 +86,8 @@ class ExpressionLowering:
             return T.Pointer(space, elem)
         if isinstance(type_node, c_ast.ArrayDecl):
             if type_node.dim is None:
-                return T.Pointer(_space(type_node.type) or "private", self.declared_type(node, type_node.type))
+                elem = self.declared_type(node, type_node.type)
+                return T.Pointer(_space(type_node.type) or "private", elem)
             return T.ArrayType(self.declared_type(node, type_node.type), self.const_int(type_node.dim))
         if isinstance(type_node, (c_ast.Struct, c_ast.Union)):
             return self.struct_type(node, type_node)
@@ -142,7 +143,8 @@ class ExpressionLowering:
         if value.type == ty:
             return value
         if value.type is T.VOID:
-            raise KernelError(self.file.path, value.line, value.col, "a void function's result used as a value")
+            raise KernelError(self.file.path, value.line, value.col,
+                              "a void function's result used as a value")
         if isinstance(ty, T.Pointer) or isinstance(value.type, T.Pointer):
             return self.pointer_convert(value, ty)
         if T.SAMPLER in (ty, value.type) and not (ty.is_float or value.type.is_float) and \
@@ -166,7 +168,8 @@ class ExpressionLowering:
         where = (self.file.path, value.line, value.col)
         if isinstance(ty, T.Pointer) and isinstance(value.type, T.Pointer):
             return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
-        if isinstance(ty, T.Pointer) and type(value) is ir.Const and not value.type.is_float and int(value.value) == 0:
+        if isinstance(ty, T.Pointer) and type(value) is ir.Const and not value.type.is_float \
+                and int(value.value) == 0:
             return ir.Const(T.HANDLE_DTYPE.type(0), type=ty, uniform=True, line=value.line, col=value.col)
         if isinstance(ty, T.Pointer):
             raise KernelError(*where, f"cannot convert {value.type} to a pointer")
@@ -328,7 +331,9 @@ class ExpressionLowering:
             negated.exact = -a.exact   # -0.3 keeps its exact value, as 0.3 does
             return negated
         if op == "!":
-            return ir.Unary("!", a, type=T.INT if a.type.width == 1 else T.Vector(_signed_of(a.type.base), a.type.width), **pos)
+            width = a.type.width
+            ty = T.INT if width == 1 else T.Vector(_signed_of(a.type.base), width)
+            return ir.Unary("!", a, type=ty, **pos)
         if op == "~" and a.type.is_float:
             raise self.error(node, "'~' needs an integer operand")
         ty = T.promote(a.type, T.INT) if a.type.width == 1 else a.type
@@ -460,7 +465,8 @@ class ExpressionLowering:
                 return entry[2]
             if isinstance(entry, ir.ArrayInfo) and entry.dims == ("scalar",):
                 return entry.elem
-        address = self.address(node) if isinstance(node, (c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp)) else None
+        addressable = isinstance(node, (c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp))
+        address = self.address(node) if addressable else None
         if address is not None:
             return address[1]
         return self.expr(node).type
@@ -514,9 +520,11 @@ class ExpressionLowering:
             named = self.element(node)
             if named is not None:
                 info, index = named
-                base = ir.AddrOf(info.name, type=T.Pointer(info.space, info.elem), uniform=True, **self.pos(node))
+                base = ir.AddrOf(info.name, type=T.Pointer(info.space, info.elem), uniform=True,
+                                 **self.pos(node))
                 return self.advance(node, base, index), info.elem
-            inner = self.address(node.name) if isinstance(node.name, (c_ast.StructRef, c_ast.ArrayRef)) else None
+            nested = isinstance(node.name, (c_ast.StructRef, c_ast.ArrayRef))
+            inner = self.address(node.name) if nested else None
             if inner is not None and isinstance(inner[1], T.ArrayType):
                 pointer = _retyped(inner[0], T.Pointer(inner[0].type.space, inner[1].elem))
             else:
@@ -545,7 +553,8 @@ class ExpressionLowering:
             if field is None:
                 raise self.error(node, f"{struct} has no member '{node.field.name}'")
             ty, offset = field
-            moved = self.advance(node, pointer, self.const(offset, T.LONG, node), scale=1) if offset else pointer
+            moved = (self.advance(node, pointer, self.const(offset, T.LONG, node), scale=1)
+                     if offset else pointer)
             return _retyped(moved, T.Pointer(space, ty.elem if isinstance(ty, T.ArrayType) else ty)), ty
         if isinstance(node, c_ast.Cast):
             return None
@@ -649,7 +658,8 @@ def _constant(lowering, node):
     lower = text.lower()
     is_hex = lower.startswith("0x")
     if node.type in ("float", "double", "long double") or (
-            ("." in lower or "e" in lower or (is_hex and "p" in lower)) and not (is_hex and "p" not in lower)):
+            ("." in lower or "e" in lower or (is_hex and "p" in lower))
+            and not (is_hex and "p" not in lower)):
         digits = lower.rstrip("flh") if not is_hex else lower.rstrip("fl")
         value = float.fromhex(digits) if is_hex else float(digits)
         suffixed = lower.endswith(("f", "h")) and not (is_hex and not lower.endswith("f"))

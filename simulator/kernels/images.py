@@ -134,7 +134,8 @@ def write_image(region, coord, value, lanes):
         value = np.clip(value, info.min, info.max)
     target = data.reshape(height, width, channels)
     target[j[inside], i[inside]] = value[inside].astype(dtype)
-    return region.base + (np.clip(j, 0, height - 1) * width + np.clip(i, 0, width - 1)) * channels * data.itemsize
+    texel = np.clip(j, 0, height - 1) * width + np.clip(i, 0, width - 1)
+    return region.base + texel * channels * data.itemsize
 
 
 def image_query(region, fn):

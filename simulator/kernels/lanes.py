@@ -24,11 +24,11 @@ class Geometry:
         self.global_size = tuple(int(g) for g in global_size) + (1,) * (3 - len(global_size))
         self.local_size = tuple(int(x) for x in local_size) + (1,) * (3 - len(local_size))
         self.dims = len(global_size)
-        for g, l in zip(self.global_size, self.local_size):
-            if l <= 0 or g <= 0 or g % l:
+        for g, loc in zip(self.global_size, self.local_size):
+            if loc <= 0 or g <= 0 or g % loc:
                 raise ValueError(f"global size {self.global_size[:self.dims]} must be a positive"
                                  f" multiple of the local size {self.local_size[:self.dims]}")
-        self.num_groups = tuple(g // l for g, l in zip(self.global_size, self.local_size))
+        self.num_groups = tuple(g // loc for g, loc in zip(self.global_size, self.local_size))
         self.groups = int(np.prod(self.num_groups))
         self.group_items = int(np.prod(self.local_size))
         if self.group_items > 1024:

@@ -108,7 +108,8 @@ class LaunchMemory:
                 self._bind_image(plain, value)
             else:
                 if isinstance(value, (Buffer, LocalMem)):
-                    raise KernelError(self.path, kernel.line, 1, f"argument '{plain}' is a {ty}, not a buffer")
+                    raise KernelError(self.path, kernel.line, 1,
+                                      f"argument '{plain}' is a {ty}, not a buffer")
                 self.scalars[name] = _scalar_arg(self.path, kernel, plain, ty, value)
 
     def _bind_pointer(self, name, ty, value):
@@ -201,7 +202,8 @@ class LaunchMemory:
             value = int(np.broadcast_to(index, (lanes.n,))[where])
             what = f"vload{region.scale}/vstore{region.scale} offset {value} of {region.owner}" \
                 if region.scale > 1 else f"{region.owner}[{value}]"
-            raise KernelError(self.path, node.line, node.col, f"out-of-bounds {verb} of {what} (length {region.length}) by work-item {item}")
+            raise KernelError(self.path, node.line, node.col, f"out-of-bounds {verb} of {what}"
+                              f" (length {region.length}) by work-item {item}")
         index = np.asarray(index, dtype=np.int64)
         addresses = region.base + index * region.elem.size
         if region.space in ("global", "constant"):
@@ -299,8 +301,8 @@ def write_bytes(region, positions, ty, value):
         return
     dtype = _dtype(ty)
     shape = positions.shape
-    items = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=dtype.base if dtype.shape else dtype),
-                                                 shape + dtype.shape))
+    scalar = dtype.base if dtype.shape else dtype
+    items = np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=scalar), shape + dtype.shape))
     raw = items.view(np.uint8).reshape(shape + (dtype.itemsize,))
     region.bytes[positions[..., None] + np.arange(dtype.itemsize)] = raw
 

@@ -350,7 +350,8 @@ class Executor:
         waiting, running = lanes, Lanes(np.empty(0, dtype=np.int64), lanes.total)
         for k, (_, body) in enumerate(s.cases):
             if waiting.n:
-                mine = entry == k if np.ndim(entry) == 0 else entry[np.searchsorted(lanes.idx, waiting.idx)] == k
+                mine = (entry == k if np.ndim(entry) == 0
+                        else entry[np.searchsorted(lanes.idx, waiting.idx)] == k)
                 self.branch_test(s, mine, waiting, s.nodes[k])
                 entering, waiting = self.split(mine, waiting)
                 if entering.n:
@@ -397,7 +398,8 @@ class Executor:
         self.log.vmem(lanes, s.line, 1, addresses, region.data.itemsize)
 
     def s_printf(self, s, lanes):
-        values = [np.broadcast_to(np.asarray(self.eval(a, lanes)), (lanes.n,) + ((a.type.width,) if a.type.width > 1 else ()))
+        values = [np.broadcast_to(np.asarray(self.eval(a, lanes)),
+                                  (lanes.n,) + ((a.type.width,) if a.type.width > 1 else ()))
                   for a in s.args]
         self.log.alu(lanes, Unit.VALU, s.line)
         for k in range(lanes.n):
@@ -634,7 +636,8 @@ class Executor:
         old = np.empty(lanes.n, dtype=e.type.dtype)
         values = np.broadcast_to(np.asarray(value, dtype=e.type.dtype), (lanes.n,))
         cmps = np.broadcast_to(np.asarray(cmp, dtype=e.type.dtype), (lanes.n,)) if cmp is not None else None
-        for mask, region, positions, offsets in self.memory.resolve(e, handles, e.type, lanes, "atomic update"):
+        resolved = self.memory.resolve(e, handles, e.type, lanes, "atomic update")
+        for mask, region, positions, offsets in resolved:
             sub = lanes if mask is None else lanes.subset(mask)
             if np.any(np.asarray(positions) % e.type.size):
                 raise self.error(e, "atomic update of a misaligned location")
@@ -718,7 +721,8 @@ def evaluate_constant(e):
         with np.errstate(all="ignore"):
             if e.op == "/" and not e.type.is_float:
                 return _as_type(_c_div(a, b), e.type)
-            return _as_type({"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[e.op](a, b), e.type)
+            ufunc = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[e.op]
+            return _as_type(ufunc(a, b), e.type)
     return None
 
 

@@ -44,7 +44,7 @@ def record_only(workload, out_path, recorder, *, command, config=None):
     """Run ``workload`` functionally and write a trace of its run metadata and kernel tables."""
     with pending_output(out_path) as pending:
         writer = TraceWriter(pending.path, command=command, config=config or {},
-                             workload=workload.name, seed=workload.seed, temporary=True)
+                             workload=workload.name, seed=workload.seed, watchable=False)
         start = time.perf_counter()
         try:
             recorder.write_to(writer)

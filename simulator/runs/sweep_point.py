@@ -57,11 +57,17 @@ class PointTask:
     version: str = __version__
 
 
-def run_point(task):
-    """Run one point; its summary row as a dict (with ``data``: trace bytes or None)."""
+def run_point(task, on_start=None):
+    """Run one point; its summary row as a dict (with ``data``: trace bytes or None).
+
+    ``on_start`` runs first, as part of the point: a Ctrl-C it lets through interrupts
+    the point like one that comes later.
+    """
     start = time.perf_counter()
     row = {"trace": "", "status": "failed", "error": "", "data": None}
     try:
+        if on_start is not None:
+            on_start()
         row.update(_run(task))
         row["status"] = "ok"
     except KeyboardInterrupt:
@@ -74,21 +80,37 @@ def run_point(task):
     return row
 
 
-def ignore_ctrl_c():
-    """A pool process's initializer: Ctrl-C reaches every process of the terminal's group,
+CTRL_C = {signal.SIGINT}
+_stopped = None  # a pool process's multiprocessing.Event: the sweep was stopped
+
+
+def hold_ctrl_c(stopped):
+    """A pool process's initializer. Ctrl-C reaches every process of the terminal's group,
     and one that is between points must not die of it (its pool would break, and the
-    points still running be reported lost instead of interrupted)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    points still running be reported lost instead of interrupted). So Ctrl-C is blocked,
+    kept pending, outside points; the sweep's client starts its pool with it blocked too,
+    which covers a process that has not reached this yet. ``stopped`` is set by the client
+    once the sweep is interrupted: a point queued before then does not start."""
+    global _stopped
+    _stopped = stopped
+    signal.pthread_sigmask(signal.SIG_BLOCK, CTRL_C)
 
 
 def run_point_in_pool(task):
-    """``run_point`` in a pool process that ignores Ctrl-C between points: while the point
-    runs, Ctrl-C interrupts it (its row says so) as in a process of its own."""
+    """``run_point`` in a pool process that holds Ctrl-C between points: during the point,
+    Ctrl-C interrupts it (its row says so), and one pressed before it began interrupts it
+    at once."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        return run_point(task)
+        return run_point(task, on_start=_begin_point)
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, CTRL_C)
+
+
+def _begin_point():
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, CTRL_C)  # a pending Ctrl-C is raised here
+    if _stopped is not None and _stopped.is_set():
+        raise KeyboardInterrupt
 
 
 def _one_line(exc):
@@ -121,7 +143,10 @@ def _run(task):
                 workload, config, path, KernelRecorder(instrument=task.instrument),
                 trace_level=task.trace_level, window=task.window, progress=False,
                 command=run_command(task.workload, options, config, seed, task), seed=seed,
-                writer_process=False)  # the sweep runs points side by side already
+                writer_process=False,  # the sweep runs points side by side already
+                # A point may write into a directory shared over the network, where WAL's
+                # shared memory does not work; sweeps are watched through summary.csv.
+                watchable=False)
         except SimulationInterrupted:
             raise  # the trace so far is kept, valid and marked incomplete
         except KeyboardInterrupt:

@@ -19,12 +19,13 @@ import multiprocessing
 import os
 import re
 import secrets
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .sweep import SUMMARY, SweepError, point_key, trace_name, write_atomically, write_summary
-from .sweep_point import TOKEN_FILE, PointTask, ignore_ctrl_c, run_point, run_point_in_pool
+from .sweep_point import CTRL_C, TOKEN_FILE, PointTask, hold_ctrl_c, run_point, run_point_in_pool
 
 _CLUSTER = re.compile(r"^(tcp|tls)://[^\s/:]+:\d+$")
 
@@ -73,8 +74,13 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
     try:
         if todo:
             with _pool(scheduler, min(workers or os.cpu_count() or 1, len(todo))) as pool:
-                futures = {pool.submit(task): point for point, task in todo}
+                futures = {}
                 try:
+                    # Pool processes start from here (and a forkserver with them): with
+                    # Ctrl-C blocked, which they inherit; see sweep_point.hold_ctrl_c.
+                    with _holding(CTRL_C):
+                        for point, task in todo:
+                            futures[pool.submit(task)] = point
                     for future in pool.as_completed(futures):
                         row = _result(future)
                         failed += row["status"] != "ok"
@@ -98,6 +104,16 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
         bar.close()
         (directory / TOKEN_FILE).unlink(missing_ok=True)
     return Outcome(_ordered(rows, plan, keys), len(todo), len(plan) - len(todo), failed)
+
+
+@contextlib.contextmanager
+def _holding(signals):
+    """Block ``signals`` in this thread (they stay pending) until the block ends."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _remove_partial_traces(directory, names):
@@ -169,12 +185,17 @@ def _pool(scheduler, workers):
     if scheduler == "processes":
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["simulator.runs.sweep_point"])
-        executor = concurrent.futures.ProcessPoolExecutor(max_workers=workers,
-                                                          mp_context=context,
-                                                          initializer=ignore_ctrl_c)
+        stopped = context.Event()
+        executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=hold_ctrl_c, initargs=(stopped,))
+
+        def stop(futures):
+            stopped.set()  # points queued in a process already start no more
+            return _cancel_pending(futures)
+
         try:
             yield _Pool(lambda task: executor.submit(run_point_in_pool, task),
-                        concurrent.futures.as_completed, _cancel_pending)
+                        concurrent.futures.as_completed, stop)
         except BaseException:
             executor.shutdown(wait=False, cancel_futures=True)
             raise

@@ -1,4 +1,5 @@
 # cython: language_level=3
+# cython: annotation_typing=False
 """Cython build of the data-collection API; ``api.py`` is its readable reference.
 
 Same class, same methods, same rows in the same order. Finished rows go to
@@ -10,6 +11,11 @@ most tasks end soon after they start, so opening and ending one is an array stor
 without allocation or hashing. The ring covers the keys from the oldest open task on;
 it doubles when full, up to ``RING_MAX`` slots, and beyond that its oldest open task
 (the simulation root, a kernel) moves to a hash map for the rest of its life.
+
+The ``def`` methods carry ``api.Tracer``'s type hints as documentation only
+(``annotation_typing=False``): Cython would otherwise act on them (``time: int`` converts
+its argument, so ``close(2.5)`` would run as ``close(2)``), and this build must behave as
+the reference does.
 """
 cimport cython
 from cython.operator cimport dereference as deref
@@ -19,10 +25,11 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 import json
+from collections.abc import Iterable
 
 import numpy as np
 
-from .api import OPEN_AT_STOP, OPEN_COLUMNS, TAG_COLUMNS, TASK_COLUMNS
+from .api import OPEN_AT_STOP, OPEN_COLUMNS, TAG_COLUMNS, TASK_COLUMNS, TraceSink
 
 cdef enum:
     RING_MIN = 1 << 12
@@ -35,8 +42,9 @@ cdef enum:
 cdef class Tracer:
     """Collects tasks and hands them to ``sink`` in batches (see ``api.Tracer``)."""
 
-    def __init__(self, sink, *, ps_per_tick=1, window=(None, None), categories=None,
-                 batch_size=1 << 16):
+    def __init__(self, sink: TraceSink, *, ps_per_tick: int = 1,
+                 window: tuple[int | None, int | None] = (None, None),
+                 categories: Iterable[str] | None = None, batch_size: int = 1 << 16) -> None:
         self.sink = sink
         self.ps_per_tick = int(ps_per_tick)
         start, end = window
@@ -70,7 +78,7 @@ cdef class Tracer:
         self._announced = 0
 
     # -- interning -----------------------------------------------------------------
-    def location(self, name):
+    def location(self, name: str) -> int:
         """Key of a component name such as ``GPU.L2[5]``, interned on first use."""
         key = self._locations.get(name)
         if key is None:
@@ -78,7 +86,7 @@ cdef class Tracer:
             self._new_locations.append((key, name))
         return key
 
-    def kind(self, category, action):
+    def kind(self, category: str, action: str) -> int:
         """Key of a (category, action) pair, Daisen's (kind, what)."""
         pair = (category, action)
         key = self._kinds.get(pair)
@@ -89,7 +97,7 @@ cdef class Tracer:
             self._kind_enabled.push_back(1 if enabled else 0)
         return key
 
-    def tag_name(self, name):
+    def tag_name(self, name: str) -> int:
         """Key of a task step name such as ``read-hit``."""
         key = self._tag_names.get(name)
         if key is None:
@@ -236,11 +244,11 @@ cdef class Tracer:
         return used
 
     @property
-    def open_count(self):
+    def open_count(self) -> int:
         """Tasks started and not yet ended."""
         return self._open_count
 
-    def flush(self):
+    def flush(self) -> None:
         """Hand every buffered row and newly interned name to the sink."""
         if self._write_open is not None:
             self._write_open(self._opened_since())
@@ -281,7 +289,7 @@ cdef class Tracer:
             rows[i, 4] = tasks[i].start
         return out
 
-    def close(self, time):
+    def close(self, time: int) -> int:
         """End every open task at tick ``time`` (flagged ``OPEN_AT_STOP``) and flush.
 
         Returns how many tasks were still open. Open tasks are written, never dropped.

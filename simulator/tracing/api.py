@@ -27,8 +27,10 @@ pyramid as the run goes then knows every task in flight, however long it lasts.
 
 ``_api.pyx`` is the Cython build of this same class and must behave identically.
 """
+from __future__ import annotations
+
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import numpy as np
@@ -80,19 +82,19 @@ class Tracer:
         self.next_key = 0
         self.dropped = 0
         self.closed = False
-        self._locations = {}
-        self._kinds = {}
-        self._kind_enabled = []
-        self._tag_names = {}
-        self._new_locations = []
-        self._new_kinds = []
-        self._new_tag_names = []
-        self._open = {}
-        self._details = {}
-        self._rows = []
-        self._row_details = []
-        self._tags = []
-        self._write_open = getattr(sink, "write_open", None)
+        self._locations: dict[str, int] = {}
+        self._kinds: dict[tuple[str, str], int] = {}
+        self._kind_enabled: list[bool] = []
+        self._tag_names: dict[str, int] = {}
+        self._new_locations: list[tuple[int, str]] = []
+        self._new_kinds: list[tuple[int, str, str]] = []
+        self._new_tag_names: list[tuple[int, str]] = []
+        self._open: dict[int, tuple[int, int, int, int]] = {}  # key -> parent, kind, location, start
+        self._details: dict[int, str] = {}
+        self._rows: list[tuple[int, int, int, int, int, int, int]] = []
+        self._row_details: list[tuple[int, str]] = []
+        self._tags: list[tuple[int, int, int]] = []
+        self._write_open: Callable[[np.ndarray], object] | None = getattr(sink, "write_open", None)
         self._announced = 0  # keys below this were open at a flush or have ended
 
     # -- interning -----------------------------------------------------------------
@@ -170,7 +172,8 @@ class Tracer:
         self.end_task(req_out, time)
 
     # -- batching ------------------------------------------------------------------
-    def _finish(self, key, parent, kind, location, start, end, flags):
+    def _finish(self, key: int, parent: int, kind: int, location: int, start: int, end: int,
+                flags: int) -> None:
         if end < start:
             raise ValueError(f"task {key} ends at {end} ps, before its start at {start} ps")
         if 0 <= end < self.window_start_ps:

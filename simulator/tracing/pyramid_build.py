@@ -131,32 +131,39 @@ class LivePyramid:
                 ps[i] = found[0]
         return ps
 
-    def _write_rows(self, everything=False):
+    def _write_rows(self):
         """Write the rows of the bins now final, or keep them until there are ``hold_rows``
         (each transaction rewrites every page its rows touch, all over the two tables)."""
-        metrics, kinds = self.builder.take_rows()
-        held = self._held
-        for rows in (metrics, kinds):
-            held.append(rows)
-            self._held_rows += len(rows)
-        if self._held_rows < self.hold_rows and not everything:
+        self._hold(self.builder.take_rows())
+        if self._held_rows < self.hold_rows:
             return
-        for inserter, parts in ((self._metrics, held[0::2]), (self._kind_metrics, held[1::2])):
-            rows = np.concatenate(parts)
+        for inserter, rows in zip((self._metrics, self._kind_metrics), self._take_held()):
             if len(rows):
                 inserter.insert(np.ascontiguousarray(rows))
-        held.clear()
-        self._held_rows = 0
 
-    def finish(self):
-        """Write the bins still in flight: (statistics per location, dirty locations)."""
+    def _hold(self, rows):
+        self._held.append(rows)
+        self._held_rows += sum(len(part) for part in rows)
+
+    def _take_held(self):
+        """The rows held, as one (metrics, kind metrics) pair; holds nothing after."""
+        held, self._held, self._held_rows = self._held, [], 0
+        return tuple(np.concatenate([part[i] for part in held]) for i in (0, 1))
+
+    def finish(self, db):
+        """Write the bins still in flight, and the rows held, through ``db`` (the
+        inserters are closed by then): (statistics per location, dirty locations)."""
         stats = self.builder.finish()
-        self._write_rows(everything=True)
+        self._hold(self.builder.take_rows())
+        _insert(db, *self._take_held())
         return stats, set(self.builder.dirty)
 
     def close(self):
+        """Close the inserters' connections."""
         for inserter in (self._metrics, self._kind_metrics):
-            inserter.close()
+            if inserter is not None:
+                inserter.close()
+        self._metrics = self._kind_metrics = None
 
 
 def _kind_classes(db):
@@ -209,7 +216,10 @@ def rebuild(db, locations=None, show_progress=None):
 
 
 def _drain(db, builder):
-    rows, kind_rows = builder.take_rows()
+    _insert(db, *builder.take_rows())
+
+
+def _insert(db, rows, kind_rows):
     db.executemany(INSERT_METRICS, rows.tolist())
     db.executemany(INSERT_KIND_METRICS, kind_rows.tolist())
 

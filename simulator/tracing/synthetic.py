@@ -71,7 +71,7 @@ def generate(path, tasks=100_000, seed=0, cus=64, tracer_class=None, batch_size=
     with pending_output(path) as pending:
         writer = TraceWriter(pending.path, command=command, workload="synthetic",
                              config={"tasks": tasks, "cus": cus}, seed=seed, source="simulator",
-                             temporary=True)
+                             watchable=True)
         try:
             tracer = (tracer_class or Tracer)(writer, ps_per_tick=1000, batch_size=batch_size)
             clock = [0]

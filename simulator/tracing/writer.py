@@ -5,15 +5,18 @@ rows arrive in large batches, one transaction each, with integer keys and intern
 strings. The run row is written first with ``completed = 0``; a crash therefore leaves
 a readable file that says it is incomplete.
 
-A file written in place (the tracing API's own use) is in WAL mode from the start, so
-a viewer can read it while it grows, and a killed writer leaves it readable. A
-``temporary`` file (what every command writes: a hidden sibling of its output, moved
-into place only when finalized) loads with a rollback journal instead: WAL would cost
-a tenth of a fully traced run (every page is framed and checksummed into the log) and
-buy nothing there, while appending rows journals almost nothing. Finalize leaves
-every trace with a rollback journal (``journal_mode=DELETE``): a reader of a WAL file
-must be able to create its ``-shm`` beside it, so a finalized trace in a directory the
-reader may not write (a shared data set, a read-only volume) could not be opened.
+A ``watchable`` file (the default: the tracing API's own use, and what ``run``,
+``run-kernel`` and ``synth`` write as the hidden sibling of their output) is in WAL
+mode from the start, so the app can show a run while it is written: its readers
+never block the writer's commits, and a killed writer leaves the file readable. WAL
+costs the load about 3 % of the writer's time and a PageRank run about 2 % (every page
+is framed into the log and copied back at a checkpoint; ``benchmarks/watch.py``
+measures both against a rollback journal). An import, which nobody watches, loads with
+a rollback journal (``watchable=False``). Finalize leaves WAL
+(``journal_mode=DELETE``) before it builds anything, so the indexes are not written
+twice, and every finished trace has a rollback journal: a reader of a WAL file must be
+able to create its ``-shm`` beside it, so a finalized trace in a directory the reader
+may not write (a shared data set, a read-only volume) could not be opened.
 
 The metric pyramid is built batch by batch (``pyramid_build.LivePyramid``), so
 ``finalize`` only builds the indexes (SQLite's sort after the load is four times cheaper
@@ -53,6 +56,7 @@ CACHE_KIB = 4096  # SQLite's page cache (and sorter memory) of the writer's conn
 # table's right-hand edge; a larger cache would only fill with pages written once.
 APPEND_CACHE_KIB = 2048
 LEAVE_WAL_WAIT_MS = 10_000
+LEAVE_WAL_RETRY_S = 0.005
 
 
 class TraceError(Exception):
@@ -77,7 +81,7 @@ def schema_parts() -> tuple[str, str]:
     return tables, rest.partition("\n")[2]
 
 
-def _utc_now():
+def _utc_now() -> str:
     """Wall-clock start of the run, or ``SOURCE_DATE_EPOCH`` for reproducible files."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     when = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch
@@ -85,38 +89,44 @@ def _utc_now():
     return when.isoformat(timespec="seconds")
 
 
-def _wall_seconds(started):
+def _wall_seconds(started: float) -> float:
     """Wall-clock duration since ``started``; 0 under ``SOURCE_DATE_EPOCH`` (byte-identical runs)."""
     return 0.0 if os.environ.get("SOURCE_DATE_EPOCH") else time.perf_counter() - started
+
+
+def _connect(path):
+    """The writer's own connection to ``path``."""
+    db = sqlite3.connect(str(path), isolation_level=None)
+    # No fsync: a crashed simulator loses at most its last batch (committed ones are in
+    # the file or the WAL); only an OS crash or power loss could damage the file, which
+    # for a re-runnable trace is worth the speed.
+    db.execute("PRAGMA synchronous=OFF")
+    db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    return db
 
 
 class TraceWriter:
     """Writes one run into a new SQLite trace file at ``path``.
 
     An existing file at ``path`` is replaced. ``config`` is stored as JSON.
-    ``temporary`` says no viewer opens ``path`` before it is finalized (see above).
+    ``watchable`` writes it in WAL mode, for viewers while it grows (see above).
     """
 
     def __init__(self, path: str | os.PathLike, *, command: str | None,
                  config: dict[str, Any] | None = None, workload: str | None = None,
                  seed: int | None = None, source: str = "simulator",
-                 temporary: bool = False) -> None:
+                 watchable: bool = True) -> None:
         self.path = Path(path)
         self._wall_start = time.perf_counter()
-        self._temporary = temporary
+        self._watchable = watchable
         for suffix in ("", "-wal", "-shm"):
             extra = Path(str(self.path) + suffix)
             if extra.exists():
                 extra.unlink()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), isolation_level=None)
-        if not temporary:
+        self.db = _connect(self.path)
+        if watchable:
             self.db.execute("PRAGMA journal_mode=WAL")
-        # No fsync: a crashed simulator loses at most its last batch (committed ones are
-        # in the file or the WAL); only an OS crash or power loss could damage the file, which for a
-        # re-runnable trace is worth the speed.
-        self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         tables, _ = schema_parts()
         self.db.executescript(tables)
         self.db.execute(
@@ -135,6 +145,9 @@ class TraceWriter:
         self._bulk_imported = None  # opened by the first ``write_imported``
         self._live = self._new_live_pyramid()
         self._kinds = []  # declared for write_imported
+        if self._live is not None:  # its bins go into the file as the run goes: say how wide
+            self.db.execute("UPDATE run SET pyramid_base_ps = ? WHERE id = 1",
+                            (pyramid_build.BASE_PS,))
 
     @classmethod
     def reopen(cls, path: str | os.PathLike) -> TraceWriter:
@@ -145,7 +158,7 @@ class TraceWriter:
         self = cls.__new__(cls)
         self.path = path
         self._wall_start = time.perf_counter()
-        self.db = sqlite3.connect(str(path), isolation_level=None)
+        self.db = _connect(path)
         # A killed run's writer process may still be closing the file for a moment.
         self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")
         try:
@@ -159,16 +172,16 @@ class TraceWriter:
         except TraceError:
             self.db.close()
             raise
-        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         self._keys = _no_keys()
-        self._temporary = False
+        self._watchable = True
         self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
         return self
 
     # -- loading -------------------------------------------------------------------
-    def write_open(self, rows: list[tuple[int, int, int, int, int]]) -> None:
-        """Tasks the tracer reports still open (``(key, parent, kind, location, start_ps)``
-        rows), for the pyramid; they come with the next ``write_batch``."""
+    def write_open(self, rows: np.ndarray) -> None:
+        """Tasks the tracer reports still open (an ``(n, 5)`` int64 array of ``(key,
+        parent, kind, location, start_ps)`` rows), for the pyramid; they come with the
+        next ``write_batch``."""
         if self._live is not None:
             self._live.opened(rows)
 
@@ -271,7 +284,7 @@ class TraceWriter:
             return None
         return pyramid_build.LivePyramid(
             self.db, lambda sql: BulkInserter(self.path, sql),
-            hold_rows=pyramid_build.HOLD_ROWS if self._temporary else 0)
+            hold_rows=0 if self._watchable else pyramid_build.HOLD_ROWS)
 
     def sync(self) -> None:
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
@@ -287,12 +300,18 @@ class TraceWriter:
         self.db.execute("COMMIT")
 
     # -- finishing -----------------------------------------------------------------
-    def finalize(self, *, completed, virtual_end_ps=None, open_tasks=0, extra_orphans=0,
-                 show_progress=None):
+    def finalize(self, *, completed: bool, virtual_end_ps: int | None = None,
+                 open_tasks: int = 0, extra_orphans: int = 0,
+                 show_progress: bool | None = None) -> None:
         """Write what is left of the pyramid and the statistics; record how the run ended.
 
         ``extra_orphans`` counts parents an importer could not resolve before loading.
         """
+        # Out of WAL first: what finalize writes (the indexes above all) would otherwise
+        # go through the log and be copied again. From here on a viewer waits for the
+        # finished trace (``dashapp/live.py``: it reads a running trace only in WAL mode).
+        self._close_bulk()
+        self._leave_wal()
         db = self.db
         _, indexes = schema_parts()
         db.executescript(indexes)
@@ -318,30 +337,52 @@ class TraceWriter:
             (int(bool(completed)), int(open_tasks), orphans + extra_orphans, start_ps or 0, end_ps or 0,
              _wall_seconds(self._wall_start), base),
         )
-        self._close_bulk()  # leaving WAL needs the only connection
-        db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")  # a viewer's read ends soon
-        mode = db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]  # folds a WAL in
-        if mode != "delete":
-            raise TraceError(f"{self.path}: could not leave WAL mode (SQLite kept {mode!r})")
 
-    def _every_parent_known(self):
+    def _leave_wal(self):
+        """Take the file out of WAL mode, folding its log in (a no-op for a file with a
+        rollback journal). Needs the only connection to the file."""
+        if self.db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            return
+        # On a fresh connection: the writer's own may hold pages the bulk inserters
+        # changed since, and out of WAL nothing tells it (measured: the indexes built
+        # next missed the last rows).
+        self.db.close()
+        self.db = _connect(self.path)
+        self.db.execute(f"PRAGMA busy_timeout={LEAVE_WAL_WAIT_MS}")
+        # Leaving WAL needs the file to itself, and SQLite tries that once, without its
+        # busy handler: a viewer's connection open at that moment (each holds the file
+        # while it answers a request) makes it fail. Viewers' requests are short: retry.
+        deadline = time.monotonic() + LEAVE_WAL_WAIT_MS / 1000
+        while True:
+            try:
+                mode = self.db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                if (exc.sqlite_errorcode & 0xFF) != sqlite3.SQLITE_BUSY:
+                    raise
+                mode = "wal"
+            if mode == "delete":
+                return
+            if time.monotonic() > deadline:
+                raise TraceError(f"{self.path}: could not leave WAL mode: readers kept the file"
+                                 f" open for {LEAVE_WAL_WAIT_MS / 1000:g} s")
+            time.sleep(LEAVE_WAL_RETRY_S)
+
+    def _every_parent_known(self) -> bool:
         """Whether every task came through ``write_batch`` with keys 0..n-1 and parents
         among them: then no parent can be missing and the file need not be scanned."""
         count, largest, largest_parent = self._keys[:3]
         return count == self.tasks_written and largest == count - 1 and largest_parent <= largest
 
-    def _finish_pyramid(self, orphans, show_progress):
+    def _finish_pyramid(self, orphans: int, show_progress: bool | None) -> int:
         """The pyramid's last bins and the statistics; returns the level-0 bin width."""
         db = self.db
         live, self._live = self._live, None
         if pyramid_build.IncrementalPyramid is None:
             return pyramid_build.reference_build(db, show_progress=show_progress)
         stats, redo = {}, None  # None: every location
-        if live is not None and live.fed == self.tasks_written and not orphans:
-            stats, redo = live.finish()
-        if live is not None:
-            live.close()
         db.execute("BEGIN")
+        if live is not None and live.fed == self.tasks_written and not orphans:
+            stats, redo = live.finish(db)
         pyramid_build.clear_locations(db, redo)
         if redo is None or redo:
             stats.update(pyramid_build.rebuild(db, redo, show_progress=show_progress))
@@ -349,15 +390,17 @@ class TraceWriter:
         db.execute("COMMIT")
         return pyramid_build.BASE_PS
 
-    def _close_bulk(self):
+    def _close_bulk(self) -> None:
+        """Close the bulk inserters' connections (the pyramid keeps what it holds)."""
         for bulk in (self._bulk, self._bulk_tags, self._bulk_imported, self._live):
             if bulk is not None:
                 bulk.close()
-        self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
+        self._bulk = self._bulk_tags = self._bulk_imported = None
 
     def close(self) -> None:
         """Close the connections."""
         self._close_bulk()
+        self._live = None
         self.db.close()
 
 
@@ -401,17 +444,19 @@ def open_readonly(path: str | os.PathLike, probe: str = "SELECT count(*) FROM sq
     return db
 
 
-def _lenient_text(data):
+def _lenient_text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def sqlite_error(path, exc, what="a GPUscope trace"):
+def sqlite_error(path: str | os.PathLike, exc: sqlite3.Error | UnicodeDecodeError,
+                 what: str = "a GPUscope trace") -> TraceError:
     """The ``TraceError`` (``TraceDamaged`` for damage) for SQLite's error ``exc`` on ``path``."""
     problem = sqlite_problem(exc, what)
     return (TraceDamaged if problem.startswith("damaged") else TraceError)(f"{path}: {problem}")
 
 
-def sqlite_problem(exc, what="a GPUscope trace"):
+def sqlite_problem(exc: sqlite3.Error | UnicodeDecodeError,
+                   what: str = "a GPUscope trace") -> str:
     """What SQLite's error ``exc`` says about a file meant to be ``what``: SQLite's own
     words, preceded only by what its error code means (damaged, not SQLite, not ours)."""
     if isinstance(exc, UnicodeDecodeError):  # SQLite's message quotes the damaged bytes
@@ -430,24 +475,24 @@ class PendingOutput:
     ``path``), moved into place by ``publish`` or removed with its SQLite companions by
     ``discard``."""
 
-    def __init__(self, out, path=None):
+    def __init__(self, out: str | os.PathLike, path: str | os.PathLike | None = None) -> None:
         self.out = Path(out)
         self.path = Path(path) if path is not None else temporary_path(self.out)
         self.published = False
 
-    def publish(self):
+    def publish(self) -> None:
         """Move the finished file into place, in one rename."""
         remove_trace_files(self.out, main=False)  # an old trace's -wal would corrupt the new one
         replace_atomically(self.path, self.out)
         self.published = True
 
-    def discard(self):
+    def discard(self) -> None:
         """Remove the unfinished file; whatever was at ``out`` stays as it was."""
         remove_trace_files(self.path)
 
 
 @contextlib.contextmanager
-def pending_output(out):
+def pending_output(out: str | os.PathLike) -> Iterator[PendingOutput]:
     """Yield a ``PendingOutput`` for ``out``: published when the block ends normally
     (unless the block published it already), discarded when it raises."""
     pending = PendingOutput(out)

@@ -324,12 +324,14 @@ def test_donuts_and_memory_view_are_on_screen_together(browser, app):
 
 # -- 4. never a blank wait: a loading indicator, a Run button that shows it is busy ------
 RECORD = (
-    "window.gsSeen = []; new MutationObserver(ms => ms.forEach(m => {"
-    " var el = m.target; if (m.type === 'attributes' && el.id === 'kv-run' && el.disabled)"
-    "  { window.gsSeen.push('disabled'); }"
-    " if (m.type === 'attributes' && el.classList.contains('gs-loading') &&"
-    "  el.style.opacity === '0.5') { window.gsSeen.push('dimmed'); } }))"
-    ".observe(document.body, {subtree: true, attributes: true,"
+    # After any change to the page (React may re-create an element rather than restyle it),
+    # note whether the Run button is disabled and whether a loading wrapper is dimmed.
+    "window.gsSeen = []; new MutationObserver(() => {"
+    " var run = document.getElementById('kv-run');"
+    " if (run && run.disabled) { window.gsSeen.push('disabled'); }"
+    " document.querySelectorAll('.gs-loading').forEach(el => {"
+    "  if (el.style.opacity === '0.5') { window.gsSeen.push('dimmed'); } }); })"
+    ".observe(document.body, {subtree: true, childList: true, attributes: true,"
     " attributeFilter: ['disabled', 'style']});")
 
 
@@ -343,9 +345,10 @@ def test_a_page_change_shows_a_loading_indicator(browser, app):
     browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
         "offline": False, "latency": 800, "downloadThroughput": -1, "uploadThroughput": -1})
     try:
-        _js_click(browser, ".pagination a[href], .pagination .page-link:not(.active)")
+        _js_click(browser, ".pagination a.page-link")  # page 2 (the first real link)
         _wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
               "no loading indicator while the page was rebuilt")
+        _wait(browser, lambda d: _query(d).get("page") == "2", "the click did not turn the page")
     finally:
         browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
             "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
@@ -409,3 +412,22 @@ def test_vectoradd_shows_its_emitted_sums_in_the_debug_view(browser, app):
         "var gd = document.querySelector('#kv-debug-0 .js-plotly-plot');"
         "return gd && gd._fullData ? gd._fullData[0]._length : null;"), "no Debug view drawn")
     assert points == 64
+
+
+def test_each_kernel_chart_has_a_png_button_that_saves_it_titled(browser, app):
+    browser.get(f"{app}/kernel?trace=vectoradd.sqlite")
+    _wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector('#kv-debug-0 .js-plotly-plot');"
+        "return !!(gd && gd._fullData);"), "no Debug view drawn")
+    graphs = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.gs-png')).map(b => b.dataset.graph);")
+    assert "kv-debug-0" in graphs and all(browser.execute_script(
+        "return !!document.getElementById(arguments[0]);", g) for g in graphs)
+    browser.execute_script(
+        "window.gsPng = null; window.Plotly.downloadImage = function (fig, opts) {"
+        " window.gsPng = {title: fig.layout.title.text, file: opts.filename};"
+        " return Promise.resolve(); };")
+    _js_click(browser, '.gs-png[data-graph="kv-debug-0"]')
+    png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
+    assert png["title"].startswith("vectoradd.sqlite · ") and "debug chart 1" in png["title"]
+    assert png["file"].startswith("vectoradd.sqlite-")

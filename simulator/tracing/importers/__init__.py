@@ -1,24 +1,29 @@
 """Importers: other tools' traces converted into our schema.
 
 ``import_trace`` detects the format from the file's content (akita v3/v4/v5 SQLite,
-Nsight Systems SQLite exports, Daisen CSV, Chrome Trace Event JSON), each plain or gzipped (known by its magic bytes,
-whatever the file is called), streams it through a ``Loader`` and leaves either a
-complete, finalized trace at the output path or nothing at all.
+Nsight Systems SQLite exports, Daisen CSV, Chrome Trace Event JSON), each plain or
+gzipped (known by its magic bytes, whatever the file is called), streams it through a
+``Loader`` and leaves either a complete, finalized trace at the output path or nothing
+at all.
 """
+from __future__ import annotations
+
 import contextlib
 import gzip
 import io
+import os
 import shutil
 import sqlite3
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ... import user_input
 from ..outputs import disk_full, prepare_output
 from ..progress import progress_bar
-from . import akita, chrome, daisen_csv, nsys
 from ..writer import sqlite_problem, temporary_path
+from . import akita, chrome, daisen_csv, nsys
 from .loader import Loader, LoadReport, TraceFormatError
 
 FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv", "chrome")
@@ -26,7 +31,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _head(path, size=4096):
+def _head(path: str | os.PathLike, size: int = 4096) -> tuple[bytes, bool]:
     """The first bytes of the file's content, uncompressed if it is gzipped."""
     with open(path, "rb") as f:
         head = f.read(size)
@@ -39,7 +44,7 @@ def _head(path, size=4096):
     return head, False
 
 
-def detect_format(path):
+def detect_format(path: str | os.PathLike) -> str:
     """One of ``FORMATS``, from the first bytes of the (possibly gzipped) content."""
     path = Path(path)
     if not path.is_file():
@@ -66,7 +71,7 @@ def detect_format(path):
 
 
 @contextlib.contextmanager
-def _sqlite_copy(src, zipped, beside):
+def _sqlite_copy(src: Path, zipped: bool, beside: str | os.PathLike) -> Iterator[Path]:
     """A path SQLite can open: ``src`` itself, or its gunzipped copy beside ``beside``
     (SQLite reads pages at random, so the copy cannot be a stream); removed afterwards."""
     if not zipped:
@@ -84,7 +89,7 @@ def _sqlite_copy(src, zipped, beside):
 
 
 @contextlib.contextmanager
-def _input_errors(src, what):
+def _input_errors(src: Path, what: str) -> Iterator[None]:
     """SQLite's errors on reading the input ``src`` (a damaged file) as a
     ``TraceFormatError`` naming it; a full disk while writing the output stays itself."""
     try:
@@ -96,7 +101,7 @@ def _input_errors(src, what):
 
 
 @contextlib.contextmanager
-def _text(src, zipped):
+def _text(src: Path, zipped: bool) -> Iterator[tuple[io.TextIOWrapper, Callable[[], int]]]:
     """The file as UTF-8 text (gunzipped as it is read) and its compressed size so far."""
     raw = open(src, "rb")
     try:
@@ -113,7 +118,9 @@ def _text(src, zipped):
         raw.close()
 
 
-def import_trace(src, out, fmt=None, command="import", show_progress=None, force=True):
+def import_trace(src: str | os.PathLike, out: str | os.PathLike, fmt: str | None = None,
+                 command: str = "import", show_progress: bool | None = None,
+                 force: bool = True) -> ImportReport:
     """Convert ``src`` (plain or gzipped) into a trace at ``out``; returns an ``ImportReport``.
 
     ``out`` must not be ``src`` (nor a link to it); an existing ``out`` is replaced only
@@ -156,7 +163,7 @@ def import_trace(src, out, fmt=None, command="import", show_progress=None, force
             with _text(src, zipped) as (stream, position), \
                     progress_bar(show_progress, total=src.stat().st_size, unit="B",
                                  unit_scale=True, desc=f"import {fmt}") as bar:
-                def progress(_chars):
+                def progress(_chars: int) -> None:
                     bar.update(position() - bar.n)
                 if fmt == "daisen-csv":
                     daisen_csv.read(stream, src, loader, progress=progress)

@@ -8,17 +8,22 @@
 
 The input is opened read-only and streamed in rowid order.
 """
+from __future__ import annotations
+
+import os
 import sqlite3
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .. import writer
 from ..writer import TraceError
-from .loader import ForeignTask, TraceFormatError, scaled_to_ps, seconds_to_ps
+from .loader import ForeignTask, Loader, TraceFormatError, scaled_to_ps, seconds_to_ps
 
 V3_COLUMNS = ("task_id", "parent_id", "kind", "what", "location", "start_time", "end_time")
 V4_COLUMNS = ("ID", "ParentID", "Kind", "What", "Location", "StartTime", "EndTime")
 
 
-def open_readonly(path):
+def open_readonly(path: str | os.PathLike) -> sqlite3.Connection:
     """A read-only connection, or a clear error if the file is not SQLite."""
     try:
         return writer.open_readonly(path)
@@ -26,7 +31,8 @@ def open_readonly(path):
         raise TraceFormatError(str(exc)) from None
 
 
-def _rows(db, path, sql):
+def _rows(db: sqlite3.Connection, path: str | os.PathLike,
+          sql: str) -> Iterator[tuple[Any, ...]]:
     """The rows of ``sql`` on the input ``db``, with SQLite's errors (a damaged file) as
     ``TraceFormatError`` naming ``path``."""
     try:
@@ -35,7 +41,7 @@ def _rows(db, path, sql):
         raise TraceFormatError(f"{path}: {writer.sqlite_problem(exc, 'an akita trace')}") from None
 
 
-def detect(db, path):
+def detect(db: sqlite3.Connection, path: str | os.PathLike) -> str:
     """'akita-v3', 'akita-v4' or 'akita-v5' from the ``trace`` table's columns."""
     columns = [r[1] for r in _rows(db, path, "PRAGMA table_info(trace)")]
     if not columns:
@@ -53,11 +59,13 @@ def detect(db, path):
     raise TraceFormatError(f"{path}: table 'trace' lacks the akita columns {missing}: found {columns}")
 
 
-def row_count(db, path):
+def row_count(db: sqlite3.Connection, path: str | os.PathLike) -> int:
+    """Rows of the ``trace`` table: the tasks ``read`` will stage (for the progress bar)."""
     return next(_rows(db, path, "SELECT count(*) FROM trace"))[0]
 
 
-def read(db, path, version, loader, progress=None):
+def read(db: sqlite3.Connection, path: str | os.PathLike, version: str, loader: Loader,
+         progress: Callable[[int], object] | None = None) -> None:
     """Stage every row of an akita trace into ``loader``, then its milestones and tags."""
     if version == "akita-v3":
         sql = ("SELECT rowid, task_id, parent_id, kind, what, location, start_time, end_time"
@@ -85,13 +93,14 @@ def read(db, path, version, loader, progress=None):
     _steps(db, path, version, loader)
 
 
-def _time(value, version, where, column):
+def _time(value: int | float | str | bytes | None, version: str, where: str,
+          column: str) -> int:
     if version == "akita-v5":
         return scaled_to_ps(value, 1, where, column)
     return seconds_to_ps(value, where, column)
 
 
-def _table(db, *names):
+def _table(db: sqlite3.Connection, *names: str) -> str | None:
     """The first of ``names`` that is a table in ``db``, or None."""
     for name in names:
         if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
@@ -100,7 +109,8 @@ def _table(db, *names):
     return None
 
 
-def _steps(db, path, version, loader):
+def _steps(db: sqlite3.Connection, path: str | os.PathLike, version: str,
+           loader: Loader) -> None:
     """akita v4/v5 milestones (the release of what held a task up: ``Kind: What``) and v5
     tags become task steps (``task_tag``), at the task they name."""
     if version == "akita-v3":

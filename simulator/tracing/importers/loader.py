@@ -107,7 +107,7 @@ class Loader:
         self.writer = self.stage_db = None
         try:
             self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
-                                      source=source, workload=None, temporary=True)
+                                      source=source, workload=None, watchable=False)
             self.db = self.writer.db
             remove_trace_files(self.scratch_path)
             self.db.execute("ATTACH DATABASE ? AS stage", (str(self.scratch_path),))

@@ -26,12 +26,17 @@ Tables are created lazily by nsys, so any table may be absent and most columns a
 optional; a file without ``StringIds``, without any table of activity, or without a
 column this reader cannot do without is refused with one line naming what is missing.
 """
+from __future__ import annotations
+
 import json
 import os
 import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import naming
-from .loader import ForeignTask, TraceFormatError
+from .loader import ForeignTask, Loader, TraceFormatError
 
 PS_PER_NS = 1000
 PROGRESS_STEP = 10_000
@@ -115,16 +120,17 @@ LINK_KIND = "ac2g"  # Kineto's name for a CPU launch flowing to its GPU work
 SYNC_LINK_KIND = "sync"
 
 
-def tables(db) -> set:
+def tables(db: sqlite3.Connection) -> set[str]:
+    """Names of the tables in ``db``."""
     return {name for name, in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def detect(db) -> bool:
+def detect(db: sqlite3.Connection) -> bool:
     """True if the file holds any table only an nsys export has."""
     return not tables(db).isdisjoint(MARKERS)
 
 
-def row_count(db) -> int:
+def row_count(db: sqlite3.Connection) -> int:
     """Rows this reader will go through (for the progress bar)."""
     present = tables(db)
     return sum(db.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
@@ -134,20 +140,20 @@ def row_count(db) -> int:
 class _Schema:
     """The columns each table has in this export; SELECT lists built from them."""
 
-    def __init__(self, db, path):
+    def __init__(self, db: sqlite3.Connection, path: str | os.PathLike) -> None:
         self.db, self.path = db, path
         self.present = tables(db)
-        self._columns = {}
+        self._columns: dict[str, set[str]] = {}
 
-    def has(self, table):
+    def has(self, table: str) -> bool:
         return table in self.present
 
-    def columns(self, table):
+    def columns(self, table: str) -> set[str]:
         if table not in self._columns:
             self._columns[table] = {r[1] for r in self.db.execute(f'PRAGMA table_info("{table}")')}
         return self._columns[table]
 
-    def select(self, table, alias="t"):
+    def select(self, table: str, alias: str = "t") -> str:
         """The SELECT list of ``REQUIRED`` then ``OPTIONAL`` columns of ``table`` (NULL for
         an optional column this version lacks); a missing required column is an error."""
         have = self.columns(table)
@@ -160,20 +166,20 @@ class _Schema:
         return ", ".join(f'{alias}."{c}"' if c in have else "NULL"
                          for c in REQUIRED[table] + OPTIONAL.get(table, ()))
 
-    def name_join(self, table, column, alias):
+    def name_join(self, table: str, column: str, alias: str) -> str | None:
         """A LEFT JOIN naming ``column`` (a StringIds key) as ``alias``.value, or None."""
         if column not in self.columns(table):
             return None
         return f'LEFT JOIN "{STRINGS}" {alias} ON {alias}.id = t."{column}"'
 
-    def enum(self, table):
+    def enum(self, table: str) -> dict[int, str]:
         """An ENUM_* table of newer exports as {id: label}, or {}."""
         if not self.has(table) or not {"id", "label"} <= self.columns(table):
             return {}
         return dict(self.db.execute(f'SELECT id, label FROM "{table}"'))
 
 
-def _check(schema):
+def _check(schema: _Schema) -> None:
     if not schema.has(STRINGS):
         raise TraceFormatError(
             f"{schema.path}: Nsight Systems export without table {STRINGS} (it holds every"
@@ -188,7 +194,7 @@ def _check(schema):
             schema.select(table)
 
 
-def _clean(fields):
+def _clean(fields: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in fields.items() if v is not None and v != ""},
                       sort_keys=True)
 
@@ -196,38 +202,38 @@ def _clean(fields):
 class _Places:
     """Location names: CPU threads under their process, GPU streams, GPUs."""
 
-    def __init__(self, db, schema, loader):
+    def __init__(self, db: sqlite3.Connection, schema: _Schema, loader: Loader) -> None:
         self.loader = loader
-        self.order = {}  # location name -> display sort key
-        self.threads = {}  # globalTid -> location name
-        self.processes = {}  # pid -> process name
+        self.order: dict[str, tuple[int, int, int, int]] = {}  # location name -> display sort key
+        self.threads: dict[int | None, str] = {}  # globalTid -> location name
+        self.processes: dict[int | None, str] = {}  # pid -> process name
         if schema.has(PROCESSES) and {"pid", "name"} <= schema.columns(PROCESSES):
             for pid, name in db.execute(f'SELECT pid, name FROM "{PROCESSES}" ORDER BY rowid'):
                 if name:
                     self.processes[pid] = os.path.basename(str(name).rstrip("/")) or str(name)
-        counts = {}
+        counts: dict[str, int] = {}
         for name in self.processes.values():
             counts[name] = counts.get(name, 0) + 1
         self.shared_process = {name for name, n in counts.items() if n > 1}
-        self.thread_names = {}  # globalTid -> name
+        self.thread_names: dict[int | None, str] = {}  # globalTid -> name
         if schema.has(THREAD_NAMES) and {"nameId", "globalTid"} <= schema.columns(THREAD_NAMES):
             for gtid, name in db.execute(
                     f'SELECT n.globalTid, s.value FROM "{THREAD_NAMES}" n JOIN "{STRINGS}" s'
                     f' ON s.id = n.nameId ORDER BY n.rowid'):
                 if name:
                     self.thread_names[gtid] = str(name)
-        per_process = {}
+        per_process: dict[tuple[int | None, str], list[int | None]] = {}
         for gtid, name in self.thread_names.items():
             per_process.setdefault((_pid(gtid), name), []).append(gtid)
         self.shared_thread = {gtid for gtids in per_process.values() if len(gtids) > 1
                               for gtid in gtids}
 
-    def _use(self, name, key):
+    def _use(self, name: str, key: tuple[int, int, int, int]) -> str:
         if name not in self.order:
             self.order[name] = key
         return name
 
-    def thread(self, gtid):
+    def thread(self, gtid: int | None) -> str:
         name = self.threads.get(gtid)
         if name is None:
             pid, tid = _pid(gtid), _tid(gtid)
@@ -241,31 +247,31 @@ class _Places:
             name = self.threads[gtid] = naming.child(process, thread)
         return self._use(name, (0, _number(_pid(gtid)), _number(_tid(gtid)), 0))
 
-    def stream(self, device, stream):
+    def stream(self, device: int | None, stream: int | None) -> str:
         return self._use(naming.gpu_stream(device, stream),
                          (1, _number(device), 0, _number(stream)))
 
-    def gpu(self, device, part=None):
-        device = "?" if device is None else device
-        name = naming.gpu(device) if part is None else naming.child(naming.gpu(device), part)
+    def gpu(self, device: int | None, part: str | None = None) -> str:
+        gpu = naming.gpu("?" if device is None else device)
+        name = gpu if part is None else naming.child(gpu, part)
         return self._use(name, (1, _number(device), -1 if part is None else 1, 0))
 
-    def set_order(self):
+    def set_order(self) -> None:
         """CPU threads by process and thread ID first, then each GPU and its streams."""
         for name, key in self.order.items():
             self.loader.set_location_order(name, key + (name,))
 
 
-def _number(value):
+def _number(value: object) -> int:
     return value if isinstance(value, int) else -1
 
 
-def _pid(gtid):
+def _pid(gtid: int | None) -> int | None:
     """The process ID inside a serialized GlobalId (nsys: bits 24-47)."""
     return None if gtid is None else (gtid >> 24) & 0xFFFFFF
 
 
-def _tid(gtid):
+def _tid(gtid: int | None) -> int | None:
     """The thread ID inside a serialized GlobalId (nsys: bits 0-23)."""
     return None if gtid is None else gtid & 0xFFFFFF
 
@@ -273,7 +279,8 @@ def _tid(gtid):
 class _Reader:
     """One pass over an export: every table in turn into the loader."""
 
-    def __init__(self, db, path, loader, progress):
+    def __init__(self, db: sqlite3.Connection, path: str | os.PathLike, loader: Loader,
+                 progress: Callable[[int], object] | None) -> None:
         self.db, self.path, self.loader = db, path, loader
         self.schema = _Schema(db, path)
         _check(self.schema)
@@ -283,17 +290,18 @@ class _Reader:
         self.copy_kinds = {**self.schema.enum(MEMCPY_ENUM), **COPY_KINDS}
         self.memory_kinds = {**self.schema.enum(MEMKIND_ENUM), **MEMORY_KINDS}
 
-    def tick(self):
+    def tick(self) -> None:
         self._pending += 1
         if self._pending >= PROGRESS_STEP:
             self.flush_progress()
 
-    def flush_progress(self):
+    def flush_progress(self) -> None:
         if self._progress and self._pending:
             self._progress(self._pending)
         self._pending = 0
 
-    def rows(self, table, joins=(), extra=""):
+    def rows(self, table: str, joins: Iterable[str | None] = (),
+             extra: str = "") -> sqlite3.Cursor:
         """Rows of ``table``: rowid, the table's columns (``REQUIRED`` + ``OPTIONAL``), then
         ``extra`` select expressions; in time order."""
         time = REQUIRED[table][0]
@@ -301,7 +309,8 @@ class _Reader:
                + " ".join(j for j in joins if j) + f' ORDER BY t."{time}", t.rowid')
         return self.db.execute(sql)
 
-    def task(self, table, rowid, category, action, location, start, end, details, track=None):
+    def task(self, table: str, rowid: int, category: str, action: str, location: str,
+             start: int | None, end: int | None, details: str, track: int | None = None) -> None:
         where = f"{self.path}: {table} row {rowid}"
         if start is None or end is None:
             raise TraceFormatError(f"{where}: start or end is NULL")
@@ -312,7 +321,7 @@ class _Reader:
         self.tick()
 
     # -- metadata --------------------------------------------------------------------
-    def clock(self):
+    def clock(self) -> None:
         """Time 0 is the session start; its UTC time puts the times on the Unix clock."""
         epoch = None
         if self.schema.has(SESSION_START) and "utcEpochNs" in self.schema.columns(SESSION_START):
@@ -323,8 +332,8 @@ class _Reader:
         else:
             self.loader.set_clock("unix", origin_ps=0, epoch_ps=epoch * PS_PER_NS)
 
-    def metadata(self):
-        meta = {"profiler": "Nsight Systems"}
+    def metadata(self) -> None:
+        meta: dict[str, Any] = {"profiler": "Nsight Systems"}
         if self.schema.has(SESSION_START):
             row = self.db.execute(f'SELECT * FROM "{SESSION_START}" LIMIT 1')
             names = [d[0] for d in row.description]
@@ -342,7 +351,7 @@ class _Reader:
         self.loader.set_metadata(meta)
 
     # -- CPU side ----------------------------------------------------------------------
-    def calls(self):
+    def calls(self) -> str | None:
         """The runtime rows that are calls, as (id, c: correlationId, p: process) rows: a
         backtrace row is left out when its call is in the table too."""
         if not self.schema.has(RUNTIME):
@@ -358,7 +367,7 @@ class _Reader:
             f" ON o.c = t.{corr} AND o.p = t.globalTid >> 24"
             f" WHERE t.eventClass IS NOT {BACKTRACE_CLASS} OR o.c IS NULL")
 
-    def runtime(self):
+    def runtime(self) -> None:
         """CUDA runtime and driver calls; a backtrace row whose call is present is only
         a record about that call, and is skipped (counted)."""
         joins = [self.schema.name_join(RUNTIME, "nameId", "n"),
@@ -378,7 +387,7 @@ class _Reader:
                               "thread": _tid(gtid)}),
                       track=gtid)
 
-    def nvtx(self):
+    def nvtx(self) -> None:
         schema = self.schema
         types = dict(NVTX_TYPES)
         if schema.has(EVENT_TYPE_ENUM) and {"id", "name"} <= schema.columns(EVENT_TYPE_ENUM):
@@ -414,9 +423,12 @@ class _Reader:
             self.task(NVTX, rowid, "nvtx", name or "(unnamed range)", self.places.thread(gtid),
                       start, end, _clean(details), track=gtid)
 
-    def _nvtx_names(self, types):
+    def _nvtx_names(
+        self, types: dict[str, int]
+    ) -> tuple[dict[int | None, str], dict[tuple[int | None, int | None], str]]:
         """Domain names by domainId and category names by (domainId, category)."""
-        domains, categories = {}, {}
+        domains: dict[int | None, str] = {}
+        categories: dict[tuple[int | None, int | None], str] = {}
         if "text" not in self.schema.columns(NVTX):
             return domains, categories
         domain = "domainId" if "domainId" in self.schema.columns(NVTX) else "NULL"
@@ -431,14 +443,14 @@ class _Reader:
                 categories[(dom, cat)] = text
         return domains, categories
 
-    def osrt(self):
+    def osrt(self) -> None:
         joins = [self.schema.name_join(OSRT, "nameId", "n")]
         for rowid, start, end, gtid, name_id, ret, level, name in self.rows(OSRT, joins, ", n.value"):
             self.task(OSRT, rowid, "os_runtime", str(name) if name is not None else f"[call {name_id}]",
                       self.places.thread(gtid), start, end,
                       _clean({"return value": ret, "nesting level": level}), track=gtid)
 
-    def synchronization(self):
+    def synchronization(self) -> None:
         """A synchronization is the time a thread waited: a task on the thread of the
         runtime call that waited (nested in it by time) and linked from it."""
         match = self._call_match(SYNC)
@@ -459,7 +471,7 @@ class _Reader:
             if call is not None:
                 self.loader.add_link(f"{RUNTIME}:{call}", f"{SYNC}:{rowid}", SYNC_LINK_KIND)
 
-    def _call_match(self, table):
+    def _call_match(self, table: str) -> str | None:
         """The condition joining ``table`` (t) to its call (c, a row of ``calls``): the same
         correlationId in the same process (IDs are per process); None if it cannot."""
         if not self.schema.has(RUNTIME) or "correlationId" not in self.schema.columns(table) \
@@ -471,7 +483,7 @@ class _Reader:
         return match
 
     # -- GPU side ----------------------------------------------------------------------
-    def kernels(self):
+    def kernels(self) -> None:
         joins = [self.schema.name_join(KERNEL, "demangledName", "d"),
                  self.schema.name_join(KERNEL, "shortName", "s"),
                  self.schema.name_join(KERNEL, "mangledName", "m")]
@@ -500,7 +512,7 @@ class _Reader:
                           "demangled name": demangled, "short name": short,
                           "mangled name": mangled}))
 
-    def memcpys(self):
+    def memcpys(self) -> None:
         for (rowid, start, end, device, stream, context, corr, _gpid, size, kind, src, dst,
              src_device, dst_device) in self.rows(MEMCPY):
             copy = self.copy_kinds.get(kind, f"kind {kind}") if kind is not None else None
@@ -515,7 +527,7 @@ class _Reader:
                           "src device": src_device, "dst device": dst_device,
                           "memory bandwidth (GB/s)": _bandwidth(size, start, end)}))
 
-    def memsets(self):
+    def memsets(self) -> None:
         for (rowid, start, end, device, stream, context, corr, _gpid, size, value,
              mem_kind) in self.rows(MEMSET):
             kind = self.memory_kinds.get(mem_kind)
@@ -526,7 +538,7 @@ class _Reader:
                           "memory kind": kind,
                           "memory bandwidth (GB/s)": _bandwidth(size, start, end)}))
 
-    def links(self, table):
+    def links(self, table: str) -> None:
         """Runtime call -> GPU work, by correlationId within a process (Kineto's ac2g)."""
         match = self._call_match(table)
         if match is None:
@@ -536,9 +548,9 @@ class _Reader:
                 " ORDER BY t.rowid, c.id"):
             self.loader.add_link(f"{RUNTIME}:{call}", f"{table}:{work}", LINK_KIND)
 
-    def gpu_metrics(self):
+    def gpu_metrics(self) -> None:
         """Samples at their GPU (typeId's low byte); named by TARGET_INFO_GPU_METRICS."""
-        names = {}
+        names: dict[tuple[int | None, int], str] = {}
         if self.schema.has(METRIC_NAMES) and {"metricId", "metricName"} <= \
                 self.schema.columns(METRIC_NAMES):
             type_col = "typeId" if "typeId" in self.schema.columns(METRIC_NAMES) else "NULL"
@@ -551,21 +563,23 @@ class _Reader:
                 self.skipped += 1  # a sample before the session or without a value
                 continue
             name = names.get((type_id, metric)) or names.get((None, metric)) or f"metric {metric}"
-            unit = UNIT.search(name)
-            unit = None if unit is None else "%" if unit.group(1).endswith("%") else unit.group(1)
+            found = UNIT.search(name)
+            unit = (None if found is None
+                    else "%" if found.group(1).endswith("%") else found.group(1))
             self.loader.add_counter(self.places.gpu(0 if type_id is None else type_id & 0xFF),
                                     name, time * PS_PER_NS, value, unit=unit,
                                     where=f"{self.path}: {GPU_METRICS} row {rowid}")
 
 
-def _bandwidth(size, start, end):
+def _bandwidth(size: int | None, start: int | None, end: int | None) -> float | None:
     """Bytes per ns, which is GB/s (Kineto's 'memory bandwidth (GB/s)')."""
     if size is None or end is None or start is None or end <= start:
         return None
     return size / (end - start)
 
 
-def read(db, path, loader, progress=None) -> int:
+def read(db: sqlite3.Connection, path: str | os.PathLike, loader: Loader,
+         progress: Callable[[int], object] | None = None) -> int:
     """Stream an nsys export into ``loader``; returns the rows skipped (open ranges,
     samples without a time)."""
     reader = _Reader(db, path, loader, progress)
