@@ -44,8 +44,14 @@ from ..writer import PendingOutput, TraceWriter, remove_trace_files
 from . import ids
 from .ids import NO_TIME, Block, IdWindow
 from .stage import FLOW_PHASES, Stage
-from .values import (MAX_TIME_DIGITS, TraceFormatError, decimal_seconds, parse_decimal_seconds,
-                     scaled_to_ps, seconds_to_ps)
+from .values import (
+    MAX_TIME_DIGITS,
+    TraceFormatError,
+    decimal_seconds,
+    parse_decimal_seconds,
+    scaled_to_ps,
+    seconds_to_ps,
+)
 
 __all__ = ["ForeignTask", "LoadReport", "Loader", "TraceFormatError", "MAX_TIME_DIGITS",
            "decimal_seconds", "parse_decimal_seconds", "scaled_to_ps", "seconds_to_ps"]

@@ -352,7 +352,8 @@ class Stage:
         pstart, join = "r.pstart", ""
         if nested:
             join = " LEFT JOIN nest n ON n.child = r.seq"
-            parent += f" WHEN r.parent = {NO_PARENT} AND n.parent IS NOT NULL THEN {key('n.parent', 'dropped')}"
+            nest_parent = key("n.parent", "dropped")
+            parent += f" WHEN r.parent = {NO_PARENT} AND n.parent IS NOT NULL THEN {nest_parent}"
             pstart = f"CASE WHEN r.parent = {NO_PARENT} THEN coalesce(n.pstart, {NO_TIME}) ELSE r.pstart END"
         # An ID that is the key itself is stored as NULL (``task.ext_id``).
         texts = (f", CASE WHEN r.ext_id = CAST({key('r.seq', 'dropped')} AS TEXT) THEN NULL"
