@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulator.tracing import PyTracer, Tracer, TraceWriter, pyramid
+from simulator.tracing import PyTracer, Tracer, TraceWriter, pyramid, pyramid_build
 from simulator.tracing.pyramid_build import IncrementalPyramid
 
 pytestmark = pytest.mark.skipif(IncrementalPyramid is None, reason="needs the compiled builder")
@@ -170,3 +170,55 @@ def test_a_reopened_trace_is_rebuilt_exactly(tmp_path):
     common = {r[:3]: r for r in live[0]}.keys() & {r[:3]: r for r in rebuilt[0]}.keys()
     assert common
     assert {r for r in live[0] if r[:3] in common} == {r for r in rebuilt[0] if r[:3] in common}
+
+
+def _long_split(durations, batch=4096):
+    """(short_duration_ps, listed durations, list bytes held) of one location's tasks,
+    back to back, fed to the builder in batches."""
+    builder = IncrementalPyramid(base=1)
+    builder.set_kind(0, pyramid_build.OTHER)
+    ends = np.cumsum(durations)
+    starts = ends - durations
+    held = 0
+    for at in range(0, len(durations), batch):
+        part = slice(at, at + batch)
+        n = len(durations[part])
+        rows = np.column_stack([np.arange(at, at + n), np.full(n, -1), np.zeros(n), np.zeros(n),
+                                starts[part], ends[part], np.full(n, -1)]).astype(np.int64)
+        builder.add(np.ascontiguousarray(rows))
+        builder.advance(int(ends[part][-1]))
+        held = max(held, builder.held_bytes()["long"])
+    short, long_rows = builder.finish()[0][3], builder.finish()[0][7]
+    return short, sorted(end - start for _, start, end in long_rows), held
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_long_tasks_are_the_longest_and_bound_the_rest(seed):
+    """Each task left out of the list lasts at most ``short``, each listed one longer;
+    the few spanning the run are listed, and no more than ``pyramid.split_long`` lists
+    (the builder sees the count grow, so its bound may sit above the reference's)."""
+    rng = np.random.default_rng(seed)
+    durations = rng.permutation(np.arange(1, 20_001, dtype=np.int64) * 3)
+    spanning = rng.choice(len(durations), 5, replace=False)
+    durations[spanning] += 10**9
+    short, listed, _ = _long_split(durations)
+    ends = np.cumsum(durations)
+    want_short, want = pyramid.split_long(np.arange(len(durations)), ends - durations, ends)
+    assert short >= want_short
+    assert listed == sorted(durations[durations > short].tolist())
+    assert set(durations[spanning].tolist()) <= set(listed)
+    assert len(listed) <= len(want)
+
+
+def test_tied_durations_keep_the_long_list_small():
+    """200k tasks of one fixed latency and a few long ones: every task left out lasts at
+    most ``short``, every one listed longer, and the list stays a small share."""
+    rng = np.random.default_rng(0)
+    durations = np.full(200_000, 40, dtype=np.int64)
+    durations[rng.integers(0, len(durations), 30_000)] = 41  # ties at the cut too
+    durations[rng.integers(0, len(durations), 20)] = 10**8
+    short, listed, held = _long_split(durations)
+    assert short == 41
+    assert listed == [10**8] * len(listed) and 1 <= len(listed) <= 20
+    assert held < 64 * 1024  # the tasks are 6.4 MB as 32-byte rows

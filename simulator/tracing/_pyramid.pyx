@@ -298,23 +298,35 @@ cdef class IncrementalPyramid:
             loc.long_id.push_back(key)
             loc.long_start.push_back(start)
             loc.long_end.push_back(end)
-            if <int64_t>loc.long_dur.size() > 2 * self._keep(loc.count) + 64:
+            if <int64_t>loc.long_dur.size() > 2 * self._candidates(loc.count) + 64:
                 self._prune_long(loc)
 
     cdef int64_t _keep(self, int64_t count):
         return max(1, <int64_t>(count * LONG_SHARE))
 
+    cdef int64_t _candidates(self, int64_t count):
+        """Longest tasks a prune keeps: twice as many as will be listed."""
+        return 2 * self._keep(count) + 2
+
     cdef void _prune_long(self, _Location loc):
-        """Keep the longest tasks (twice as many as will be listed), raising the floor."""
-        cdef int64_t keep = 2 * self._keep(loc.count) + 2
+        """Keep the longest tasks, raising the floor. A prune leaves at most 1.5 times
+        the candidates, so the next one is half the candidates of additions away: the
+        cost per task stays constant, and so does the list's share of the tasks."""
+        cdef int64_t keep = self._candidates(loc.count)
         cdef vector[int64_t] d = loc.long_dur
         cdef Py_ssize_t n = d.size(), i, j = 0
         if n <= keep:
             return
         nth_element(d.begin(), d.begin() + (n - keep), d.end())
-        cdef int64_t cut = d[n - keep]  # durations above it are kept
-        if cut - 1 > loc.long_floor:
-            loc.long_floor = cut - 1
+        cdef int64_t cut = d[n - keep]  # durations from it up are kept
+        cdef Py_ssize_t ties = 0
+        for i in range(n - keep):
+            ties += d[i] == cut
+        # Many tasks of one duration (a fixed latency) tie at the cut: keeping them all
+        # would let the list grow with the trace, so then the cut's duration goes too.
+        cdef int64_t floor = cut if 2 * ties > keep else cut - 1
+        if floor > loc.long_floor:
+            loc.long_floor = floor
         for i in range(n):
             if loc.long_dur[i] > loc.long_floor:
                 loc.long_dur[j] = loc.long_dur[i]
@@ -388,7 +400,10 @@ cdef class IncrementalPyramid:
         cdef int64_t keep = self._keep(loc.count)
         d = _array(loc.long_dur)
         ordered = np.sort(d)
-        short = int(ordered[max(0, len(ordered) - keep - 1)]) if len(ordered) else 0
+        if len(ordered) > keep or loc.long_floor < 0:  # else every candidate is listed
+            short = int(ordered[max(0, len(ordered) - keep - 1)]) if len(ordered) else 0
+        else:
+            short = loc.long_floor
         short = max(short, loc.long_floor)
         if short >= loc.max_duration:
             return loc.max_duration, []
