@@ -137,6 +137,9 @@ class LivePyramid:
         self._hold(self.builder.take_rows())
         if self._held_rows < self.hold_rows:
             return
+        self._insert_held()
+
+    def _insert_held(self):
         for inserter, rows in zip((self._metrics, self._kind_metrics), self._take_held()):
             if len(rows):
                 inserter.insert(np.ascontiguousarray(rows))
@@ -148,7 +151,12 @@ class LivePyramid:
     def _take_held(self):
         """The rows held, as one (metrics, kind metrics) pair; holds nothing after."""
         held, self._held, self._held_rows = self._held, [], 0
-        return tuple(np.concatenate([part[i] for part in held]) for i in (0, 1))
+        out = []
+        for table, key_columns in ((0, 3), (1, 4)):  # each table's primary key leads its rows
+            rows = np.concatenate([part[table] for part in held])
+            # In key order, the rows of one transaction fill pages one after another.
+            out.append(rows[np.lexsort(rows[:, :key_columns].T[::-1])])
+        return tuple(out)
 
     def finish(self, db):
         """Write the bins still in flight, and the rows held, through ``db`` (the
@@ -159,7 +167,9 @@ class LivePyramid:
         return stats, set(self.builder.dirty)
 
     def close(self):
-        """Close the inserters' connections."""
+        """Write the rows held and close the inserters' connections."""
+        if self._metrics is not None and self._held:
+            self._insert_held()
         for inserter in (self._metrics, self._kind_metrics):
             if inserter is not None:
                 inserter.close()

@@ -57,6 +57,7 @@ CACHE_KIB = 4096  # SQLite's page cache (and sorter memory) of the writer's conn
 APPEND_CACHE_KIB = 2048
 LEAVE_WAL_WAIT_MS = 10_000
 LEAVE_WAL_RETRY_S = 0.005
+SORTER_THREADS = min(4, os.cpu_count() or 1)
 
 
 class TraceError(Exception):
@@ -314,6 +315,9 @@ class TraceWriter:
         self._leave_wal()
         db = self.db
         _, indexes = schema_parts()
+        # The run is over and its cores are free: SQLite's sorter may use them (the index
+        # builds are most of finalize; measured 18-29 % faster on 2 cores).
+        db.execute(f"PRAGMA threads={SORTER_THREADS}")
         db.executescript(indexes)
         orphans = 0
         if not self._every_parent_known():
