@@ -70,7 +70,7 @@ def _abandon(writer, pending):
 
 
 def simulate(workload, config, out_path=None, trace_level="all", window=None, progress=True,
-             implementation=None, command=None, seed=None, writer_process=True, on_written=None,
+             implementation=None, command=None, seed=None, writer_process=True, recorder=None,
              watchable=True):
     """Simulate every launch of ``workload`` on a GPU built from ``config``.
 
@@ -78,8 +78,8 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     ``(start, end)`` pair of cycles (either may be None) limiting what is recorded.
     ``writer_process`` writes rows in a child process beside the simulation; small
     interactive runs turn it off, since starting that process costs more than they do.
-    ``on_written(path)`` is called with the finalized temporary file before it is moved
-    to ``out_path`` (to add tables of its own: they are in place with the rest or not at all).
+    ``recorder`` (a ``KernelRecorder``) writes its kernel tables through the run's trace
+    writer as the workload's launches run, beside the simulation.
     ``watchable`` writes the trace so that the app can show the run while it goes (WAL
     mode, see ``tracing.writer``).
     """
@@ -101,6 +101,8 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             raise
         tracer = tracer_class(implementation)(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))
+        if recorder is not None:
+            recorder.write_to(writer)
     bar = None
     if progress:
         from ..tracing.progress import progress_bar  # tqdm's import is deferred to runs that draw
@@ -165,8 +167,6 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             writer.finalize(completed=result.completed, virtual_end_ps=result.simulated_ps,
                             open_tasks=open_tasks)
             writer.close()
-            if on_written is not None:
-                on_written(pending.path)
             pending.publish()
         except BaseException:
             _abandon(writer, pending)

@@ -6,27 +6,22 @@ annotations and semantic model once per program; per launch its geometry, argume
 memory objects and an execution summary; and, when instrumentation is on, the
 ``@watch`` accesses, branch patterns with proxy warps, and ``@emit`` values.
 
-Rows go through a sink with ``execute``/``executemany`` (a ``TraceWriter``). A
-recorder made without one buffers its rows until ``write_to`` is given a sink, or
-``write_into`` an existing trace file, so that records can be taken while someone
-else's code owns the trace writer.
+Rows go through a sink with ``execute``/``executemany`` (a ``TraceWriter`` or a
+``BackgroundWriter``); the large tables go as int64 matrices, which a writer process
+receives without pickling a row at a time. A recorder made without a sink buffers its
+rows until ``write_to`` is given one.
 """
 import json
-import re
-import sqlite3
 
 import numpy as np
 
 from ..stream import Unit
-from ..tracing.writer import schema_parts
 from .memory import Buffer
 from .probes import Probes
 from .simt import run_launch
 
 _VECTOR_UNITS = (Unit.VALU, Unit.LDS, Unit.VMEM)
 MAX_IMAGE_PIXELS = 1 << 20  # larger 2-D buffers are not copied into the trace
-# Index names come from our own schema file, never from input.
-_INDEX_NAME = re.compile(r"CREATE INDEX IF NOT EXISTS (\w+)")
 
 
 class KernelRecorder:
@@ -63,27 +58,6 @@ class KernelRecorder:
         for sql, rows in self.buffered:
             writer.executemany(sql, rows)
         self.buffered = []
-
-    def write_into(self, path):
-        """Append buffered rows to the finished trace file at ``path``."""
-        db = sqlite3.connect(str(path), isolation_level=None)
-        # Same settings as the TraceWriter: the file is only valid once complete anyway.
-        db.execute("PRAGMA synchronous=OFF")
-        db.execute("PRAGMA cache_size=-262144")
-        # The file is finalized, so the kernel tables' indexes exist; inserting first
-        # and indexing after is markedly faster (as for the tasks at finalize).
-        kernel_indexes = [stmt.strip() for stmt in schema_parts()[1].split(";") if " ON kernel_" in stmt]
-        try:
-            db.execute("BEGIN")
-            for stmt in kernel_indexes:
-                db.execute(f"DROP INDEX IF EXISTS {_INDEX_NAME.search(stmt).group(1)}")
-            self.write_to(_Connection(db, in_transaction=True))
-            for stmt in kernel_indexes:
-                db.execute(stmt)
-            db.execute("COMMIT")
-        finally:
-            self.writer = None
-            db.close()
 
     # -- recording -------------------------------------------------------------------
     def source(self, program):
@@ -190,18 +164,25 @@ class KernelRecorder:
                    " divergent) VALUES (?, ?, ?, ?, ?, ?)",
                    [(launch_id, i, count, rep, json.dumps(regions), int(len(regions) > 1))
                     for i, (count, rep, regions) in enumerate(proxies)])
-        n = len(lane)
         self._rows("INSERT INTO kernel_branch (launch, work_item, work_group, wavefront, lane,"
                    " pattern, proxy) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   zip([launch_id] * n, rows["work_item"].tolist(), rows["group"].tolist(),
-                       rows["wavefront"].tolist(), lane.tolist(), rows["pattern"].tolist(),
-                       proxy_of_row.tolist()))
+                   _int_rows(launch_id, rows["work_item"], rows["group"], rows["wavefront"], lane,
+                             rows["pattern"], proxy_of_row))
 
     def _emits(self, launch_id, probes):
         for name, index, values in probes.emits:
             self._rows("INSERT INTO kernel_emit (launch, name, idx, value) VALUES (?, ?, ?, ?)",
                        zip([launch_id] * len(index), [name] * len(index), index.tolist(),
                            values.astype(float).tolist()))
+
+
+def _int_rows(launch_id, *columns):
+    """One launch's rows as an int64 matrix: the launch, then ``columns``."""
+    rows = np.empty((len(columns[0]), 1 + len(columns)), dtype=np.int64)
+    rows[:, 0] = launch_id
+    for i, column in enumerate(columns, 1):
+        rows[:, i] = column
+    return rows
 
 
 def proxy_warps(wavefront, lane, pattern):
@@ -248,22 +229,3 @@ def _plain(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     return value.item() if hasattr(value, "item") else value
-
-
-class _Connection:
-    """The writer interface over a plain SQLite connection (for ``write_into``)."""
-
-    def __init__(self, db, in_transaction=False):
-        self.db = db
-        self.in_transaction = in_transaction
-
-    def execute(self, sql, params=()):
-        return self.db.execute(sql, params)
-
-    def executemany(self, sql, rows):
-        if self.in_transaction:
-            self.db.executemany(sql, rows)
-            return
-        self.db.execute("BEGIN")
-        self.db.executemany(sql, rows)
-        self.db.execute("COMMIT")

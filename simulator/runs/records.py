@@ -2,10 +2,9 @@
 
 ``simulator.gpu.run.simulate`` owns the trace writer and asks the workload for its
 launches without a recorder. ``simulate_with_records`` hands it a thin wrapper whose
-launches go through a ``KernelRecorder`` that buffers its rows, and appends them to
-the trace file once ``simulate`` has finalized it, before the file is moved into place
-(also when the run was interrupted: the partial trace keeps the records of the
-launches that ran).
+launches go through a ``KernelRecorder``, and the recorder to write through its trace
+writer: each launch's kernel tables go in as it runs, beside the simulation (an
+interrupted run's trace keeps the records of the launches that ran).
 
 ``record_only`` runs the workload functionally, without the timing model, and writes
 the run metadata and the kernel tables through a ``TraceWriter`` directly (the
@@ -34,10 +33,10 @@ class _RecordedWorkload:
 
 
 def simulate_with_records(workload, config, out_path, recorder, **options):
-    """``simulate(workload, config, out_path, **options)`` plus the recorder's kernel tables,
-    written into the trace before it is moved into place."""
+    """``simulate(workload, config, out_path, **options)`` plus the recorder's kernel tables
+    in its trace."""
     return simulate(_RecordedWorkload(workload, recorder), config, out_path=out_path,
-                    on_written=recorder.write_into, **options)
+                    recorder=recorder, **options)
 
 
 def record_only(workload, out_path, recorder, *, command, config=None):

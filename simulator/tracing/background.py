@@ -239,8 +239,8 @@ class BackgroundWriter:
         self._call("execute", sql, params)
 
     def executemany(self, sql, rows):
-        """Insert many rows in one transaction."""
-        self._call("executemany", sql, list(rows))
+        """Insert many rows (tuples, or an int64 matrix: sent whole) in one transaction."""
+        self._call("executemany", sql, rows if isinstance(rows, np.ndarray) else list(rows))
 
     def sync(self):
         """Wait until every call sent so far has run; raise the writer's error, if any."""

@@ -294,8 +294,15 @@ class TraceWriter:
         """Run one statement of the writer's own (kernel-record inserts and such)."""
         return self.db.execute(sql, params)
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Insert many rows in one transaction."""
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]] | np.ndarray) -> None:
+        """Insert many rows (tuples, or an int64 matrix: bound in bulk) in one transaction."""
+        if isinstance(rows, np.ndarray):
+            inserter = BulkInserter(self.path, sql)
+            try:
+                inserter.insert(np.ascontiguousarray(rows, dtype=np.int64))
+            finally:
+                inserter.close()
+            return
         self.db.execute("BEGIN")
         self.db.executemany(sql, rows)
         self.db.execute("COMMIT")
