@@ -220,3 +220,17 @@ def test_sub_pixel_bars_are_merged_and_counted_not_dropped(tmp_path):
         ("300 tasks, each narrower than a pixel", 0, 2991)]
     assert sorted(c[0] for c in singles) == [300, 301]  # the wide task and the lone thin one
     assert len(page.tasks) == page.total_in_window == 302  # all still in the CSV
+
+
+def test_only_a_value_between_gaps_gets_a_marker():
+    """Lines alone (markers everywhere cost the page a third of its drawing time), but a
+    latency bin between two gaps would draw nothing without one."""
+    series = _series()
+    series.sums["req_in_ended"] = np.array([2, 0, 4], dtype=np.int64)
+    fig = figures.overview_chart(series, "concurrency", "latency", (5000, 8000))
+    line, latency = fig["data"]
+    assert line["mode"] == "lines" and "marker" not in line
+    assert latency["mode"] == "lines+markers" and latency["marker"]["size"] == [4, 0, 4]
+    series.sums["req_in_ended"] = np.array([2, 3, 0], dtype=np.int64)
+    latency = figures.overview_chart(series, None, "latency", (5000, 8000))["data"][0]
+    assert latency["mode"] == "lines"  # 0 and 1 join; the gap after them is just a gap

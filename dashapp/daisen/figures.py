@@ -41,6 +41,16 @@ def _gaps(values):
     return [None if v != v else float(v) for v in values]
 
 
+def _isolated(values):
+    """Which values have no value beside them (NaN or the edge on both sides). Markers
+    only there: a marker at every point costs the browser more than the rest of a page
+    of small multiples."""
+    known = ~np.isnan(values)
+    before = np.concatenate([[False], known[:-1]])
+    after = np.concatenate([known[1:], [False]])
+    return known & ~before & ~after
+
+
 def overview_chart(series, primary, secondary, window_ps, height=190):
     """One small multiple: ``primary`` on the left axis, ``secondary`` on the right.
 
@@ -54,12 +64,17 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
             continue
         metric = describe(key)
         unit = metric.axis_unit or metric.unit
-        data.append(dict(
-            type="scatter", x=x, y=_gaps(series.values(key) * metric.axis_scale), yaxis=axis,
-            name=metric.title, mode="lines+markers", marker=dict(size=3, color=colour),
+        values = series.values(key) * metric.axis_scale
+        trace = dict(
+            type="scatter", x=x, y=_gaps(values), yaxis=axis, name=metric.title, mode="lines",
             line=dict(color=colour, width=1.5), connectgaps=False,
             hovertemplate="%{x:.4s}s: %{y:.4s} " + unit + "<extra>" + metric.title
-                          + "</extra>"))
+                          + "</extra>")
+        alone = _isolated(values)
+        if alone.any():  # a value between two gaps draws no line: mark it
+            trace.update(mode="lines+markers",
+                         marker=dict(color=colour, size=np.where(alone, 4, 0).tolist()))
+        data.append(trace)
 
     def y_axis(key, colour, **extra):
         title = dict(text=_axis_title(key), font=dict(size=9, color=colour)) if key else None
