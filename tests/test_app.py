@@ -5,6 +5,7 @@ import shutil
 import time
 from urllib.parse import parse_qs
 
+import dash
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -252,6 +253,21 @@ def test_csv_downloads_name_the_view_and_hold_its_data(app):
         "GPU.L2[15]"}
     assert cv["filename"].startswith("exact.sqlite-GPU.L2_0_-") and cv["filename"].endswith(".csv")
     assert len(cv["content"].splitlines()) == 1 + 3  # header + the three tasks at GPU.L2[0]
+
+
+def test_the_finder_offers_the_components_whose_names_contain_what_was_typed(app):
+    import importlib
+
+    overview = importlib.import_module("dashapp.pages.overview")
+    with app.server.test_request_context("/"):
+        found = overview.finder_options("l2[1", "?trace=synthetic.sqlite")
+        nothing = overview.finder_options("no such part", "?trace=synthetic.sqlite")
+        untyped = overview.finder_options("  ", "?trace=synthetic.sqlite")
+        gone = overview.finder_options("L2", "?trace=missing.sqlite")
+    assert found == ["GPU.L2[1]", "GPU.L2[10]", "GPU.L2[11]", "GPU.L2[12]", "GPU.L2[13]",
+                     "GPU.L2[14]", "GPU.L2[15]"]  # any case, in name order
+    assert nothing == [] and gone == []
+    assert untyped is dash.no_update
 
 
 def test_awkward_traces_render_without_errors(tmp_path):

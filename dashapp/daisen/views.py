@@ -4,6 +4,7 @@
 plain data plus the figures and messages for the page, so a page's layout function is
 a thin wrapper and the benchmark can time exactly the server-side work of one view.
 """
+import itertools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -68,6 +69,14 @@ def ordered_locations(meta, sort):
             locs.sort(key=meta.order_key)
         return tuple(locs)
     return list(meta.memo(("order", sort), make))
+
+
+def find_locations(meta, text, limit):
+    """Names of the first ``limit`` locations (in name order) whose names contain
+    ``text``, in any case."""
+    needle = text.strip().casefold()
+    found = (loc.name for loc in ordered_locations(meta, "name") if needle in loc.name.casefold())
+    return list(itertools.islice(found, limit))
 
 
 def filtered_locations(meta, sort, pattern):
