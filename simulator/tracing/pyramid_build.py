@@ -158,12 +158,13 @@ class LivePyramid:
             out.append(rows[np.lexsort(rows[:, :key_columns].T[::-1])])
         return tuple(out)
 
-    def finish(self, db):
-        """Write the bins still in flight, and the rows held, through ``db`` (the
-        inserters are closed by then): (statistics per location, dirty locations)."""
+    def finish(self):
+        """Write the bins still in flight and close: (statistics per location, dirty
+        locations). The bins of a long task (a kernel spanning the run) stay in flight
+        to the end, so this can be most of the pyramid's rows: they go in bound in bulk."""
         stats = self.builder.finish()
         self._hold(self.builder.take_rows())
-        _insert(db, *self._take_held())
+        self.close()
         return stats, set(self.builder.dirty)
 
     def close(self):
@@ -226,10 +227,7 @@ def rebuild(db, locations=None, show_progress=None):
 
 
 def _drain(db, builder):
-    _insert(db, *builder.take_rows())
-
-
-def _insert(db, rows, kind_rows):
+    rows, kind_rows = builder.take_rows()
     db.executemany(INSERT_METRICS, rows.tolist())
     db.executemany(INSERT_KIND_METRICS, kind_rows.tolist())
 

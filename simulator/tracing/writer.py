@@ -315,10 +315,16 @@ class TraceWriter:
 
         ``extra_orphans`` counts parents an importer could not resolve before loading.
         """
+        live, self._live = self._live, None
+        finished = None  # (statistics, locations to rebuild) of the pyramid built so far
+        if live is not None and live.fed == self.tasks_written:
+            finished = live.finish()
         # Out of WAL first: what finalize writes (the indexes above all) would otherwise
         # go through the log and be copied again. From here on a viewer waits for the
         # finished trace (``dashapp/live.py``: it reads a running trace only in WAL mode).
         self._close_bulk()
+        if live is not None:
+            live.close()
         self._leave_wal()
         db = self.db
         _, indexes = schema_parts()
@@ -340,7 +346,7 @@ class TraceWriter:
             start_ps, end_ps = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
         if virtual_end_ps is not None:
             end_ps = max(end_ps or 0, virtual_end_ps)
-        base = self._finish_pyramid(orphans, show_progress)
+        base = self._finish_pyramid(None if orphans else finished, show_progress)
         db.execute(
             "UPDATE run SET completed = ?, finalized = 1, open_tasks = ?, orphan_tasks = ?,"
             " virtual_start_ps = ?, virtual_end_ps = ?, wall_seconds = coalesce(wall_seconds, ?),"
@@ -384,16 +390,15 @@ class TraceWriter:
         count, largest, largest_parent = self._keys[:3]
         return count == self.tasks_written and largest == count - 1 and largest_parent <= largest
 
-    def _finish_pyramid(self, orphans: int, show_progress: bool | None) -> int:
-        """The pyramid's last bins and the statistics; returns the level-0 bin width."""
+    def _finish_pyramid(self, finished: tuple[dict, set] | None,
+                        show_progress: bool | None) -> int:
+        """The statistics, and the pyramid of the locations the incremental build could
+        not finish (all of them if ``finished`` is None); returns the level-0 bin width."""
         db = self.db
-        live, self._live = self._live, None
         if pyramid_build.IncrementalPyramid is None:
             return pyramid_build.reference_build(db, show_progress=show_progress)
-        stats, redo = {}, None  # None: every location
+        stats, redo = finished if finished is not None else ({}, None)  # None: every location
         db.execute("BEGIN")
-        if live is not None and live.fed == self.tasks_written and not orphans:
-            stats, redo = live.finish(db)
         pyramid_build.clear_locations(db, redo)
         if redo is None or redo:
             stats.update(pyramid_build.rebuild(db, redo, show_progress=show_progress))
