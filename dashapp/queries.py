@@ -137,6 +137,8 @@ _EXPLANATIONS = (
     ("no such table", "not a GPUscope trace, or one from another version"),
     ("no such column", "not a GPUscope trace, or one from another version"),
     ("database disk image is malformed", "damaged: SQLite found the file malformed"),
+    # Bytes changed in the schema table: SQLite cannot even parse the file's own SQL.
+    ("malformed database schema", "damaged: SQLite found the file's schema malformed"),
     ("SQLITE_READONLY_ROLLBACK",
      "a writer was killed in the middle of a batch; `python -m simulator finalize FILE`"
      " repairs the file"),

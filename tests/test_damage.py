@@ -115,3 +115,16 @@ def test_a_file_that_is_not_a_trace_is_not_called_damaged(tmp_path):
     other = tmp_path / "other.sqlite"
     other.write_bytes(b"not sqlite at all" * 1000)
     assert damage.Checker().verdict(other, wait=60).state == "ok"  # its page says why
+
+
+def test_a_damaged_schema_is_named_damage(traces, tmp_path):
+    """Changed bytes in the schema table leave SQL that SQLite cannot parse: that is
+    damage too, not a file the check could not read."""
+    path = tmp_path / "schema.sqlite"
+    shutil.copy(traces / "sound.sqlite", path)
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA writable_schema=ON")
+        db.execute("UPDATE sqlite_master SET sql = 'CREATE INDEX task_parent ON' "
+                   "WHERE name = 'task_parent'")
+    found = damage.Checker().verdict(path, wait=60)
+    assert found.damaged and "schema malformed" in found.message, found
