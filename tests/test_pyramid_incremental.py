@@ -222,3 +222,18 @@ def test_tied_durations_keep_the_long_list_small():
     assert short == 41
     assert listed == [10**8] * len(listed) and 1 <= len(listed) <= 20
     assert held < 64 * 1024  # the tasks are 6.4 MB as 32-byte rows
+
+
+def test_the_long_list_is_capped_so_a_location_holds_the_same_at_any_size():
+    rng = np.random.default_rng(1)
+    held = {}
+    for n in (100_000, 400_000):
+        durations = rng.permutation(np.arange(1, n + 1, dtype=np.int64))
+        durations[rng.integers(0, n, 3)] = 10**12  # spanning the run
+        short, listed, held[n] = _long_split(durations, batch=65_536)
+        assert 3 <= len(listed) <= pyramid.LONG_MAX
+        assert listed == sorted(durations[durations > short].tolist())
+    # At most 2 (2 LONG_MAX + 2) + 64 candidates of 32 bytes, in vectors of at most
+    # twice that capacity, at any count.
+    bound = 32 * 2 * (2 * (2 * pyramid.LONG_MAX + 2) + 64)
+    assert max(held.values()) <= bound

@@ -33,7 +33,7 @@ from cython.operator cimport dereference as deref
 
 import numpy as np
 
-from .pyramid import KIND_LEVEL_OFFSET, LONG_SHARE, LONG_SPLIT_FACTOR, min_level
+from .pyramid import KIND_LEVEL_OFFSET, LONG_MAX, LONG_SHARE, LONG_SPLIT_FACTOR, min_level
 
 DEF NCOL = 7  # metric_bin's value columns
 DEF MAX_LEVELS = 64
@@ -302,7 +302,8 @@ cdef class IncrementalPyramid:
                 self._prune_long(loc)
 
     cdef int64_t _keep(self, int64_t count):
-        return max(1, <int64_t>(count * LONG_SHARE))
+        """``pyramid.long_keep``, without a Python call per task."""
+        return min(<int64_t>LONG_MAX, max(1, <int64_t>(count * LONG_SHARE)))
 
     cdef int64_t _candidates(self, int64_t count):
         """Longest tasks a prune keeps: twice as many as will be listed."""

@@ -26,9 +26,17 @@ from .progress import track
 
 # Long tasks: a location's tasks are split into short and long when its longest task
 # spans more than LONG_SPLIT_FACTOR average task spacings; at most LONG_SHARE of them
-# (at least one) are listed in long_task.
+# (at least one, at most LONG_MAX) are listed in long_task. The cap keeps what the
+# incremental build holds per location from growing with the trace (it holds a few
+# times as many candidates); the few tasks far longer than the rest are what it is for.
 LONG_SPLIT_FACTOR = 64
 LONG_SHARE = 0.001
+LONG_MAX = 64
+
+
+def long_keep(count):
+    """How many of a location's ``count`` tasks ``long_task`` may list."""
+    return min(LONG_MAX, max(1, int(count * LONG_SHARE)))
 
 TARGET_TASKS_PER_BIN = 16
 # The per-kind breakdown feeds stacked overviews, not exact zooms: it starts this many
@@ -154,7 +162,7 @@ def split_long(ids, start, end):
     span = max(1, int(end.max() - start.min()))
     if longest * len(durations) <= LONG_SPLIT_FACTOR * span:
         return longest, []
-    keep = max(1, int(len(durations) * LONG_SHARE))
+    keep = long_keep(len(durations))
     order = np.argsort(durations, kind="stable")
     short = int(durations[order[max(0, len(order) - keep - 1)]])
     if short >= longest:

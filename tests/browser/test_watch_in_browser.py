@@ -114,7 +114,9 @@ def test_a_run_is_shown_while_synth_writes_it_and_followed_until_it_ends(browser
     banner = _text(browser, "ov-live")
     assert banner.startswith("Running:") and "follows it" in banner and "so far" in banner
 
-    first, first_end = _number(browser, "ov-live-tasks"), _window_ps(browser)
+    first = _number(browser, "ov-live-tasks")
+    # Read when a chart is drawn: following redraws the charts every 2 s.
+    first_end = _wait(browser, _window_ps, "the Overview of the running trace drew no window")
     _wait(browser, lambda d: (_number(d, "ov-live-tasks") or 0) > first,
           "the task count did not grow while synth wrote")
     _wait(browser, lambda d: (_window_ps(d) or 0) > first_end,
