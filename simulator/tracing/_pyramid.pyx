@@ -312,7 +312,8 @@ cdef class IncrementalPyramid:
     cdef void _prune_long(self, _Location loc):
         """Keep the longest tasks, raising the floor. A prune leaves at most 1.5 times
         the candidates, so the next one is half the candidates of additions away: the
-        cost per task stays constant, and so does the list's share of the tasks."""
+        cost per task stays constant, and the list stays within a few times
+        ``pyramid.LONG_MAX`` at any task count."""
         cdef int64_t keep = self._candidates(loc.count)
         cdef vector[int64_t] d = loc.long_dur
         cdef Py_ssize_t n = d.size(), i, j = 0
