@@ -1,5 +1,6 @@
 """The trace commands: help text, summaries, and clean errors on bad input."""
 import json
+import sys
 
 import pytest
 
@@ -98,3 +99,33 @@ def test_import_and_info_of_a_profile_state_links_markers_and_the_time_origin(tm
     out = capsys.readouterr().out
     assert "time origin  2025-07-18 09:14:43.333400684 UTC" in out
     assert "1 links (flows), 2 markers" in out and "baseTimeNanoseconds" in out
+
+
+def test_ctrl_c_during_the_damage_check_is_an_interruption_not_damage(tmp_path):
+    """A real SIGINT while SQLite checks the file: the progress callback is where Python
+    sees it, and sqlite3 would report the check "interrupted", which read as damage."""
+    import os
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+
+    trace = tmp_path / "big.sqlite"
+    generate(trace, tasks=600_000, seed=3)
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "simulator", "check", str(trace)], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:  # the check opens it last
+        fds = Path(f"/proc/{proc.pid}/fd")
+        try:
+            if any(os.readlink(fd) == str(trace) for fd in fds.iterdir()):
+                break
+        except OSError:
+            pass
+        time.sleep(0.005)
+    time.sleep(0.15)  # well inside the check, which takes about half a second here
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, out, err)
+    assert "damaged" not in out + err

@@ -102,7 +102,11 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         tracer = tracer_class(implementation)(writer, ps_per_tick=ps_per_cycle(config),
                               window=window or (None, None))
         if recorder is not None:
-            recorder.write_to(writer)
+            try:
+                recorder.write_to(writer)  # its buffered rows, then each launch's as it runs
+            except BaseException:
+                _abandon(writer, pending)
+                raise
     bar = None
     if progress:
         from ..tracing.progress import progress_bar  # tqdm's import is deferred to runs that draw

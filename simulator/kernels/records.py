@@ -7,9 +7,10 @@ memory objects and an execution summary; and, when instrumentation is on, the
 ``@watch`` accesses, branch patterns with proxy warps, and ``@emit`` values.
 
 Rows go through a sink with ``execute``/``executemany`` (a ``TraceWriter`` or a
-``BackgroundWriter``); the large tables go as int64 matrices, which a writer process
-receives without pickling a row at a time. A recorder made without a sink buffers its
-rows until ``write_to`` is given one.
+``BackgroundWriter``); the branch rows, all integers, go as an int64 matrix, which a
+writer process receives without pickling a row at a time (the watched accesses name
+their array, so they go as tuples). A recorder made without a sink buffers its rows
+until ``write_to`` is given one.
 """
 import json
 

@@ -53,6 +53,13 @@ def _checked(db, pragma, show_progress):
         db.set_progress_handler(advance, STEPS)
         try:
             return db.execute(f"PRAGMA {pragma}({PROBLEMS_SHOWN})").fetchall()
+        except sqlite3.OperationalError as exc:
+            # Only an exception in ``advance`` interrupts the check, and the one that
+            # comes there is Ctrl-C (Python runs its signal handler in the callback):
+            # sqlite3 swallows it and SQLite reports "interrupted", which is no damage.
+            if exc.sqlite_errorcode == sqlite3.SQLITE_INTERRUPT:
+                raise KeyboardInterrupt from None
+            raise
         finally:
             db.set_progress_handler(None, STEPS)
 

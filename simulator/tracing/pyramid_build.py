@@ -164,13 +164,13 @@ class LivePyramid:
         to the end, so this can be most of the pyramid's rows: they go in bound in bulk."""
         stats = self.builder.finish()
         self._hold(self.builder.take_rows())
+        self._insert_held()
         self.close()
         return stats, set(self.builder.dirty)
 
     def close(self):
-        """Write the rows held and close the inserters' connections."""
-        if self._metrics is not None and self._held:
-            self._insert_held()
+        """Close the inserters' connections (rows still held are not written: without
+        ``finish`` the pyramid is rebuilt, or the file abandoned)."""
         for inserter in (self._metrics, self._kind_metrics):
             if inserter is not None:
                 inserter.close()

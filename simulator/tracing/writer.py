@@ -307,7 +307,11 @@ class TraceWriter:
                 inserter.close()
             return
         self.db.execute("BEGIN")
-        self.db.executemany(sql, rows)
+        try:
+            self.db.executemany(sql, rows)
+        except BaseException:  # a second Ctrl-C too: leave no transaction open
+            self.db.execute("ROLLBACK")
+            raise
         self.db.execute("COMMIT")
 
     # -- finishing -----------------------------------------------------------------
@@ -331,8 +335,9 @@ class TraceWriter:
         self._leave_wal()
         db = self.db
         _, indexes = schema_parts()
-        # The run is over and its cores are free: SQLite's sorter may use them (the index
-        # builds are most of finalize; measured 18-29 % faster on 2 cores).
+        # The run is over and its cores are free (unless a sweep runs other points beside
+        # it): SQLite's sorter may use them (the index builds are most of finalize;
+        # measured 18-29 % faster on 2 cores).
         db.execute(f"PRAGMA threads={SORTER_THREADS}")
         db.executescript(indexes)
         orphans = 0
