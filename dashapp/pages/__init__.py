@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs
 
-from dash import html, no_update
+from dash import Input, Output, State, callback, html, no_update
 
 from .. import damage, following, urls, widgets
 from ..queries import QueryTimeout, TraceError
@@ -83,6 +83,18 @@ def with_follow(parse, search, follow):
     if not isinstance(follow, bool):
         return no_update
     return widgets.search_for(search, replace(widgets.state_of(search, parse), follow=follow))
+
+
+def follow_switch_callback(prefix, parse):
+    """Register the callback that writes a view's "follow the end" switch
+    (``{prefix}-follow``) into its URL, whose state ``parse`` reads."""
+    @callback(Output(widgets.LOCATION_ID, "search", allow_duplicate=True),
+              Input(f"{prefix}-follow", "value"), State(widgets.LOCATION_ID, "search"),
+              prevent_initial_call=True)
+    @widgets.guarded(no_update)
+    def follow_to_url(follow, search):
+        return with_follow(parse, search, follow)
+    return follow_to_url
 
 
 @dataclass(frozen=True)

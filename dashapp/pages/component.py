@@ -17,7 +17,7 @@ from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import alert, follow_tick, from_search, params_of, trace_page, with_follow
+from . import alert, follow_switch_callback, follow_tick, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 
@@ -177,11 +177,7 @@ def _state(search):
     return urls.parse_component(params_of(search))[0]
 
 
-@callback(Output(LOC, "search", allow_duplicate=True),
-          Input("cv-follow", "value"), State(LOC, "search"), prevent_initial_call=True)
-@widgets.guarded(no_update)
-def follow_to_url(follow, search):
-    return with_follow(urls.parse_component, search, follow)
+follow_to_url = follow_switch_callback("cv", urls.parse_component)
 
 
 @callback(Output("cv-graph", "figure"), Output("cv-header", "children"),

@@ -16,7 +16,7 @@ from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import alert, follow_tick, from_search, params_of, trace_page, with_follow
+from . import alert, follow_switch_callback, follow_tick, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
@@ -178,11 +178,7 @@ def controls_to_url(filter_text, primary, secondary, sort, page, _reset, search)
     return _go(search, state)
 
 
-@callback(Output(LOC, "search", allow_duplicate=True),
-          Input("ov-follow", "value"), State(LOC, "search"), prevent_initial_call=True)
-@widgets.guarded(no_update)
-def follow_to_url(follow, search):
-    return with_follow(urls.parse_overview, search, follow)
+follow_to_url = follow_switch_callback("ov", urls.parse_overview)
 
 
 @callback(Output("ov-charts", "children"), Output("ov-header", "children"),
