@@ -26,11 +26,11 @@ tasks through ``write_imported`` and feeds the pyramid itself (``feed_pyramid``)
 whose tasks did not all reach the pyramid (a reopened file, an import in an order that
 held too much in flight) is rebuilt from its task table in bounded memory.
 
-What the writer holds is bounded by the model, not by the trace: SQLite's page cache is
-capped (``CACHE_KIB``), its sorter spills to a temporary file, not to RAM, and the
-pyramid builder keeps bins in flight and a capped list of long-task candidates per
-location. (Peak memory still rises by about half from 1M to 100M tasks: README, Trace
-sizes.)
+What the writer holds is bounded by the model, not by the trace: SQLite's page caches
+are small (``CACHE_KIB``, ``bulk.INSERT_CACHE_KIB``), its sorter spills to a temporary
+file, not to RAM, the pyramid builder keeps bins in flight and a capped list of
+long-task candidates per location, and freed batches leave the process (``heap``).
+README, Trace sizes, has the peaks measured from 1M to 100M tasks.
 """
 from __future__ import annotations
 
@@ -48,16 +48,13 @@ from typing import Any
 import numpy as np
 
 from .. import __version__, build
-from . import pyramid_build
+from . import heap, pyramid_build
 from .bulk import INSERT_IMPORTED_TASKS, INSERT_TAGS, INSERT_TASKS
 
 BulkInserter = build.module("simulator.tracing._bulk").BulkInserter
 
 INDEX_MARKER = "-- INDEXES"
-CACHE_KIB = 4096  # SQLite's page cache (and sorter memory) of the writer's connection
-# The connection that appends imported tasks (with their text columns) touches only the
-# table's right-hand edge; a larger cache would only fill with pages written once.
-APPEND_CACHE_KIB = 2048
+CACHE_KIB = 2048  # SQLite's page cache (and sorter memory) of the writer's connection
 LEAVE_WAL_WAIT_MS = 10_000
 LEAVE_WAL_RETRY_S = 0.005
 SORTER_THREADS = min(4, os.cpu_count() or 1)
@@ -99,7 +96,9 @@ def _wall_seconds(started: float) -> float:
 
 
 def _connect(path):
-    """The writer's own connection to ``path``."""
+    """The writer's own connection to ``path`` (in a process whose large blocks are
+    unmapped when freed: ``heap``)."""
+    heap.map_large_blocks()
     db = sqlite3.connect(str(path), isolation_level=None)
     # No fsync: a crashed simulator loses at most its last batch (committed ones are in
     # the file or the WAL); only an OS crash or power loss could damage the file, which
@@ -240,8 +239,7 @@ class TraceWriter:
         if not len(tasks):
             return
         if self._bulk_imported is None:
-            self._bulk_imported = BulkInserter(self.path, INSERT_IMPORTED_TASKS, null_if_negative=1,
-                                               cache_kib=APPEND_CACHE_KIB)
+            self._bulk_imported = BulkInserter(self.path, INSERT_IMPORTED_TASKS, null_if_negative=1)
         self._bulk_imported.insert(tasks, (ext_ids, details))
         self.tasks_written += len(tasks)
         _count(self._keys, tasks)

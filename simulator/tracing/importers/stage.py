@@ -29,8 +29,6 @@ NO_PARENT, UNRESOLVED = -1, -2
 # Flow point phases, in the order they chain within one flow.
 FLOW_PHASES = {"s": 0, "t": 1, "f": 2}
 READ_BLOCK = 16_384
-# Pages the staging connection keeps: appends touch only each table's right-hand edge.
-APPEND_CACHE_KIB = 2048
 INSERT_IDS = "INSERT INTO ids (seq, h, src) VALUES (?, ?, ?)"
 INSERT_ROWS = ("INSERT INTO rows (seq, parent, pstart, kind, location, start_ps, end_ps, flags,"
                " track, ext_id, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -79,7 +77,7 @@ class Stage:
     def __init__(self, db, path, bulk):
         self.db, self.path, self.bulk = db, path, bulk
         db.executescript(SCHEMA)
-        self.conn = bulk.Connection(path, cache_kib=APPEND_CACHE_KIB)
+        self.conn = bulk.Connection(path)
         self.conn.execute("PRAGMA journal_mode=OFF")
         self._ids = bulk.BulkInserter(self.conn, INSERT_IDS)
         self._rows = bulk.BulkInserter(self.conn, INSERT_ROWS)
