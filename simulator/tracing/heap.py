@@ -11,18 +11,16 @@ adjustment. Other C libraries have no ``mallopt``; their processes are left as t
 """
 import ctypes
 import ctypes.util
+import functools
 
 M_MMAP_THRESHOLD = -3  # glibc's <malloc.h>
 MMAP_THRESHOLD_BYTES = 128 * 1024  # glibc's own starting value, kept for good
-_done = []
 
 
+@functools.cache
 def map_large_blocks() -> bool:
     """Serve every block of ``MMAP_THRESHOLD_BYTES`` or more with its own mapping, for
     the rest of the process (once per process; True where the C library allows it)."""
-    if not _done:
-        name = ctypes.util.find_library("c")
-        libc = ctypes.CDLL(name) if name else None
-        mallopt = getattr(libc, "mallopt", None)
-        _done.append(bool(mallopt and mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1))
-    return _done[0]
+    name = ctypes.util.find_library("c")
+    mallopt = getattr(ctypes.CDLL(name), "mallopt", None) if name else None
+    return bool(mallopt and mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1)

@@ -161,13 +161,12 @@ class LivePyramid:
         return tuple(out)
 
     def finish(self):
-        """Write the bins still in flight and close: (statistics per location, dirty
-        locations). The bins of a long task (a kernel spanning the run) stay in flight
-        to the end, so this can be most of the pyramid's rows: they go in bound in bulk."""
+        """Write the bins still in flight: (statistics per location, dirty locations).
+        The bins of a long task (a kernel spanning the run) stay in flight to the end, so
+        this can be most of the pyramid's rows: they go in bound in bulk."""
         stats = self.builder.finish()
         self._hold(self.builder.take_rows())
         self._insert_held()
-        self.close()
         return stats, set(self.builder.dirty)
 
     def close(self):
