@@ -18,6 +18,7 @@ the time a task stays in flight, not the trace.
 Without the compiled builder (``SIMULATOR_PUREPYTHON=1``) the numpy reference in
 ``pyramid.py`` builds everything at finalize.
 """
+import time
 from collections import deque
 
 import numpy as np
@@ -38,7 +39,13 @@ MAX_PENDING_EVENTS = 4_000_000  # 32 B each; past it the frontier moves up to th
 # Tasks a rebuild reads per step, as Python tuples of about 350 B (100k of them made a
 # 2M-task import peak 40 MiB above a 200k-task one).
 REBUILD_CHUNK = 16_384
-HOLD_ROWS = 1 << 16  # pyramid rows a file no one reads yet holds back (80 B each)
+# Pyramid rows held back before they are written (80 B each), and for how long at most
+# (a viewer of a running trace sees the run up to the bins written). Each write touches,
+# and SQLite rebalances, the last page of every (location, level) it appends to, all over
+# the two tables: writing each batch's few rows per location at once cost 2.7 us a row
+# at 10M tasks (a quarter of the run), against 1.1 at 1M; 64k rows at a time halve it.
+HOLD_ROWS = 1 << 16
+HOLD_SECONDS = 1.0
 INSERT_METRICS = "INSERT INTO metric_bin VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INSERT_KIND_METRICS = "INSERT INTO metric_kind_bin VALUES (?, ?, ?, ?, ?, ?)"
 
@@ -52,17 +59,18 @@ class LivePyramid:
 
     ``inserter(sql)`` opens a bulk inserter on the trace (``BulkInserter``); ``db`` is
     the writer's connection, used to look up a parent written in an earlier batch.
-    ``hold_rows``: pyramid rows to gather before writing them, in a file no viewer reads
-    while it is written (0: each batch's at once).
+    Final rows are written once ``hold_rows`` are gathered or ``hold_seconds`` have passed
+    since the last write (0: each batch's at once).
     """
 
-    def __init__(self, db, inserter, hold_rows=0):
-        self.hold_rows = hold_rows
+    def __init__(self, db, inserter, hold_rows=HOLD_ROWS, hold_seconds=HOLD_SECONDS):
+        self.hold_rows, self.hold_seconds = hold_rows, hold_seconds
+        self._written_at = time.monotonic()
         self.db = db
         self.builder = IncrementalPyramid(base=BASE_PS)
         self._metrics = inserter(INSERT_METRICS)
         self._kind_metrics = inserter(INSERT_KIND_METRICS)
-        self._held, self._held_rows = [], 0  # final rows not written yet
+        self._held, self._held_rows = ([], []), 0  # final rows not written yet, per table
         self._req_in = []
         self._recent = deque(maxlen=RECENT_BATCHES)
         self._opened = None
@@ -134,31 +142,33 @@ class LivePyramid:
         return ps
 
     def _write_rows(self):
-        """Write the rows of the bins now final, or keep them until there are ``hold_rows``
-        (each transaction rewrites every page its rows touch, all over the two tables)."""
+        """Write the rows of the bins now final, or keep them (``HOLD_ROWS``)."""
         self._hold(self.builder.take_rows())
-        if self._held_rows < self.hold_rows:
+        now = time.monotonic()
+        if self._held_rows < self.hold_rows and now - self._written_at < self.hold_seconds:
             return
         self._insert_held()
+        self._written_at = now
 
     def _insert_held(self):
-        for inserter, rows in zip((self._metrics, self._kind_metrics), self._take_held()):
+        """Write the rows held, each table's in its key order (the rows of one transaction
+        then fill pages one after another); a table's parts are freed once joined, and
+        its rows once written, so the held rows are in memory at most twice."""
+        for inserter, parts, key_columns in ((self._metrics, self._held[0], 3),
+                                             (self._kind_metrics, self._held[1], 4)):
+            if not parts:
+                continue
+            rows = np.concatenate(parts)
+            parts.clear()
+            rows = rows[np.lexsort(rows[:, :key_columns].T[::-1])]
             if len(rows):
-                inserter.insert(np.ascontiguousarray(rows))
+                inserter.insert(rows)
+        self._held_rows = 0
 
     def _hold(self, rows):
-        self._held.append(rows)
-        self._held_rows += sum(len(part) for part in rows)
-
-    def _take_held(self):
-        """The rows held, as one (metrics, kind metrics) pair; holds nothing after."""
-        held, self._held, self._held_rows = self._held, [], 0
-        out = []
-        for table, key_columns in ((0, 3), (1, 4)):  # each table's primary key leads its rows
-            rows = np.concatenate([part[table] for part in held])
-            # In key order, the rows of one transaction fill pages one after another.
-            out.append(rows[np.lexsort(rows[:, :key_columns].T[::-1])])
-        return tuple(out)
+        for parts, part in zip(self._held, rows):
+            parts.append(part)
+            self._held_rows += len(part)
 
     def finish(self):
         """Write the bins still in flight: (statistics per location, dirty locations).

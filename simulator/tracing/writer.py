@@ -121,7 +121,6 @@ class TraceWriter:
                  watchable: bool = True) -> None:
         self.path = Path(path)
         self._wall_start = time.perf_counter()
-        self._watchable = watchable
         for suffix in ("", "-wal", "-shm"):
             extra = Path(str(self.path) + suffix)
             if extra.exists():
@@ -176,7 +175,6 @@ class TraceWriter:
             self.db.close()
             raise
         self._keys = _no_keys()
-        self._watchable = True
         self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
         return self
 
@@ -285,8 +283,7 @@ class TraceWriter:
         if pyramid_build.IncrementalPyramid is None:
             return None
         return pyramid_build.LivePyramid(
-            self.db, lambda sql: BulkInserter(self.path, sql),
-            hold_rows=0 if self._watchable else pyramid_build.HOLD_ROWS)
+            self.db, lambda sql: BulkInserter(self.path, sql))
 
     def sync(self) -> None:
         """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""

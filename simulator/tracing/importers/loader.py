@@ -62,10 +62,10 @@ TrackSweep = build.module("simulator.tracing.importers._nesting").TrackSweep
 BATCH = 50_000
 # SQLite page cache of the loader's connection (output and staging), in KiB: it bounds
 # the sorts and index builds of the scratch database, which spill to files past it. It
-# is the import's largest memory; 64 MiB imported a 2M-task CSV only 3% faster at 346
-# MiB peak instead of 192 MiB, and a cache that small traces never fill makes the peak
-# grow with the trace up to the cap.
-CACHE_KB = 8 * 1024
+# is the import's largest memory, and a cache that small traces never fill makes the
+# peak grow with the trace up to the cap: at 8 MiB a 2M-task CSV peaked 21 MiB above a
+# 200k-task one, at 2 MiB 11 MiB, and imported as fast (64 MiB was only 3% faster).
+CACHE_KB = 2 * 1024
 INT64_MAX = 2 ** 63 - 1
 # Events the metric pyramid may hold in flight (32 bytes each) while tasks are read back
 # in key order; past it they are fed again in the order of their first events.
