@@ -5,6 +5,7 @@ small batches (so tasks outlive many flushes and are reported open), and are cut
 at a random point like a run stopped by Ctrl-C. The file's pyramid is compared with
 ``pyramid.py``'s reference over the file's own tasks, at the levels the file chose.
 """
+import contextlib
 import sqlite3
 
 import numpy as np
@@ -99,21 +100,57 @@ steps_strategy = st.lists(
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=steps_strategy, stop=st.integers(0, 300), batch=st.integers(1, 40),
-       python=st.booleans())
-def test_the_pyramid_written_as_the_run_goes_equals_the_one_from_scratch(tmp_path, steps, stop,
-                                                                          batch, python):
+       python=st.booleans(), hold_rows=st.sampled_from([0, 5, pyramid_build.HOLD_ROWS]))
+def test_the_pyramid_written_as_the_run_goes_equals_the_one_from_scratch(
+        tmp_path, monkeypatch, steps, stop, batch, python, hold_rows):
     path = tmp_path / "live.sqlite"
-    writer = TraceWriter(path, command="test")
-    tracer = (PyTracer if python else Tracer)(writer, batch_size=batch)
-    now = drive(tracer, steps, stop)
-    tracer.close(now)  # a run stopped at `stop`: open tasks are flagged and written
-    writer.finalize(completed=stop >= len(steps))
-    writer.close()
+    with monkeypatch.context() as patch:  # rows written each batch, a few at a time, or at the end
+        patch.setattr(pyramid_build.LivePyramid, "hold_rows", hold_rows)
+        writer = TraceWriter(path, command="test")
+        tracer = (PyTracer if python else Tracer)(writer, batch_size=batch)
+        now = drive(tracer, steps, stop)
+        tracer.close(now)  # a run stopped at `stop`: open tasks are flagged and written
+        writer.finalize(completed=stop >= len(steps))
+        writer.close()
     with sqlite3.connect(path) as db:
         if db.execute("SELECT count(*) FROM task").fetchone()[0] == 0:
             return
         assert stored(db) == reference(db)
         check_coarse_bins_are_sums(db)
+
+
+def _bins_written(path):
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return db.execute("SELECT count(*) FROM metric_bin").fetchone()[0]
+
+
+def _serial_run(tracer, location, kind, tasks, start=0):
+    """``tasks`` back-to-back tasks of 10 ticks at one location; returns the end."""
+    for i in range(tasks):
+        tracer.end_task(tracer.start_task(-1, kind, location, start + 10 * i), start + 10 * i + 10)
+    return start + 10 * tasks
+
+
+@pytest.mark.parametrize("hold_rows, hold_seconds, seen", [
+    (1 << 30, 3600.0, False),  # held: nothing until finalize
+    (1 << 30, 0.0, True),  # a running trace's viewer waits at most hold_seconds
+    (1, 3600.0, True),  # enough rows held: written
+])
+def test_final_bins_reach_the_file_after_enough_rows_or_time(tmp_path, monkeypatch, hold_rows,
+                                                             hold_seconds, seen):
+    monkeypatch.setattr(pyramid_build.LivePyramid, "hold_rows", hold_rows)
+    monkeypatch.setattr(pyramid_build.LivePyramid, "hold_seconds", hold_seconds)
+    path = tmp_path / "live.sqlite"
+    writer = TraceWriter(path, command="test")
+    tracer = Tracer(writer, batch_size=64)
+    location, kind = tracer.location("GPU.CU[0]"), tracer.kind("wavefront", "run")
+    end = _serial_run(tracer, location, kind, 64 * 8)  # eight batches: the frontier moves
+    tracer.flush()
+    assert (_bins_written(path) > 0) == seen
+    tracer.close(end)
+    writer.finalize(completed=True)
+    writer.close()
+    assert _bins_written(path) > 0
 
 
 @settings(max_examples=60, deadline=None)

@@ -62,9 +62,10 @@ class LivePyramid:
     Final rows are written once ``hold_rows`` are gathered or ``hold_seconds`` have passed
     since the last write (0: each batch's at once).
     """
+    hold_rows = HOLD_ROWS
+    hold_seconds = HOLD_SECONDS
 
-    def __init__(self, db, inserter, hold_rows=HOLD_ROWS, hold_seconds=HOLD_SECONDS):
-        self.hold_rows, self.hold_seconds = hold_rows, hold_seconds
+    def __init__(self, db, inserter):
         self._written_at = time.monotonic()
         self.db = db
         self.builder = IncrementalPyramid(base=BASE_PS)
