@@ -22,12 +22,20 @@ from test_app import _texts
 from dashapp import catalog, damage, following, live, queries, urls
 from dashapp.daisen import views
 from simulator.tracing import Tracer, TraceWriter
-from simulator.tracing.pyramid_build import IncrementalPyramid
+from simulator.tracing.pyramid_build import IncrementalPyramid, LivePyramid
 
 pytestmark = pytest.mark.skipif(IncrementalPyramid is None,
                                 reason="the run so far is drawn from the pyramid built as it goes")
 
 CUS, BANKS = 4, 2
+# These runs last a fraction of a second: their bins are written batch by batch, as a
+# long run's are each second (test_pyramid_incremental tests how long they are held).
+HOLD_SECONDS = 0.0
+
+
+@pytest.fixture(autouse=True)
+def _bins_written_each_batch(monkeypatch):
+    monkeypatch.setattr(LivePyramid, "hold_seconds", HOLD_SECONDS)
 
 
 class Run:
@@ -238,7 +246,8 @@ def test_a_killed_run_s_file_stays_readable_and_names_how_to_finish_it(tmp_path)
         import os, sys
         from pathlib import Path
         sys.path.insert(0, {os.path.dirname(__file__)!r})
-        from test_watch import Run
+        from test_watch import HOLD_SECONDS, LivePyramid, Run
+        LivePyramid.hold_seconds = HOLD_SECONDS
         Run(Path({str(tmp_path)!r}) / f".run.sqlite.partial-{{os.getpid()}}").go(5000)
         os.kill(os.getpid(), 9)
     """)
