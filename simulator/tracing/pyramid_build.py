@@ -2,8 +2,9 @@
 
 * While a run is written (``LivePyramid``), each batch of finished tasks, and the tasks
   the tracer reports still open, feed ``_pyramid.IncrementalPyramid`` in the writer's
-  process; bins behind the *frontier* are final and go into the file within a second
-  (``HOLD_ROWS``). At finalize only the bins still in flight remain.
+  process; bins behind the *frontier* are final and go into the file 64k rows at a
+  time, or after a second (``HOLD_ROWS``). At finalize only the bins still in flight
+  remain.
 * A trace whose tasks did not come through the writer's batches (an import, a trace
   reopened after a crash), and any location whose events arrived behind the frontier,
   is rebuilt from the task table (``rebuild``): one scan in the order of each task's
