@@ -7,7 +7,9 @@ whole file once: about a second per GB from the page cache), waits for it a mome
 and remembers the verdict per file identity (device, inode, size, modification time),
 so a file replaced or rewritten is checked again and nothing else is. Every page of a
 damaged trace then says "damaged: ..." instead of drawing it. Each server process
-checks a file once; a check under way does not hold pages back beyond ``WAIT_SECONDS``.
+checks a file once; pages wait for a check at most ``WAIT_SECONDS`` after it began, so a
+long one (a 100M-task trace takes a minute) holds back its first pages only, not every
+page until it ends (each waited two seconds).
 
 A trace still being written is not checked: it changes with every commit of its
 writer, and reading all of it again and again would take the machine from the
@@ -18,6 +20,7 @@ checked once it is finalized.
 """
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,8 +89,8 @@ class Checker:
         self._lock = threading.Lock()
 
     def verdict(self, path, wait=WAIT_SECONDS):
-        """The verdict on the current version of ``path``, waiting up to ``wait`` seconds
-        for a check under way (started here if none is)."""
+        """The verdict on the current version of ``path``, waiting for a check under way
+        (started here if none is) until ``wait`` seconds after it began."""
         if live.partial_of(Path(path).name):
             return UNFINISHED
         key = identity(path)
@@ -95,12 +98,13 @@ class Checker:
         if found is not None:
             return found
         with self._lock:
-            done = self._running.get(key)
-            if done is None:
-                done = self._running[key] = threading.Event()
-                threading.Thread(target=self._run, args=(path, key, done), daemon=True,
+            running = self._running.get(key)
+            if running is None:
+                running = self._running[key] = (threading.Event(), time.monotonic())
+                threading.Thread(target=self._run, args=(path, key, running[0]), daemon=True,
                                  name=f"check {Path(path).name}").start()
-        done.wait(wait)
+        done, began = running
+        done.wait(max(0.0, began + wait - time.monotonic()))
         return self._verdicts.get(key, Verdict("checking"))
 
     def _run(self, path, key, done):

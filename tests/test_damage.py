@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import dash_client as client
@@ -61,6 +62,23 @@ def test_the_check_names_the_damage_once_per_file_version(traces, tmp_path, name
     shutil.copy(traces / "sound.sqlite", tmp_path / "sound-copy")
     (tmp_path / "sound-copy").replace(copy)
     assert checker.verdict(copy, wait=60).state == "ok"
+
+
+def test_a_long_check_holds_back_only_the_pages_of_its_first_moments(traces, tmp_path):
+    path = tmp_path / "busy.sqlite"
+    shutil.copy(traces / "sound.sqlite", path)
+    writer = sqlite3.connect(path)  # a real writer's lock: the check waits for it
+    writer.execute("BEGIN EXCLUSIVE")
+    checker = damage.Checker()
+    began = time.monotonic()
+    assert checker.verdict(path, wait=0.5).state == "checking"
+    assert time.monotonic() - began >= 0.5
+    again = time.monotonic()
+    assert checker.verdict(path, wait=0.5).state == "checking"  # past its moment: no wait
+    assert time.monotonic() - again < 0.4
+    writer.rollback()
+    writer.close()
+    assert checker.verdict(path, wait=60).state == "ok"
 
 
 def test_a_query_that_hits_the_damage_says_so(traces, tmp_path):
