@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import build
-from ..writer import PendingOutput, TraceWriter, remove_trace_files
+from ..writer import SORTER_THREADS, PendingOutput, TraceWriter, remove_trace_files
 from . import ids
 from .ids import NO_TIME, Block, IdWindow
 from .stage import FLOW_PHASES, Stage
@@ -485,9 +485,13 @@ class Loader:
         shift = self._shift()
         if self.direct and shift:
             self._stage_everything()  # something came before the declared origin
+        # The input is read: SQLite's sorter may use the cores for the index builds (the
+        # ID index, then finalize's).
+        db.execute(f"PRAGMA threads={SORTER_THREADS}")
+        distinct = True
         if not self.unique_ids or stage.looks_up_ids():
-            stage.index_ids()
-        if not self.unique_ids and (not self.direct or stage.repeats()):
+            distinct = stage.index_ids()
+        if not distinct:
             if self.direct:
                 self._stage_everything()  # dropping a repeat closes up the keys after it
             stage.drop_far_repeats(self.dedupe, self._where)
