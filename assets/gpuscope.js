@@ -3,7 +3,9 @@
  *    page and greys out the rest;
  *  - hovering a bar highlights the same task (same key) in both the Task view and the
  *    Component view;
- *  - "PNG" buttons download a chart with Plotly's toImage, named like its SVG export.
+ *  - "PNG" buttons download a chart with Plotly's toImage, named like its SVG export
+ *    (one chart of the Overview's grid as a figure of its own);
+ *  - links drawn outside Dash navigate like dcc.Link (``gpuscope.link``).
  * Bars are Plotly Bar traces whose trace.meta is [kindLabel, role] and whose
  * customdata[i][0] is the task key (see dashapp/daisen/figures.py).
  */
@@ -57,33 +59,58 @@
     if (item && !(ev.relatedTarget && item.contains(ev.relatedTarget))) { clearHighlight(); }
   });
 
+  function axisKey(ref) {  // a trace's axis reference ("x3", "y") to its layout key
+    return ref.charAt(0) + "axis" + ref.slice(1);
+  }
+
+  // Chart n of the Overview's grid (grid.js) as a figure of its own, as it is drawn now.
+  function subplotFigure(gd, n) {
+    var x = n > 1 ? "x" + n : "x", y = n > 1 ? "y" + (2 * n - 1) : "y", y2 = "y" + 2 * n;
+    function own(ref, extra) {
+      var a = Object.assign({}, gd.layout[axisKey(ref)], extra);
+      delete a.domain;
+      delete a.anchor;
+      delete a.matches;
+      return a;
+    }
+    var data = gd.data.filter(function (t) { return (t.xaxis || "x") === x; })
+      .map(function (t) { return Object.assign({}, t, {xaxis: "x", yaxis: t.yaxis === y2 ? "y2" : "y"}); });
+    var xa = gd._fullLayout[axisKey(x)];
+    return {data: data, width: xa._length + 96, height: 190, layout: {
+      margin: {l: 48, r: 48, t: 22, b: 28}, plot_bgcolor: "white", showlegend: false,
+      xaxis: own(x, {range: xa.range.slice()}), yaxis: own(y),
+      yaxis2: own(y2, {overlaying: "y", side: "right"})}};
+  }
+
   document.addEventListener("click", function (ev) {
     var button = ev.target.closest && ev.target.closest(".gs-png");
     if (!button || !window.Plotly) { return; }
     var holder = document.getElementById(button.getAttribute("data-graph"));
     var gd = holder && holder.querySelector(".js-plotly-plot");
-    if (gd) {
-      // The saved image says what it shows: a title (trace, component, window) and a
-      // legend with one entry per name (the page's own legend is outside the chart).
-      var seen = {};
-      var data = gd.data.map(function (trace) {
-        var copy = Object.assign({}, trace);
-        copy.showlegend = !!trace.name && !seen[trace.name];
-        seen[trace.name] = true;
-        return copy;
-      });
-      var margin = Object.assign({}, gd.layout.margin || {});
-      margin.t = Math.max(margin.t || 0, 50);
-      var layout = Object.assign({}, gd.layout, {
-        margin: margin, showlegend: true, legend: {orientation: "h", y: -0.25},
-        title: {text: button.getAttribute("data-title") || button.getAttribute("data-filename"),
-                font: {size: 13}, x: 0.01, xanchor: "left"},
-        height: gd._fullLayout.height + 80});
-      window.Plotly.downloadImage({data: data, layout: layout},
-                                  {format: "png", scale: 2, width: gd._fullLayout.width,
-                                   height: layout.height,
-                                   filename: button.getAttribute("data-filename")});
-    }
+    if (!gd) { return; }
+    var subplot = button.getAttribute("data-subplot");
+    var figure = subplot ? subplotFigure(gd, +subplot) : {
+      data: gd.data, layout: gd.layout, width: gd._fullLayout.width, height: gd._fullLayout.height};
+    // The saved image says what it shows: a title (trace, component, window) and a
+    // legend with one entry per name (the page's own legend is outside the chart).
+    var seen = {};
+    var data = figure.data.map(function (trace) {
+      var copy = Object.assign({}, trace);
+      copy.showlegend = !!trace.name && !seen[trace.name];
+      seen[trace.name] = true;
+      return copy;
+    });
+    var margin = Object.assign({}, figure.layout.margin || {});
+    margin.t = Math.max(margin.t || 0, 50);
+    var layout = Object.assign({}, figure.layout, {
+      margin: margin, showlegend: true, legend: {orientation: "h", y: -0.25},
+      title: {text: button.getAttribute("data-title") || button.getAttribute("data-filename"),
+              font: {size: 13}, x: 0.01, xanchor: "left"},
+      height: figure.height + 80});
+    window.Plotly.downloadImage({data: data, layout: layout},
+                               {format: "png", scale: 2, width: figure.width,
+                                height: layout.height,
+                                filename: button.getAttribute("data-filename")});
   });
 
   function bind() {
@@ -115,7 +142,31 @@
     }
     if (document.body) { start(); } else { document.addEventListener("DOMContentLoaded", start); }
   }
-  window.gpuscope = {whenGraphsChange: whenGraphsChange};  // kernel.js binds its graphs too
+  // In-app navigation, as dcc.Link does it: history plus Dash's pushstate event, no reload.
+  function go(href) {
+    window.history.pushState({}, "", href);
+    window.dispatchEvent(new CustomEvent("_dashprivate_pushstate"));
+    window.scrollTo(0, 0);
+  }
+
+  // A link drawn outside Dash (tree.js, grid.js) that navigates like dcc.Link; a click
+  // with a modifier key still opens it the browser's way (a new tab, say).
+  function link(text, href, cls, title) {
+    var a = document.createElement("a");
+    a.textContent = text;
+    a.href = href;
+    a.className = cls;
+    if (title) { a.title = title; }
+    a.addEventListener("click", function (ev) {
+      if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) { return; }
+      ev.preventDefault();
+      go(href);
+    });
+    return a;
+  }
+
+  // kernel.js and grid.js bind their graphs too; tree.js and grid.js draw links.
+  window.gpuscope = {whenGraphsChange: whenGraphsChange, link: link};
 
   whenGraphsChange(bind);
 })();

@@ -2,29 +2,13 @@
  * browser from the nested lists in #ov-tree's data-tree (dashapp/daisen/tree.py:
  * [name, path, filter, isComponent, count, children]). Each node's name filters the
  * Overview to its subtree; "open" opens a component's view. Links navigate like dcc.Link
- * (history plus Dash's pushstate event), without reloading the app.
+ * (gpuscope.js), without reloading the app.
  */
 (function () {
   "use strict";
 
-  function go(href) {
-    window.history.pushState({}, "", href);
-    window.dispatchEvent(new CustomEvent("_dashprivate_pushstate"));
-    window.scrollTo(0, 0);
-  }
-
   function link(text, href, cls, title) {
-    var a = document.createElement("a");
-    a.textContent = text;
-    a.href = href;
-    a.className = cls;
-    if (title) { a.title = title; }
-    a.addEventListener("click", function (ev) {
-      if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0) { return; }
-      ev.preventDefault();
-      go(href);
-    });
-    return a;
+    return window.gpuscope.link(text, href, cls, title);
   }
 
   function overviewHref(filter) {

@@ -44,8 +44,10 @@ DRAWN = ("var idle = document.title.indexOf('Updating') < 0;"
          "var drawn = graphs.length > 0 && graphs.every(g => g._fullLayout &&"
          " g.querySelector('.main-svg'));")
 READY = {
+    # The charts are one figure; grid.js draws each chart's title once it is drawn.
     "overview": DRAWN + "var n = document.getElementById('ov-chart-count');"
-                "return idle && drawn && n && graphs.length === +n.textContent &&"
+                "var titles = document.querySelectorAll('#ov-grid .gs-chart-title').length;"
+                "return idle && drawn && n && graphs.length === 1 && titles === +n.textContent &&"
                 " location.search === arguments[0];",
     "zoom": DRAWN + "return idle && drawn && location.search === arguments[0] && graphs.every("
             "g => Math.abs(g._fullLayout.xaxis.range[1] - arguments[1]) < 1e-15 + 1e-9 *"

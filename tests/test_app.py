@@ -1,5 +1,6 @@
 """The app without a browser: URL state, the regex filter, and every page's layout
 built inside a request of the real Flask server (bad parameters give messages)."""
+import json
 import re
 import shutil
 import time
@@ -163,7 +164,7 @@ def _ids(component, prefix):
                 walk(n)
         elif node is not None and hasattr(node, "to_plotly_json"):
             ident = getattr(node, "id", None)
-            if isinstance(ident, dict) and ident.get("type") == prefix:
+            if ident == prefix or isinstance(ident, dict) and ident.get("type") == prefix:
                 found.append(node)
             walk(getattr(node, "children", None))
     walk(component)
@@ -178,8 +179,13 @@ def test_home_lists_traces_with_run_facts(app):
 
 def test_overview_filter_shows_exactly_the_matching_components(app):
     page = _render(app, "overview", trace="synthetic.sqlite", filter="L2")
-    graphs = _ids(page, "ov-graph")
-    assert len(graphs) == 16
+    (graph,) = _ids(page, "ov-graph")  # the charts are subplots of one figure
+    (grid,) = _ids(page, "ov-grid")
+    names = [chart[0] for chart in json.loads(grid.to_plotly_json()["props"]["data-charts"])]
+    assert names == [f"GPU.L2[{i}]" for i in range(16)]
+    x_axes = [k for k in graph.figure["layout"] if k.startswith("xaxis")]
+    assert len(x_axes) == 16 and {t["xaxis"] for t in graph.figure["data"]} == {
+        "x"} | {f"x{n}" for n in range(2, 17)}
     assert "16 of" in _texts(page)
 
 

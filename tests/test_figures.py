@@ -54,6 +54,34 @@ def test_rates_are_drawn_per_ns_and_an_all_zero_series_has_a_single_zero_tick():
     assert "tickvals" not in fig["layout"]["yaxis"]
 
 
+def test_the_overview_grid_puts_each_chart_in_its_own_cell_with_every_time_axis_matched():
+    charts = [figures.overview_chart(_series(), "concurrency", "latency", (5000, 8000)),
+              figures.overview_chart(_series(), "concurrency", None, (5000, 8000)),
+              figures.overview_chart(_series(), "busy", "arrival", (5000, 8000)),
+              figures.overview_chart(_series(), "concurrency", "latency", (5000, 8000)),
+              figures.overview_chart(_series(), "concurrency", "latency", (5000, 8000))]
+    grid = figures.overview_grid(charts, columns=4)
+    go.Figure(grid)  # a valid Plotly figure
+    layout = grid["layout"]
+    assert layout["height"] == 2 * figures.CELL_PX
+    # Chart 2 keeps its one trace on its own axes; chart 3's right axis is its own.
+    assert [(t["xaxis"], t["yaxis"]) for t in grid["data"]] == [
+        ("x", "y"), ("x", "y2"), ("x2", "y3"), ("x3", "y5"), ("x3", "y6"),
+        ("x4", "y7"), ("x4", "y8"), ("x5", "y9"), ("x5", "y10")]
+    assert layout["yaxis6"]["overlaying"] == "y5" and layout["yaxis6"]["side"] == "right"
+    assert layout["yaxis6"]["title"]["text"] == "Request arrival rate (per ns)"
+    assert all(layout[f"xaxis{n}"]["matches"] == "x" for n in range(2, 6))
+    assert "matches" not in layout["xaxis"]
+    assert layout["xaxis5"]["range"] == pytest.approx([5e-9, 8e-9])
+    # Cells do not overlap: columns side by side, chart 5 alone on the second row.
+    columns = [layout[k]["domain"] for k in ("xaxis", "xaxis2", "xaxis3", "xaxis4")]
+    assert all(a[1] < b[0] for a, b in zip(columns, columns[1:]))
+    assert layout["xaxis5"]["domain"] == columns[0]
+    top_row, second_row = layout["yaxis"]["domain"], layout["yaxis9"]["domain"]
+    assert second_row[1] < top_row[0] and 0 <= second_row[0] and top_row[1] <= 1
+    assert figures.overview_grid([])["data"] == []
+
+
 def test_a_hidden_metric_draws_no_trace():
     fig = figures.overview_chart(_series(), "busy", None, (5000, 8000))
     assert len(fig["data"]) == 1

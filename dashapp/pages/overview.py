@@ -11,7 +11,7 @@ import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import following, urls, widgets
-from ..daisen import exporting, views
+from ..daisen import exporting, figures, views
 from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
@@ -46,23 +46,25 @@ def _controls(state, meta):
     ], className="g-2 mb-2 align-items-center")
 
 
-def _chart(page, i, chart):
-    loc = chart.location
-    link = urls.href("/component", urls.ComponentState(
-        trace=page.state.trace, loc=loc.name, t0=page.window[0], t1=page.window[1]))
-    name = f"{page.state.trace}-{loc.name}-{page.window[0]}-{page.window[1]}"
-    return dbc.Col(html.Div([
-        html.Div([
-            dcc.Link(loc.name, href=link, className="gs-chart-title",
-                     title="Open the Component view at this window"),
-            widgets.png_button(f"ov-chart-{i}", name,
-                               f"{page.state.trace} · {loc.name} · {fmt_ps(page.window[0])} – "
-                               f"{fmt_ps(page.window[1])}"),
-        ], className="d-flex justify-content-between"),
-        html.Div(dcc.Graph(id={"type": "ov-graph", "index": i}, figure=chart.figure,
-                           config=widgets.graph_config(name), className="gs-ov-graph"),
-                 id=f"ov-chart-{i}"),
-    ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
+def _grid(page):
+    """The page's charts as one figure (``figures.overview_grid``). Each chart's title,
+    a link to its Component view at the window, and its PNG button are drawn over the
+    figure by assets/grid.js from ``data-charts``: as Dash components, 32 more of them
+    would cost the renderer more than the figure itself."""
+    state = page.state
+    t0, t1 = page.window
+    window = f"{fmt_ps(t0)} – {fmt_ps(t1)}"
+    charts = [[c.location.name,
+               urls.href("/component", urls.ComponentState(trace=state.trace, loc=c.location.name,
+                                                           t0=t0, t1=t1)),
+               f"{state.trace} · {c.location.name} · {window}",
+               widgets.safe_filename(f"{state.trace}-{c.location.name}-{t0}-{t1}")]
+              for c in page.charts]
+    name = f"{state.trace}-overview-{state.filter or 'all'}-{t0}-{t1}-page{state.page}"
+    return html.Div(dcc.Graph(id={"type": "ov-graph", "index": 0},
+                              figure=figures.overview_grid([c.figure for c in page.charts]),
+                              config=widgets.graph_config(name), className="gs-ov-graph"),
+                    id="ov-grid", className="gs-grid", **{"data-charts": json.dumps(charts)})
 
 
 def _finder(meta, state):
@@ -110,8 +112,8 @@ def _header(name, meta, page):
 
 
 def _charts(page):
-    return [_chart(page, i, c) for i, c in enumerate(page.charts)] + [
-        html.Div(str(len(page.charts)), id="ov-chart-count", hidden=True)]
+    count = html.Div(str(len(page.charts)), id="ov-chart-count", hidden=True)
+    return [_grid(page), count] if page.charts else [count]
 
 
 @trace_page(urls.parse_overview)
@@ -128,7 +130,7 @@ def layout(request):
         dbc.Pagination(id="ov-pages", max_value=page.pages, active_page=state.page,
                        first_last=True, previous_next=True, fully_expanded=False,
                        size="sm", className="mb-1"),
-        dbc.Row(_charts(page), id="ov-charts", className="g-2"),
+        html.Div(_charts(page), id="ov-charts"),
     ])
 
 

@@ -79,9 +79,10 @@ def _choose(browser, dropdown, text, option):
 
 def _overview_ready(browser):
     return browser.execute_script(
-        "var t = document.querySelectorAll('.gs-chart-title');"
-        "var g = document.querySelectorAll('.gs-ov-graph .js-plotly-plot');"
-        "return t.length > 0 && t.length === g.length && Array.from(g).every(x => x.layout);")
+        "var t = document.querySelectorAll('#ov-grid .gs-chart-title');"
+        "var g = document.querySelector('#ov-grid .js-plotly-plot');"
+        "return t.length > 0 && !!g && !!g._fullLayout &&"
+        " t.length === JSON.parse(document.getElementById('ov-grid').dataset.charts).length;")
 
 
 def _open_overview(browser, app, trace):

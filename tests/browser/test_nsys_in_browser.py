@@ -55,9 +55,14 @@ def test_a_launch_leads_to_its_kernel_on_the_gpu_stream_and_back(browser, nsys):
 
 
 def _series_names(browser):
+    """The names of each chart's series (the charts are subplots of one figure)."""
     return browser.execute_script(
-        "return Array.from(document.querySelectorAll('.gs-ov-graph .js-plotly-plot'))"
-        ".map(gd => (gd.data || []).map(t => t.name));")
+        "var gd = document.querySelector('.gs-ov-graph .js-plotly-plot');"
+        "var charts = [];"
+        "((gd && gd.data) || []).forEach(t => {"
+        "  var n = +((t.xaxis || 'x').slice(1) || 1) - 1;"
+        "  (charts[n] = charts[n] || []).push(t.name); });"
+        "return charts;")
 
 
 def test_the_overview_shows_the_thread_and_the_stream_with_busy_fraction(browser, nsys):

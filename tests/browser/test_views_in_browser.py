@@ -30,9 +30,12 @@ def _query(browser):
 
 
 def _ranges(browser):
+    """The time range of every chart (the charts are subplots of one figure)."""
     return browser.execute_script(
-        "return Array.from(document.querySelectorAll('.gs-ov-graph .js-plotly-plot'))"
-        ".map(gd => gd.layout && gd.layout.xaxis.range);")
+        "var gd = document.querySelector('.gs-ov-graph .js-plotly-plot');"
+        "if (!gd || !gd._fullLayout) { return []; }"
+        "return Object.keys(gd._fullLayout).filter(k => /^xaxis[0-9]*$/.test(k))"
+        ".map(k => gd._fullLayout[k].range);")
 
 
 def _click(browser, by, selector):
@@ -74,6 +77,23 @@ def test_zooming_one_chart_moves_every_chart_and_the_url(browser, app_url):
             and abs(r[1] - t1 * 1e-12) < 1e-15 + 1e-9 * abs(t1 * 1e-12) for r in ranges)
     _wait(browser, all_moved, "not every chart moved to the zoomed window")
     assert _ranges(browser) != before
+
+
+def test_a_charts_png_button_saves_that_chart_alone_titled(browser, app_url):
+    _open_overview(browser, app_url)
+    browser.execute_script(
+        "window.gsPng = null; window.Plotly.downloadImage = function (fig, opts) {"
+        " window.gsPng = {title: fig.layout.title.text, file: opts.filename,"
+        " axes: fig.data.map(t => [t.xaxis, t.yaxis, t.name]),"
+        " range: fig.layout.xaxis.range, right: fig.layout.yaxis2.overlaying};"
+        " return Promise.resolve(); };")
+    button = browser.find_elements(By.CSS_SELECTOR, "#ov-grid .gs-png")[2]
+    browser.execute_script("arguments[0].click();", button)
+    png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
+    assert " · GPU.L2[2] · " in png["title"] and "GPU.L2_2_" in png["file"]
+    # Chart 3's own two series, on a figure of its own, at the window drawn.
+    assert [a[:2] for a in png["axes"]] == [["x", "y"], ["x", "y2"]] and png["right"] == "y"
+    assert png["range"] == _ranges(browser)[2]
 
 
 def test_clicking_a_title_opens_its_component_view_at_the_window(browser, app_url):
