@@ -5,7 +5,8 @@
  *    Component view;
  *  - "PNG" buttons download a chart with Plotly's toImage, named like its SVG export
  *    (one chart of the Overview's grid as a figure of its own);
- *  - links drawn outside Dash navigate like dcc.Link (``gpuscope.link``).
+ *  - links drawn outside Dash navigate like dcc.Link (``gpuscope.link``);
+ *  - graphs follow their container's width, and only that.
  * Bars are Plotly Bar traces whose trace.meta is [kindLabel, role] and whose
  * customdata[i][0] is the task key (see dashapp/daisen/figures.py).
  */
@@ -114,6 +115,13 @@
   });
 
   function bind() {
+    document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
+      if (gd.gsPinned || typeof gd.on !== "function") { return; }
+      gd.gsPinned = true;
+      gd.on("plotly_afterplot", function () { pinWidth(gd); });
+      pinWidth(gd);
+      widths.observe(gd);
+    });
     graphs().forEach(function (gd) {
       if (gd.gsBound || typeof gd.on !== "function") { return; }
       gd.gsBound = true;
@@ -142,6 +150,25 @@
     }
     if (document.body) { start(); } else { document.addEventListener("DOMContentLoaded", start); }
   }
+  // Dash's graph asks Plotly to fit its container again each time it renders (as the
+  // page around it starts loading, say), and Plotly answers with a full redraw unless
+  // the layout names both sizes: each navigation redrew the page being left before the
+  // next was drawn (0.15 s of a zoom of the Overview). So each graph's drawn width is
+  // pinned once drawn (a new figure from Dash is sized afresh), and freed when its
+  // container's width really changes (the window, a scroll bar).
+  function pinWidth(gd) {
+    if (gd.layout && !gd.layout.width && gd._fullLayout) { gd.layout.width = gd._fullLayout.width; }
+  }
+  var widths = new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) {
+      var gd = entry.target, width = Math.round(entry.contentRect.width);
+      if (window.Plotly && gd.layout && gd.layout.width && width > 0 && width !== gd.layout.width) {
+        delete gd.layout.width;
+        window.Plotly.Plots.resize(gd);
+      }
+    });
+  });
+
   // In-app navigation, as dcc.Link does it: history plus Dash's pushstate event, no reload.
   function go(href) {
     window.history.pushState({}, "", href);

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs
 
 import dash_bootstrap_components as dbc
 import flask
-from dash import html, no_update
+from dash import dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from . import damage, queries, urls
@@ -22,6 +22,14 @@ def graph_config(filename):
         "toImageButtonOptions": {"format": "svg", "filename": safe_filename(filename)},
         "modeBarButtonsToRemove": ["lasso2d", "select2d"],
     }
+
+
+def graph(graph_id, figure, filename, class_name=None):
+    """A dcc.Graph of ``figure`` with ``graph_config(filename)``. Its width follows its
+    container; assets/gpuscope.js keeps Plotly from redrawing it when only Dash's
+    rendering of it changed."""
+    return dcc.Graph(id=graph_id, figure=figure, className=class_name,
+                     config=graph_config(filename))
 
 
 def png_button(graph_id, filename, title):

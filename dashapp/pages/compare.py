@@ -187,9 +187,8 @@ def _overview(path_a, path_b, state):
         return dbc.Col(html.Div([
             dcc.Link(c.name + only, href=link, className="gs-chart-title",
                      title="Compare this component's tasks, A above B"),
-            dcc.Graph(id={"type": "cmp-graph", "index": i}, figure=c.figure,
-                      config=widgets.graph_config(f"compare-{c.name}"),
-                      className="gs-cmp-graph"),
+            widgets.graph({"type": "cmp-graph", "index": i}, c.figure, f"compare-{c.name}",
+                          "gs-cmp-graph"),
         ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
 
     return html.Div([
@@ -227,10 +226,8 @@ def _component(path_a, path_b, names, state, meta_a, meta_b):
         if figure is None:
             return html.Div([head, html.P(f"{label} has no tasks at {page.location}.",
                                           className="small")])
-        return html.Div([head, dcc.Graph(id={"type": "cmp-graph", "index": label},
-                                         figure=figure, className="gs-linked",
-                                         config=widgets.graph_config(
-                                             f"compare-{label}-{page.location}"))])
+        return html.Div([head, widgets.graph({"type": "cmp-graph", "index": label}, figure,
+                                             f"compare-{label}-{page.location}", "gs-linked")])
 
     return html.Div([
         widgets.messages(page.messages),

@@ -130,8 +130,7 @@ def layout(request):
             dcc.Download(id="cv-csv"), html.Span(id="cv-csv-message"),
         ], className="mb-1"),
         dbc.Row([
-            dbc.Col(dcc.Graph(id="cv-graph", figure=page.figure, className="gs-linked",
-                              config=widgets.graph_config(filename)), md=9),
+            dbc.Col(widgets.graph("cv-graph", page.figure, filename, "gs-linked"), md=9),
             dbc.Col([_task_panel(page, meta, state), html.Div(_legend(meta, page), id="cv-legend")],
                     md=3, className="gs-sidebar"),
         ]),

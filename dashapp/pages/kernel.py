@@ -21,7 +21,7 @@ from ..klein.views import accesses_csv, build, edit_spec
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 from ..urls import KernelState, first_value, int_param
-from ..widgets import graph_config, safe_filename
+from ..widgets import safe_filename
 from . import alert, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
@@ -110,7 +110,7 @@ def _chart(figure, graph_id, class_name, filename, title):
     """A kernel chart with its PNG button (the camera in its toolbar saves an SVG)."""
     return html.Div([
         html.Div(widgets.png_button(graph_id, filename, title), className="text-end lh-1"),
-        dcc.Graph(figure=figure, className=class_name, id=graph_id, config=graph_config(filename)),
+        widgets.graph(graph_id, figure, filename, class_name),
     ])
 
 

@@ -61,9 +61,9 @@ def _grid(page):
                widgets.safe_filename(f"{state.trace}-{c.location.name}-{t0}-{t1}")]
               for c in page.charts]
     name = f"{state.trace}-overview-{state.filter or 'all'}-{t0}-{t1}-page{state.page}"
-    return html.Div(dcc.Graph(id={"type": "ov-graph", "index": 0},
-                              figure=figures.overview_grid([c.figure for c in page.charts]),
-                              config=widgets.graph_config(name), className="gs-ov-graph"),
+    return html.Div(widgets.graph({"type": "ov-graph", "index": 0},
+                                  figures.overview_grid([c.figure for c in page.charts]), name,
+                                  "gs-ov-graph"),
                     id="ov-grid", className="gs-grid", **{"data-charts": json.dumps(charts)})
 
 

@@ -144,8 +144,7 @@ def layout(**query):
         html.P(facts, className="small", id="sw-facts"),
         widgets.messages(problems),
         _controls(state, table),
-        dcc.Graph(id="sw-graph", figure=figure, config=widgets.graph_config(
-            f"sweep-{table.name}-{state.y}")) if figure else "",
+        widgets.graph("sw-graph", figure, f"sweep-{table.name}-{state.y}") if figure else "",
         html.P("Click a point to open its run. Pick two rows to compare them.",
                className="small text-muted mb-1"),
         html.Div([dcc.Link("Compare the two picked runs", id="sw-compare", href="",

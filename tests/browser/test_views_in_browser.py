@@ -96,6 +96,26 @@ def test_a_charts_png_button_saves_that_chart_alone_titled(browser, app_url):
     assert png["range"] == _ranges(browser)[2]
 
 
+def test_the_charts_fill_the_page_and_follow_the_windows_width(browser, app_url):
+    _open_overview(browser, app_url)
+    width = ("var gd = document.querySelector('.gs-ov-graph .js-plotly-plot');"
+             "return [gd._fullLayout.width, gd.parentNode.clientWidth];")
+    drawn, room = browser.execute_script(width)
+    assert abs(drawn - room) <= 1
+    before = browser.get_window_size()
+    try:
+        browser.set_window_size(before["width"] - 300, before["height"])
+        _wait(browser, lambda d: (lambda w: w[0] < drawn - 200 and abs(w[0] - w[1]) <= 1)(
+            d.execute_script(width)), "the charts did not follow the narrower window")
+        # The titles move with their charts.
+        _wait(browser, lambda d: d.execute_script(
+            "var t = document.querySelectorAll('#ov-grid .gs-grid-title');"
+            "return t[3].getBoundingClientRect().right <= arguments[0];", drawn - 200),
+            "the titles did not follow their charts")
+    finally:
+        browser.set_window_size(before["width"], before["height"])
+
+
 def test_clicking_a_title_opens_its_component_view_at_the_window(browser, app_url):
     _open_overview(browser, app_url, "filter=L2&t0=20000&t1=90000")
     browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")[2].click()
