@@ -17,7 +17,17 @@ from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import alert, follow_switch_callback, follow_tick, from_search, params_of, trace_page
+from . import (
+    alert,
+    follow_switch_callback,
+    follow_tick,
+    from_search,
+    params_of,
+    to_url,
+    trace_page,
+    url_relay,
+    url_store,
+)
 
 LOC = widgets.LOCATION_ID
 
@@ -135,6 +145,7 @@ def layout(request):
                     md=3, className="gs-sidebar"),
         ]),
         html.Div(page.mode, id="cv-mode", hidden=True),
+        url_store("cv"),
         html.Div(f"{t0},{t1}", id="cv-window-ps", hidden=True),
         html.Div("" if page.current is None else str(page.current.id), id="cv-task",
                  hidden=True),
@@ -200,7 +211,10 @@ def follow_run(_tick, search):
             _legend(tick.request.meta, page), f"{t0},{t1}", page.mode, *tick.banner, no_update)
 
 
-@callback(Output(LOC, "search", allow_duplicate=True),
+url_relay("cv")
+
+
+@callback(Output("cv-url", "data", allow_duplicate=True),
           Input("cv-graph", "relayoutData"), Input("cv-graph", "clickData"),
           State(LOC, "search"), State("cv-window-ps", "children"), prevent_initial_call=True)
 @widgets.guarded(no_update)
@@ -217,7 +231,7 @@ def graph_to_url(relayout, click, search, shown_window):
     if new is None:
         return no_update
     text = urls.search(new)
-    return no_update if text == (search or "") else text
+    return no_update if text == (search or "") else to_url(text)
 
 
 def _zoom_to_bars(state, centre_ps, shown_window):

@@ -16,7 +16,17 @@ from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import alert, follow_switch_callback, follow_tick, from_search, params_of, trace_page
+from . import (
+    alert,
+    follow_switch_callback,
+    follow_tick,
+    from_search,
+    params_of,
+    to_url,
+    trace_page,
+    url_relay,
+    url_store,
+)
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
@@ -131,6 +141,7 @@ def layout(request):
                        first_last=True, previous_next=True, fully_expanded=False,
                        size="sm", className="mb-1"),
         html.Div(_charts(page), id="ov-charts"),
+        url_store("ov"),
     ])
 
 
@@ -144,8 +155,9 @@ def _state(search):
 
 
 def _go(search, state):
+    """What ``url_store`` gets for the URL of ``state`` (no_update if it is the URL)."""
     new = urls.search(state)
-    return no_update if new == (search or "") else new
+    return no_update if new == (search or "") else to_url(new)
 
 
 def _whole(value):
@@ -154,7 +166,10 @@ def _whole(value):
         1 <= value <= urls.MAX_INT else None
 
 
-@callback(Output(LOC, "search", allow_duplicate=True),
+url_relay("ov")
+
+
+@callback(Output("ov-url", "data", allow_duplicate=True),
           Input("ov-filter", "value"), Input("ov-primary", "value"),
           Input("ov-secondary", "value"), Input("ov-sort", "value"),
           Input("ov-pages", "active_page"), Input("ov-reset", "n_clicks"),
@@ -200,7 +215,7 @@ def follow_run(_tick, search):
             *tick.banner, no_update)
 
 
-@callback(Output(LOC, "search", allow_duplicate=True),
+@callback(Output("ov-url", "data", allow_duplicate=True),
           Input({"type": "ov-graph", "index": ALL}, "relayoutData"),
           State(LOC, "search"), prevent_initial_call=True)
 @widgets.guarded(no_update)
@@ -229,16 +244,15 @@ def finder_options(text, search):
     return views.find_locations(request.meta, text[:urls.MAX_FILTER], FINDER_OPTIONS)
 
 
-@callback(Output(LOC, "pathname", allow_duplicate=True),
-          Output(LOC, "search", allow_duplicate=True),
+@callback(Output("ov-url", "data", allow_duplicate=True),
           Input("ov-finder", "value"), State(LOC, "search"), prevent_initial_call=True)
 def open_found(loc, search):
     """Open the Component view of the component picked in the finder, at the window."""
     if not loc:
-        return no_update, no_update
+        return no_update
     state = _state(search)
-    return "/component", urls.search(urls.ComponentState(trace=state.trace, loc=loc,
-                                                         t0=state.t0, t1=state.t1))
+    return {"pathname": "/component", "search": urls.search(urls.ComponentState(
+        trace=state.trace, loc=loc, t0=state.t0, t1=state.t1))}
 
 
 @callback(Output("ov-csv", "data"), Output("ov-csv-message", "children"),

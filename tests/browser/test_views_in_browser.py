@@ -116,6 +116,27 @@ def test_the_charts_fill_the_page_and_follow_the_windows_width(browser, app_url)
         browser.set_window_size(before["width"], before["height"])
 
 
+def test_drawing_a_page_runs_none_of_its_url_callbacks_on_the_server(browser, app_url):
+    """The callbacks that write the URL (filter, zoom, finder…) run when used, not after
+    every page is drawn (a round trip each that the page waited for)."""
+    _open_overview(browser, app_url)
+    browser.execute_script(
+        "window.gsOutputs = []; var fetch = window.fetch;"
+        "window.fetch = function (url, options) {"
+        " if (String(url).indexOf('_dash-update-component') >= 0) {"
+        "  window.gsOutputs.push(JSON.parse(options.body).output); }"
+        " return fetch.apply(this, arguments); };")
+    browser.execute_script(
+        "window.history.pushState({}, '', '/overview?filter=L2&t0=20000&t1=90000');"
+        "window.dispatchEvent(new CustomEvent('_dashprivate_pushstate'));")
+    _wait(browser, lambda d: (r := _ranges(d)) and len(r) == 16 and
+          abs(r[0][1] - 90000e-12) < 1e-15, "the zoomed page was not drawn")
+    ActionChains(browser).pause(0.5).perform()  # anything the drawn page fires, fired
+    outputs = browser.execute_script("return window.gsOutputs;")
+    assert any("_pages_content.children" in o for o in outputs)
+    assert not [o for o in outputs if "ov-url" in o or o.startswith("_pages_location.search")]
+
+
 def test_clicking_a_title_opens_its_component_view_at_the_window(browser, app_url):
     _open_overview(browser, app_url, "filter=L2&t0=20000&t1=90000")
     browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")[2].click()
