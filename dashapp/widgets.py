@@ -6,7 +6,7 @@ from urllib.parse import parse_qs
 
 import dash_bootstrap_components as dbc
 import flask
-from dash import dcc, html, no_update
+from dash import Input, Output, clientside_callback, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from . import damage, queries, urls
@@ -39,6 +39,40 @@ def png_button(graph_id, filename, title):
                        title="Save this chart as a PNG, titled and with its legend",
                        **{"data-graph": graph_id, "data-filename": safe_filename(filename),
                           "data-title": title})
+
+
+def url_store(prefix):
+    """The store in a page (``{prefix}-url``) through which its callbacks change the URL:
+    each writes ``{"search": …}``, with ``"pathname"`` to open another page, and
+    ``url_relay`` hands it to the URL in the browser.
+
+    Written straight to the URL, which is outside the page, such a callback would run
+    once more on the server each time the page is drawn, ``prevent_initial_call`` or
+    not: Dash fires a callback whose inputs are inserted into the layout unless its
+    outputs are inserted with them (three round trips after every Overview page, 40 ms
+    of a zoom, measured in Chromium).
+    """
+    return dcc.Store(id=f"{prefix}-url")
+
+
+def url_relay(prefix):
+    """Register the browser-side callback that hands ``url_store(prefix)`` to the URL
+    (it runs as the page is drawn too, with nothing to hand on)."""
+    clientside_callback(
+        """function (go) {
+            var none = window.dash_clientside.no_update;
+            if (!go) { return [none, none]; }
+            return [go.pathname || none, go.search === undefined ? none : go.search];
+        }""",
+        Output(LOCATION_ID, "pathname", allow_duplicate=True),
+        Output(LOCATION_ID, "search", allow_duplicate=True),
+        Input(f"{prefix}-url", "data"), prevent_initial_call=True)
+
+
+def to_url(search):
+    """What a callback writes to ``url_store`` for the URL's new ``search`` (no_update
+    stays no_update)."""
+    return search if search is no_update else {"search": search}
 
 
 def safe_filename(text):

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs
 
-from dash import Input, Output, State, callback, clientside_callback, dcc, html, no_update
+from dash import Input, Output, State, callback, html, no_update
 
 from .. import damage, following, urls, widgets
 from ..queries import QueryTimeout, TraceError
@@ -85,50 +85,16 @@ def with_follow(parse, search, follow):
     return widgets.search_for(search, replace(widgets.state_of(search, parse), follow=follow))
 
 
-def url_store(prefix):
-    """The store in a page (``{prefix}-url``) through which its callbacks change the URL:
-    each writes ``{"search": …}``, with ``"pathname"`` to open another page, and
-    ``url_relay`` hands it to the URL in the browser.
-
-    Written straight to the URL, which is outside the page, such a callback would run
-    once more on the server each time the page is drawn, ``prevent_initial_call`` or
-    not: Dash fires a callback whose inputs are inserted into the layout unless its
-    outputs are inserted with them (three round trips after every Overview page, 40 ms
-    of a zoom, measured in Chromium).
-    """
-    return dcc.Store(id=f"{prefix}-url")
-
-
-def url_relay(prefix):
-    """Register the browser-side callback that hands ``url_store(prefix)`` to the URL
-    (it runs as the page is drawn too, with nothing to hand on)."""
-    clientside_callback(
-        """function (go) {
-            var none = window.dash_clientside.no_update;
-            if (!go) { return [none, none]; }
-            return [go.pathname || none, go.search === undefined ? none : go.search];
-        }""",
-        Output(widgets.LOCATION_ID, "pathname", allow_duplicate=True),
-        Output(widgets.LOCATION_ID, "search", allow_duplicate=True),
-        Input(f"{prefix}-url", "data"), prevent_initial_call=True)
-
-
-def to_url(search):
-    """What a callback writes to ``url_store`` for the URL's new ``search`` (no_update
-    stays no_update)."""
-    return search if search is no_update else {"search": search}
-
-
 def follow_switch_callback(prefix, parse):
     """Register the callback that writes a view's "follow the end" switch
-    (``{prefix}-follow``) into its URL (through ``url_store``), whose state ``parse``
+    (``{prefix}-follow``) into its URL (through ``widgets.url_store``), whose state ``parse``
     reads."""
     @callback(Output(f"{prefix}-url", "data", allow_duplicate=True),
               Input(f"{prefix}-follow", "value"), State(widgets.LOCATION_ID, "search"),
               prevent_initial_call=True)
     @widgets.guarded(no_update)
     def follow_to_url(follow, search):
-        return to_url(with_follow(parse, search, follow))
+        return widgets.to_url(with_follow(parse, search, follow))
     return follow_to_url
 
 

@@ -17,17 +17,7 @@ from ..daisen import exporting, figures, views
 from ..klein.views import kernel_href, task_launch
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import (
-    alert,
-    follow_switch_callback,
-    follow_tick,
-    from_search,
-    params_of,
-    to_url,
-    trace_page,
-    url_relay,
-    url_store,
-)
+from . import alert, follow_switch_callback, follow_tick, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 
@@ -145,7 +135,7 @@ def layout(request):
                     md=3, className="gs-sidebar"),
         ]),
         html.Div(page.mode, id="cv-mode", hidden=True),
-        url_store("cv"),
+        widgets.url_store("cv"),
         html.Div(f"{t0},{t1}", id="cv-window-ps", hidden=True),
         html.Div("" if page.current is None else str(page.current.id), id="cv-task",
                  hidden=True),
@@ -211,7 +201,7 @@ def follow_run(_tick, search):
             _legend(tick.request.meta, page), f"{t0},{t1}", page.mode, *tick.banner, no_update)
 
 
-url_relay("cv")
+widgets.url_relay("cv")
 
 
 @callback(Output("cv-url", "data", allow_duplicate=True),
@@ -231,7 +221,7 @@ def graph_to_url(relayout, click, search, shown_window):
     if new is None:
         return no_update
     text = urls.search(new)
-    return no_update if text == (search or "") else to_url(text)
+    return no_update if text == (search or "") else widgets.to_url(text)
 
 
 def _zoom_to_bars(state, centre_ps, shown_window):

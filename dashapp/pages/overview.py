@@ -16,17 +16,7 @@ from ..daisen.metrics import COUNTER_PREFIX, METRICS
 from ..daisen.tree import component_tree, tree_data
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
-from . import (
-    alert,
-    follow_switch_callback,
-    follow_tick,
-    from_search,
-    params_of,
-    to_url,
-    trace_page,
-    url_relay,
-    url_store,
-)
+from . import alert, follow_switch_callback, follow_tick, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
 METRIC_OPTIONS = [{"label": m.title, "value": k} for k, m in METRICS.items()]
@@ -141,7 +131,7 @@ def layout(request):
                        first_last=True, previous_next=True, fully_expanded=False,
                        size="sm", className="mb-1"),
         html.Div(_charts(page), id="ov-charts"),
-        url_store("ov"),
+        widgets.url_store("ov"),
     ])
 
 
@@ -155,9 +145,9 @@ def _state(search):
 
 
 def _go(search, state):
-    """What ``url_store`` gets for the URL of ``state`` (no_update if it is the URL)."""
+    """What ``widgets.url_store`` gets for the URL of ``state`` (no_update if it is the URL)."""
     new = urls.search(state)
-    return no_update if new == (search or "") else to_url(new)
+    return no_update if new == (search or "") else widgets.to_url(new)
 
 
 def _whole(value):
@@ -166,7 +156,7 @@ def _whole(value):
         1 <= value <= urls.MAX_INT else None
 
 
-url_relay("ov")
+widgets.url_relay("ov")
 
 
 @callback(Output("ov-url", "data", allow_duplicate=True),
