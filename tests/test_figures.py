@@ -32,7 +32,8 @@ def test_overview_chart_plots_bin_centres_idle_as_zero_and_a_missing_latency_as_
     fig = figures.overview_chart(_series(), "concurrency", "latency", (5000, 8000))
     go.Figure(fig)  # a valid Plotly figure
     primary, secondary = fig["data"]
-    assert primary["x"] == pytest.approx([5.5e-9, 6.5e-9, 7.5e-9])
+    centres = [primary["x0"] + i * primary["dx"] for i in range(len(primary["y"]))]
+    assert centres == pytest.approx([5.5e-9, 6.5e-9, 7.5e-9])
     assert primary["y"] == [0.002, 0.0, 0.004]  # task_ps / width; the idle bin is 0
     assert secondary["yaxis"] == "y2" and secondary["y"][1] is None
     # 2 ps of latency over 2 requests: 1 ps, drawn in ns (issue 13: what an architect reads)

@@ -64,7 +64,9 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
     ``series`` is a ``metrics.Series``; either metric may be ``None`` (hidden). Returns a
     plain figure dict: Plotly's validating ``go.Figure`` costs more than the query.
     """
-    x = (series.centres_ps() * PS).tolist()
+    # The bins are evenly spaced: their centres go as a first one and a step, not as a
+    # list for each series (two fifths of an Overview page's JSON: 136 to 80 kB).
+    x = dict(x0=(series.first_bin + 0.5) * series.width_ps * PS, dx=series.width_ps * PS)
     data = []
     for key, axis, colour in ((primary, "y", PRIMARY_COLOUR), (secondary, "y2", SECONDARY_COLOUR)):
         if key is None:
@@ -73,7 +75,7 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
         unit = metric.axis_unit or metric.unit
         values = series.values(key) * metric.axis_scale
         trace = dict(
-            type="scatter", x=x, y=_gaps(values), yaxis=axis, name=metric.title, mode="lines",
+            type="scatter", **x, y=_gaps(values), yaxis=axis, name=metric.title, mode="lines",
             line=dict(color=colour, width=1.5), connectgaps=False,
             hovertemplate="%{x:.4s}s: %{y:.4s} " + unit + "<extra>" + metric.title
                           + "</extra>")
