@@ -157,13 +157,17 @@
   // pinned once drawn (a new figure from Dash is sized afresh), and freed when its
   // container's width really changes (the window, a scroll bar).
   function pinWidth(gd) {
-    if (gd.layout && !gd.layout.width && gd._fullLayout) { gd.layout.width = gd._fullLayout.width; }
+    if (gd.layout && !gd.layout.width && gd._fullLayout) {
+      gd.gsWidth = gd.layout.width = gd._fullLayout.width;
+    }
   }
   var widths = new ResizeObserver(function (entries) {
     entries.forEach(function (entry) {
       var gd = entry.target, width = Math.round(entry.contentRect.width);
-      if (window.Plotly && gd.layout && gd.layout.width && width > 0 && width !== gd.layout.width) {
-        delete gd.layout.width;
+      var pinned = gd.layout && gd.gsWidth && gd.layout.width === gd.gsWidth;
+      if (window.Plotly && pinned && width > 0 && width !== gd.gsWidth) {
+        delete gd.layout.width;  // a width of the figure's own is left alone
+        gd.gsWidth = null;
         window.Plotly.Plots.resize(gd);
       }
     });

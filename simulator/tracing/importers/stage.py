@@ -130,8 +130,9 @@ class Stage:
     def index_ids(self):
         """Index the staged IDs' hashes. Returns whether they are all distinct (then no
         ID repeats): a unique index is tried first, since its build finds that for free
-        where a scan of the index would take a sixth as long again; only a repeat (or a
-        rare collision of two IDs' hashes) pays for a second build."""
+        where a scan of the index took a fifth as long again (12 s after 57 s at 100M
+        IDs); only a repeat (or a rare collision of two IDs' hashes) pays for a second
+        build."""
         try:
             self.db.execute("CREATE UNIQUE INDEX stage.ids_h ON ids (h)")
             return True
