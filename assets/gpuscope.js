@@ -77,10 +77,14 @@
     var data = gd.data.filter(function (t) { return (t.xaxis || "x") === x; })
       .map(function (t) { return Object.assign({}, t, {xaxis: "x", yaxis: t.yaxis === y2 ? "y2" : "y"}); });
     var xa = gd._fullLayout[axisKey(x)];
+    // The grid names its axes once for all charts (figures.py, axis_key): this one
+    // gets the names back, and its time labels.
+    var titles = (gd.layout.meta && gd.layout.meta.axis_titles) || [];
     return {data: data, width: xa._length + 96, height: 190, layout: {
       margin: {l: 48, r: 48, t: 22, b: 28}, plot_bgcolor: "white", showlegend: false,
-      xaxis: own(x, {range: xa.range.slice()}), yaxis: own(y),
-      yaxis2: own(y2, {overlaying: "y", side: "right"})}};
+      xaxis: own(x, {range: xa.range.slice(), showticklabels: true}),
+      yaxis: own(y, {title: titles[0]}),
+      yaxis2: own(y2, {overlaying: "y", side: "right", title: titles[1]})}};
   }
 
   document.addEventListener("click", function (ev) {

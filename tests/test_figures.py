@@ -70,7 +70,10 @@ def test_the_overview_grid_puts_each_chart_in_its_own_cell_with_every_time_axis_
         ("x", "y"), ("x", "y2"), ("x2", "y3"), ("x3", "y5"), ("x3", "y6"),
         ("x4", "y7"), ("x4", "y8"), ("x5", "y9"), ("x5", "y10")]
     assert layout["yaxis6"]["overlaying"] == "y5" and layout["yaxis6"]["side"] == "right"
-    assert layout["yaxis6"]["title"]["text"] == "Request arrival rate (per ns)"
+    # Axes are named once for the page (axis_key), time under each column's last chart.
+    assert all(layout[k]["title"] is None for k in layout if k.startswith("yaxis"))
+    assert [layout[k]["showticklabels"] for k in ("xaxis", "xaxis2", "xaxis3", "xaxis4",
+                                                   "xaxis5")] == [False, True, True, True, True]
     assert all(layout[f"xaxis{n}"]["matches"] == "x" for n in range(2, 6))
     assert "matches" not in layout["xaxis"]
     assert layout["xaxis5"]["range"] == pytest.approx([5e-9, 8e-9])
@@ -81,6 +84,18 @@ def test_the_overview_grid_puts_each_chart_in_its_own_cell_with_every_time_axis_
     top_row, second_row = layout["yaxis"]["domain"], layout["yaxis9"]["domain"]
     assert second_row[1] < top_row[0] and 0 <= second_row[0] and top_row[1] <= 1
     assert figures.overview_grid([])["data"] == []
+
+
+def test_the_grid_names_its_shared_axes_once_and_keeps_the_names_for_a_chart_saved_alone():
+    charts = [figures.overview_chart(_series(), "arrival", "latency", (5000, 8000))] * 3
+    grid = figures.overview_grid(charts)
+    assert figures.axis_key(grid) == [
+        ("left", "Request arrival rate (per ns)", figures.PRIMARY_COLOUR),
+        ("right", "Average request latency (ns)", figures.SECONDARY_COLOUR)]
+    left, right = grid["layout"]["meta"]["axis_titles"]
+    assert left["text"] == "Request arrival rate (per ns)" and right["font"]["size"] == 9
+    hidden = figures.overview_grid([figures.overview_chart(_series(), "busy", None, (5000, 8000))])
+    assert figures.axis_key(hidden) == [("left", "Busy fraction", figures.PRIMARY_COLOUR)]
 
 
 def test_a_hidden_metric_draws_no_trace():

@@ -61,9 +61,11 @@ def _grid(page):
                widgets.safe_filename(f"{state.trace}-{c.location.name}-{t0}-{t1}")]
               for c in page.charts]
     name = f"{state.trace}-overview-{state.filter or 'all'}-{t0}-{t1}-page{state.page}"
-    return html.Div(widgets.graph({"type": "ov-graph", "index": 0},
-                                  figures.overview_grid([c.figure for c in page.charts]), name,
-                                  "gs-ov-graph"),
+    grid = figures.overview_grid([c.figure for c in page.charts])
+    key = html.Div([html.Span([f"{side} axis: ", html.Span(text, style={"color": colour})],
+                              className="me-3") for side, text, colour in figures.axis_key(grid)],
+                   id="ov-key", className="small")
+    return html.Div([key, widgets.graph({"type": "ov-graph", "index": 0}, grid, name, "gs-ov-graph")],
                     id="ov-grid", className="gs-grid", **{"data-charts": json.dumps(charts)})
 
 

@@ -85,7 +85,9 @@ def test_a_charts_png_button_saves_that_chart_alone_titled(browser, app_url):
         "window.gsPng = null; window.Plotly.downloadImage = function (fig, opts) {"
         " window.gsPng = {title: fig.layout.title.text, file: opts.filename,"
         " axes: fig.data.map(t => [t.xaxis, t.yaxis, t.name]),"
-        " range: fig.layout.xaxis.range, right: fig.layout.yaxis2.overlaying};"
+        " range: fig.layout.xaxis.range, right: fig.layout.yaxis2.overlaying,"
+        " names: [fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text],"
+        " times: fig.layout.xaxis.showticklabels};"
         " return Promise.resolve(); };")
     button = browser.find_elements(By.CSS_SELECTOR, "#ov-grid .gs-png")[2]
     browser.execute_script("arguments[0].click();", button)
@@ -94,6 +96,8 @@ def test_a_charts_png_button_saves_that_chart_alone_titled(browser, app_url):
     # Chart 3's own two series, on a figure of its own, at the window drawn.
     assert [a[:2] for a in png["axes"]] == [["x", "y"], ["x", "y2"]] and png["right"] == "y"
     assert png["range"] == _ranges(browser)[2]
+    # Its axes named (the page names them once, above the grid) and its time labelled.
+    assert png["names"] == ["Concurrent tasks", "Request arrival rate (per ns)"] and png["times"]
 
 
 def test_the_charts_fill_the_page_and_follow_the_windows_width(browser, app_url):
@@ -348,6 +352,5 @@ def test_paging_sorting_and_metric_pickers_write_the_url(browser, app_url):
     _wait(browser, choose, "could not choose a secondary metric")
     _wait(browser, lambda d: _query(d).get("secondary") == "busy",
           "the secondary metric did not reach the URL")
-    _wait(browser, lambda d: "Busy fraction" in d.find_element(By.CSS_SELECTOR,
-                                                               ".gs-ov-graph").text,
+    _wait(browser, lambda d: "right axis: Busy fraction" in d.find_element(By.ID, "ov-key").text,
           "the charts do not show the chosen metric")
