@@ -107,13 +107,11 @@ MetricTuple = tuple[int, int, int, int, int, int, int, int]
 """A ``MetricRow`` as the plain tuple ``metric_bins`` returns."""
 
 
-class RawTask(NamedTuple):
-    """What the Overview's exact metrics need of a task."""
-
-    start_ps: int
-    end_ps: int
-    kind: int
-    parent_start_ps: int  # -1: no parent
+IntervalTuple = tuple[int, int, int, int]
+"""What the Overview's exact metrics need of a task: (start_ps, end_ps, kind, the
+parent's start_ps or -1 for none), as a plain tuple: a page of a busy trace reads
+hundreds of thousands of them straight into an array, and a named tuple each was a third
+of the page's server time."""
 
 
 TASK_COLUMNS = "id, parent, kind, location, start_ps, end_ps, flags, ext_id, details"
@@ -391,14 +389,14 @@ def window_task_count(db: Connection, location: int, short_ps: int, t0: int, t1:
 
 
 def window_intervals(db: Connection, location: int, short_ps: int, t0: int,
-                     t1: int) -> list[RawTask]:
-    """(start, end, kind, parent start or -1) of a location's tasks lasting at most
-    ``short_ps`` that overlap [t0, t1)."""
-    return [RawTask(*r) for r in db.fetch(
+                     t1: int) -> list[IntervalTuple]:
+    """The intervals of a location's tasks lasting at most ``short_ps`` that overlap
+    [t0, t1)."""
+    return db.fetch(
         "SELECT t.start_ps, t.end_ps, t.kind, coalesce(p.start_ps, -1) FROM task t"
         " LEFT JOIN task p ON p.id = t.parent WHERE t.location = ? AND t.start_ps >= ?"
         " AND t.start_ps < ? AND t.end_ps > ? AND t.end_ps - t.start_ps <= ?",
-        (location, t0 - short_ps, t1, t0, short_ps))]
+        (location, t0 - short_ps, t1, t0, short_ps))
 
 
 def long_tasks(db: Connection, location: int) -> list[tuple[int, int, int]]:
@@ -416,14 +414,14 @@ def tasks_by_id(db: Connection, keys: Sequence[int]) -> list[Task]:
         " ORDER BY start_ps, id", tuple(keys))]
 
 
-def intervals_by_id(db: Connection, keys: Sequence[int]) -> list[RawTask]:
+def intervals_by_id(db: Connection, keys: Sequence[int]) -> list[IntervalTuple]:
     """``window_intervals`` rows for the tasks ``keys`` (a short list)."""
     if not keys:
         return []
-    return [RawTask(*r) for r in db.fetch(
+    return db.fetch(
         "SELECT t.start_ps, t.end_ps, t.kind, coalesce(p.start_ps, -1) FROM task t"
         " LEFT JOIN task p ON p.id = t.parent WHERE t.id IN (" + _marks(keys) + ")",
-        tuple(keys))]
+        tuple(keys))
 
 
 def max_request_wait(db: Connection, location: int, req_in_kinds: Sequence[int]) -> int:
