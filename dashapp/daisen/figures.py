@@ -107,8 +107,8 @@ GRID_COLUMNS = 4
 CELL_PX = 212
 """Height of one small multiple in the grid: its title strip, plot and time axis."""
 TITLE_PX = 24  # above each plot: the page draws the chart's title and PNG button there
-AXIS_PX = 28  # below each plot: the time axis's tick labels
-SIDE = 0.125  # of a column's width, each side of a plot: the y axes' ticks and titles
+AXIS_PX = 28  # below each plot: room for time tick labels (under each column's last chart)
+SIDE = 0.125  # of a column's width, each side of a plot: the y axes' tick labels
 
 
 def _ref(letter, n):
