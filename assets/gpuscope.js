@@ -64,9 +64,15 @@
     return ref.charAt(0) + "axis" + ref.slice(1);
   }
 
+  // The axes of chart n (from 1) of the Overview's grid, as its traces refer to them
+  // (dashapp/daisen/figures.py, overview_grid): x{n}, y{2n-1} on the left, y{2n}.
+  function gridAxes(n) {
+    return {x: n > 1 ? "x" + n : "x", y: n > 1 ? "y" + (2 * n - 1) : "y", y2: "y" + 2 * n};
+  }
+
   // Chart n of the Overview's grid (grid.js) as a figure of its own, as it is drawn now.
   function subplotFigure(gd, n) {
-    var x = n > 1 ? "x" + n : "x", y = n > 1 ? "y" + (2 * n - 1) : "y", y2 = "y" + 2 * n;
+    var axes = gridAxes(n), x = axes.x, y = axes.y, y2 = axes.y2;
     function own(ref, extra) {
       var a = Object.assign({}, gd.layout[axisKey(ref)], extra);
       delete a.domain;
@@ -118,25 +124,35 @@
                                 filename: button.getAttribute("data-filename")});
   });
 
+  // Bind ``gd``'s Plotly events with ``bindTo(gd)``, once per graph and per ``flag``, as
+  // soon as Plotly has made it an event emitter (Dash draws it a little later).
+  function bindOnce(gd, flag, bindTo) {
+    if (gd[flag] || typeof gd.on !== "function") { return; }
+    gd[flag] = true;
+    bindTo(gd);
+  }
+
   function bind() {
     document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
-      if (gd.gsPinned || typeof gd.on !== "function") { return; }
-      gd.gsPinned = true;
-      gd.on("plotly_afterplot", function () { pinWidth(gd); });
-      pinWidth(gd);
-      widths.observe(gd);
+      bindOnce(gd, "gsPinned", function () {
+        gd.on("plotly_afterplot", function () { pinWidth(gd); });
+        pinWidth(gd);
+        widths.observe(gd);
+      });
     });
     graphs().forEach(function (gd) {
-      if (gd.gsBound || typeof gd.on !== "function") { return; }
-      gd.gsBound = true;
-      gd.on("plotly_hover", function (data) {
-        var point = data && data.points && data.points[0];
-        if (point && point.customdata && isBarTrace(point.data)) {
-          highlightTask(point.customdata[0]);
-        }
-      });
-      gd.on("plotly_unhover", clearHighlight);
+      bindOnce(gd, "gsBound", bindHover);
     });
+  }
+
+  function bindHover(gd) {
+    gd.on("plotly_hover", function (data) {
+      var point = data && data.points && data.points[0];
+      if (point && point.customdata && isBarTrace(point.data)) {
+        highlightTask(point.customdata[0]);
+      }
+    });
+    gd.on("plotly_unhover", clearHighlight);
   }
 
   // Plotly hover events are not DOM events, so each graph is bound once it exists. Dash
@@ -200,8 +216,10 @@
     return a;
   }
 
-  // kernel.js and grid.js bind their graphs too; tree.js and grid.js draw links.
-  window.gpuscope = {whenGraphsChange: whenGraphsChange, link: link};
+  // kernel.js and grid.js bind their graphs too; tree.js and grid.js draw links; grid.js
+  // places its titles by the grid's axes.
+  window.gpuscope = {whenGraphsChange: whenGraphsChange, bindOnce: bindOnce, link: link,
+                     gridAxes: gridAxes, axisKey: axisKey};
 
   whenGraphsChange(bind);
 })();

@@ -9,8 +9,8 @@
   "use strict";
   var STRIP_PX = 22;  // figures.py TITLE_PX less a little air above the plot
 
-  function axis(gd, letter, n) {
-    return gd._fullLayout[letter + "axis" + (n > 1 ? n : "")];
+  function axis(gd, ref) {
+    return gd._fullLayout[window.gpuscope.axisKey(ref)];
   }
 
   function pngButton(holder, n, chart) {
@@ -48,7 +48,7 @@
       layer = fresh;
     }
     Array.prototype.forEach.call(layer.children, function (strip, i) {
-      var x = axis(gd, "x", i + 1), y = axis(gd, "y", 2 * i + 1);
+      var axes = window.gpuscope.gridAxes(i + 1), x = axis(gd, axes.x), y = axis(gd, axes.y);
       strip.style.display = x && y ? "" : "none";
       if (!x || !y) { return; }
       strip.style.left = (gd.offsetLeft + x._offset) + "px";
@@ -59,10 +59,10 @@
 
   function bind() {
     document.querySelectorAll(".gs-grid .js-plotly-plot").forEach(function (gd) {
-      if (gd.gsGridBound || typeof gd.on !== "function") { return; }
-      gd.gsGridBound = true;
-      gd.on("plotly_afterplot", function () { draw(gd); });
-      draw(gd);
+      window.gpuscope.bindOnce(gd, "gsGridBound", function () {
+        gd.on("plotly_afterplot", function () { draw(gd); });
+        draw(gd);
+      });
     });
   }
 

@@ -208,13 +208,13 @@
   }
 
   function bindOne(gd, handler) {
-    if (gd.kvBound || typeof gd.on !== "function") { return; }
-    gd.kvBound = true;
-    gd.on("plotly_hover", function (ev) {
-      var point = ev && ev.points && ev.points[0];
-      if (point) { handler(point); }
+    window.gpuscope.bindOnce(gd, "kvBound", function () {
+      gd.on("plotly_hover", function (ev) {
+        var point = ev && ev.points && ev.points[0];
+        if (point) { handler(point); }
+      });
+      gd.on("plotly_unhover", clearAll);
     });
-    gd.on("plotly_unhover", clearAll);
   }
 
   function bind() {
