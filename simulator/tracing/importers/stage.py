@@ -66,9 +66,9 @@ SCHEMA = (
     " pstart INTEGER NOT NULL);"
     "CREATE TABLE stage.dropped (seq INTEGER PRIMARY KEY, survivor INTEGER NOT NULL,"
     " rank INTEGER);")
-# The hashes of the IDs that something names (for ``named``).
-NAMED_HASHES = ("SELECT ph FROM stage.fixups UNION SELECT src_h FROM stage.links UNION"
-                " SELECT dst_h FROM stage.links UNION SELECT task_h FROM stage.tags UNION"
+# The hashes of the IDs that something names (for ``named``), each as often as named.
+NAMED_HASHES = ("SELECT ph FROM stage.fixups UNION ALL SELECT src_h FROM stage.links UNION ALL"
+                " SELECT dst_h FROM stage.links UNION ALL SELECT task_h FROM stage.tags UNION ALL"
                 " SELECT task_h FROM stage.flow_points WHERE task_h IS NOT NULL")
 
 
@@ -221,14 +221,25 @@ class Stage:
 
     def name_tasks(self, direct):
         """Gather the tasks something names by ID (``named``: seq, hash, ID, start), from
-        the staged rows or, ``direct``, the output's task table."""
+        the staged rows or, ``direct``, the output's task table.
+
+        Both lookups go in order, each through a sort (SQLite's sorter, which spills to
+        disk in runs): the named hashes sorted, so the ID index is read once from end to
+        end, then the tasks found sorted by key, so the task table is read, and ``named``
+        written, from end to end. Looked up in the order they were staged, each hash and
+        each task cost a seek into a file as large as the trace (at 10M tasks, 1.1M named:
+        6.5 against 3.0 s).
+        """
         if direct:
-            source = ("JOIN main.task t ON t.id = i.seq - 1", "coalesce(t.ext_id, CAST(t.id AS TEXT))")
+            task, ext_id = "main.task t ON t.id = w.seq - 1", "coalesce(t.ext_id, CAST(t.id AS TEXT))"
         else:
-            source = ("JOIN stage.rows t ON t.seq = i.seq", "t.ext_id")
+            task, ext_id = "stage.rows t ON t.seq = w.seq", "t.ext_id"
         self.db.execute("BEGIN")
-        self.db.execute(f"INSERT INTO stage.named SELECT i.seq, i.h, {source[1]}, t.start_ps"
-                        f" FROM stage.ids i {source[0]} WHERE i.h IN ({NAMED_HASHES})")
+        # OR IGNORE: a task named more than once is found once for each time.
+        self.db.execute(
+            f"INSERT OR IGNORE INTO stage.named WITH f AS MATERIALIZED ({NAMED_HASHES} ORDER BY 1),"
+            " w AS MATERIALIZED (SELECT i.seq, i.h FROM f JOIN stage.ids i ON i.h = f.ph"
+            f" ORDER BY i.seq) SELECT w.seq, w.h, {ext_id}, t.start_ps FROM w JOIN {task}")
         self.db.execute("CREATE INDEX stage.named_h ON named (h, ext_id)")
         self.db.execute("COMMIT")
 
