@@ -3,6 +3,7 @@ instants, counters, the time origin and location order."""
 import json
 import sqlite3
 
+import numpy as np
 import pytest
 
 from simulator.tracing.importers.loader import ForeignTask, Loader, TraceFormatError
@@ -203,3 +204,29 @@ def test_tasks_written_straight_out_are_staged_again_when_they_must_be(tmp_path,
                         db.execute("SELECT time_origin FROM run").fetchone()))
     assert results[0][:3] == results[1][:3]
     assert len(results[0][1]) == 14 if late == "track" else 13
+
+
+def test_the_id_windows_reach_does_not_depend_on_how_a_reader_cuts_its_input():
+    """A parent 20,000 rows back is found in the window whether the rows come in one
+    block or in blocks of 1,000 (as a Chrome reader gives them, a megabyte of text each)."""
+    from simulator.tracing.importers.ids import Block, IdWindow
+
+    n, back = 60_000, 20_000
+    ext = np.array([f"t{i}" for i in range(n)], dtype=object)
+    parent = np.array([f"t{i - back}" if i >= back else None for i in range(n)], dtype=object)
+    for size in (n, 1_000):
+        left = []  # rows each block left to the scratch database
+
+        def emit(block, wanted, left=left):
+            left.append(len(wanted))
+
+        window = IdWindow(emit, str)
+        for a in range(0, n, size):
+            part = slice(a, a + size)
+            ints = np.arange(a, min(a + size, n), dtype=np.int64)
+            window.add(Block(ext=ext[part], parent=parent[part], kind=ints * 0, location=ints * 0,
+                             start=ints, end=ints + 1, flags=ints * 0, track=ints * 0 - 1,
+                             details=np.full(len(ints), None, dtype=object),
+                             src=ints.astype(object)))
+        window.close()
+        assert sum(left) == 0, size

@@ -7,7 +7,8 @@ Python values, about a microsecond less than decoding it as JSON and staging it 
 field. Times are read as exact decimals into 128-bit integers. Only the text of a buffer
 of one byte per character (Latin-1, so any ASCII file) is read here; a shape this reader
 does not know (an escaped string, an exponent, more than six decimals of a time, a
-repeated key, details with non-ASCII text) is left to the event-by-event reader.
+repeated key, details with non-ASCII text) is left to the event-by-event reader. Slices
+of our own export (``own``) are read with the identities their ``args`` carry.
 """
 import numpy as np
 
@@ -421,10 +422,12 @@ cdef extern from *:
     static const int KEY_BITS[] = {K_PH, K_TS, K_CAT, K_DUR, K_PID, K_TID, K_NAME, K_ARGS,
                                    -1, -1, -1};
     static const int N_KEYS = 11;
+    static const char *const OWN_KEYS[] = {"id", "parent", "category", "location", "details"};
     """
     int K_PH, K_NAME, K_CAT, K_TS, K_DUR, K_PID, K_TID, K_ARGS, N_KEYS
     const char *const KEY_NAMES[]
     const int KEY_BITS[]
+    const char *const OWN_KEYS[]
 
 
 cdef int _key(const uint8_t *s, Py_ssize_t a, Py_ssize_t b) noexcept:
@@ -442,10 +445,69 @@ cdef struct Event:
     int128 ts, dur
     Field pid, tid
     bint has_details
+    # Our own export's identity (``own``): args.id, args.parent, args.location, args.category.
+    Field id, parent, location, category
 
 
-cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
-    """One event object at p, if it is a plain slice."""
+cdef int _own_args(_Scanner sc, Event *e, string *details) noexcept:
+    """The ``args`` object at p of a slice of our own export: the keys ``id``, ``location``
+    (text), ``parent`` (text or null), ``category`` (text) and ``details``, nothing else."""
+    cdef int rc, which
+    cdef Py_ssize_t a, b
+    cdef Field *f
+    e.id.found = e.parent.found = e.location.found = e.category.found = False
+    sc.p += 1  # the '{'
+    rc = sc.opened(125)
+    while rc == AGAIN:
+        sc.space()
+        rc = sc.text(&a, &b, False)
+        if rc != OK:
+            return rc
+        which = _own_key(sc.s, a, b)
+        if which < 0:
+            return NO
+        rc = sc.expect(58)
+        if rc == OK:
+            rc = sc.begin(2)
+            rc = -rc if rc < 0 else OK
+        if rc != OK:
+            return rc
+        if which == 4:  # details
+            if e.has_details or details.size():
+                return NO  # a repeated key
+            if sc.s[sc.p] == 110:
+                rc = sc.literal()
+                details.append(b"null")
+            else:
+                rc = sc.details(details, 2)
+                e.has_details = True
+        else:
+            f = &e.id if which == 0 else &e.parent if which == 1 else \
+                &e.category if which == 2 else &e.location
+            if f.found:
+                return NO  # a repeated key
+            f.found = True
+            f.is_null = which == 1 and sc.s[sc.p] == 110
+            rc = sc.literal() if f.is_null else sc.text(&f.start, &f.end, False)
+        if rc == OK:
+            rc = sc.next_item(125)
+    if rc != OK:
+        return rc
+    return OK if e.id.found and e.location.found else NO
+
+
+cdef int _own_key(const uint8_t *s, Py_ssize_t a, Py_ssize_t b) noexcept:
+    """Which key of our export's args: id 0, parent 1, category 2, location 3, details 4;
+    -1 for any other."""
+    cdef int i
+    for i in range(5):
+        if strlen(OWN_KEYS[i]) == <size_t>(b - a) and memcmp(s + a, OWN_KEYS[i], b - a) == 0:
+            return i
+    return -1
+
+
+cdef int _event(_Scanner sc, Event *e, string *details, bint own) noexcept:
+    """One event object at p, if it is a plain slice (``own``: of our own export)."""
     cdef int seen = 0, bit, rc
     cdef Py_ssize_t a, b
     cdef Field *f
@@ -500,7 +562,11 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
                 f.is_text = False
                 rc = _int64(sc, &f.number)
         elif bit == K_ARGS:
-            if c == 110:
+            if own:
+                if c != 123:
+                    return NO
+                rc = _own_args(sc, e, details)
+            elif c == 110:
                 rc = sc.literal()
             elif c == 123:
                 sc.bind = False
@@ -517,6 +583,8 @@ cdef int _event(_Scanner sc, Event *e, string *details) noexcept:
     if rc != OK:
         return rc
     if (seen & (K_PH | K_NAME | K_TS | K_DUR)) != (K_PH | K_NAME | K_TS | K_DUR):
+        return NO
+    if own and not (seen & K_ARGS):
         return NO
     return OK
 
@@ -541,13 +609,14 @@ cdef int _int64(_Scanner sc, int64_t *value) noexcept:
     return OK
 
 
-def scan(str buf, Py_ssize_t pos, base, Py_ssize_t limit, Py_ssize_t line, Py_ssize_t line_start):
+def scan(str buf, Py_ssize_t pos, base, Py_ssize_t limit, Py_ssize_t line, Py_ssize_t line_start,
+         bint own=False):
     """As ``slices.scan``."""
     cdef _Scanner sc = _Scanner()
     cdef Event e
     cdef string details
-    cdef vector[int64_t] starts, ends, lines, columns, thread, kind
-    cdef unordered_map[string, int64_t] threads, kinds
+    cdef vector[int64_t] starts, ends, lines, columns, thread, kind, location
+    cdef unordered_map[string, int64_t] threads, kinds, locations
     cdef unordered_map[string, int64_t].iterator found
     cdef string key
     cdef int rc, why = FULL
@@ -571,7 +640,7 @@ def scan(str buf, Py_ssize_t pos, base, Py_ssize_t limit, Py_ssize_t line, Py_ss
             why = MORE if sc.p >= sc.n else DECLINED
             break
         event_start, save_line, save_line_start = sc.p, sc.line, sc.line_start
-        rc = _event(sc, &e, &details)
+        rc = _event(sc, &e, &details, own)
         if rc == OK:
             if e.dur < 0:
                 rc = NO
@@ -601,10 +670,14 @@ def scan(str buf, Py_ssize_t pos, base, Py_ssize_t limit, Py_ssize_t line, Py_ss
             out.threads.append((_id(sc, &e.pid), _id(sc, &e.tid)))
         else:
             thread.push_back(deref(found).second)
+        if own:
+            _own_identity(sc, &e, out, locations, location)
         key.clear()
+        if own and e.category.found:
+            e.has_cat, e.cat_a, e.cat_b = True, e.category.start, e.category.end
         if e.has_cat:
             key.append(<const char *>sc.s + e.cat_a, e.cat_b - e.cat_a)
-        else:
+        elif not own:
             key.append(b"event")
         key.push_back(0)  # no string read here holds a NUL
         key.append(<const char *>sc.s + e.name_a, e.name_b - e.name_a)
@@ -612,7 +685,7 @@ def scan(str buf, Py_ssize_t pos, base, Py_ssize_t limit, Py_ssize_t line, Py_ss
         if found == kinds.end():
             kinds[key] = len(out.kinds)
             kind.push_back(len(out.kinds))
-            out.kinds.append((_latin1(sc, e.cat_a, e.cat_b) if e.has_cat else "event",
+            out.kinds.append((_latin1(sc, e.cat_a, e.cat_b) if e.has_cat else "" if own else "event",
                               _latin1(sc, e.name_a, e.name_b)))
         else:
             kind.push_back(deref(found).second)
@@ -631,9 +704,30 @@ def scan(str buf, Py_ssize_t pos, base, Py_ssize_t limit, Py_ssize_t line, Py_ss
     if not count:
         return sc.p, after_event, why, base, sc.line, sc.line_start, None
     out.thread, out.kind = _array(thread), _array(kind)
+    if own:
+        out.location = _array(location)
     out.starts, out.ends = _array(starts), _array(ends)
     out.lines, out.columns = _array(lines), _array(columns)
     return sc.p, after_event, why, base, sc.line, sc.line_start, out
+
+
+cdef int _own_identity(_Scanner sc, Event *e, out, unordered_map[string, int64_t] &locations,
+                       vector[int64_t] &location) except -1:
+    """A slice of our own export: its ID and parent's into ``out``, its location's index."""
+    cdef string key
+    cdef unordered_map[string, int64_t].iterator found
+    out.ext_ids.append(_latin1(sc, e.id.start, e.id.end))
+    out.parents.append(None if not e.parent.found or e.parent.is_null
+                       else _latin1(sc, e.parent.start, e.parent.end))
+    key.assign(<const char *>sc.s + e.location.start, e.location.end - e.location.start)
+    found = locations.find(key)
+    if found == locations.end():
+        locations[key] = len(out.locations)
+        location.push_back(len(out.locations))
+        out.locations.append(_latin1(sc, e.location.start, e.location.end))
+    else:
+        location.push_back(deref(found).second)
+    return 0
 
 
 cdef void _id_key(_Scanner sc, Field *f, string *key):

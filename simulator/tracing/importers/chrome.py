@@ -26,7 +26,8 @@ identity (``args.id``, ``args.parent``, ``args.category``, ``args.location``), o
 task a flow point belongs to (``args.task``), so they import back exactly.
 
 The file is read incrementally, so memory stays bounded: runs of plain complete slices
-in blocks (``slices``), every other event one at a time.
+(and of our export's slices, with their identities) in blocks (``slices``), every other
+event one at a time.
 """
 import json
 import re
@@ -66,6 +67,7 @@ class _Reader:
         self.stream, self.path, self.progress = stream, path, progress
         # Where times count from, for plain slices read in blocks; None: read every event alone.
         self.slice_base = None
+        self.own = False  # the slices are our export's, with their identities
         self.buf, self.pos, self.eof = "", 0, False
         # Line bookkeeping, advanced incrementally so positions cost O(1) amortised:
         # ``line`` is the line number at buffer offset ``scan``, which starts at ``line_start``.
@@ -219,7 +221,7 @@ class _Reader:
         while True:
             self._advance(self.pos)
             pos, after_event, why, base, line, line_start, block = _slices.scan(
-                self.buf, self.pos, base, SLICE_BLOCK, self.line, self.line_start)
+                self.buf, self.pos, base, SLICE_BLOCK, self.line, self.line_start, self.own)
             self.pos = self.scan = pos
             self.line, self.line_start = line, line_start
             if block is not None:
@@ -367,8 +369,7 @@ def read(stream, path, loader, progress=None):
         if item == "meta":
             if first == OWN_KEY and isinstance(second, dict):
                 _declare_own_origin(loader, second, path)
-                state["ours"] = tracks.exact = True
-                reader.slice_base = None  # our export: slices carry their identities
+                state["ours"] = tracks.exact = reader.own = True
             else:
                 metadata[first] = _plain(second)
             continue
@@ -505,11 +506,14 @@ def _add_slices(loader, tracks, state, block, path):
     """A run of plain slices, staged as ``_add_task`` stages each (``slices`` read them)."""
     n = len(block)
     base = block.base
-    first, last = base + int(block.starts.min()), base + int(block.ends.max())
-    if state["earliest"] is None or first < state["earliest"]:
-        state["earliest"] = first
-    if state["latest"] is None or last > state["latest"]:
-        state["latest"] = last
+    _note_time(state, base + int(block.starts.min()), base + int(block.ends.max()))
+    kinds = np.array([loader.kind_id(category, name) for category, name in block.kinds], dtype=np.int64)
+    if state["ours"]:  # our export: each slice names its task, parent and location
+        locations = np.array([loader.location_id(name) for name in block.locations], dtype=np.int64)
+        loader.add_relative(base, block.ext_ids, kinds[block.kind], locations[block.location],
+                            block.starts, block.ends, np.full(n, -1, dtype=np.int64), block.details,
+                            block.lines, f"{path}:", parents=block.parents)
+        return
     serial = state["serial"]
     state["serial"] += n
     keys = state["thread_keys"]  # (pid, tid) -> (location key, track key)
@@ -520,7 +524,6 @@ def _add_slices(loader, tracks, state, block, path):
             location, track = tracks.thread(*thread)
             found = keys[thread] = (loader.location_id(location), loader.track_id(track))
         threads[i] = found
-    kinds = np.array([loader.kind_id(category, name) for category, name in block.kinds], dtype=np.int64)
     device = [i for i, (category, _) in enumerate(block.kinds) if category.lower() in DEVICE_CATEGORIES]
     if device:
         on_device = np.unique(block.thread[np.isin(block.kind, device)])

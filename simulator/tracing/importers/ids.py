@@ -15,7 +15,9 @@ the loader's scratch database, which holds every ID's hash, indexed once all are
   is an error naming both positions. Repeats further apart are found there too.
 
 Keys (``seq``, from 1 in input order) are given to the rows kept, so they stay dense
-when repeats are dropped here.
+when repeats are dropped here. Blocks smaller than ``BLOCK`` rows are joined first, so
+the window's reach is the same however a reader cuts its input (a Chrome reader's blocks
+end with each megabyte of text: a few thousand slices).
 """
 from dataclasses import dataclass
 
@@ -23,6 +25,7 @@ import numpy as np
 
 from .values import TraceFormatError
 
+BLOCK = 50_000  # rows the window resolves at once, at least
 NO_TIME = np.iinfo(np.int64).min  # an unknown parent start: never a valid relative time
 # The 64-bit hash of an ID: Python's own, used only within one process, and every match
 # confirmed on the text (tests replace it with one that collides).
@@ -63,6 +66,15 @@ class Block:
                      "details", "src", "h"):
             setattr(self, name, getattr(self, name)[mask])
 
+    @classmethod
+    def joined(cls, blocks):
+        """One block of the rows of ``blocks`` (as read: nothing added yet), in order."""
+        if len(blocks) == 1:
+            return blocks[0]
+        return cls(*(np.concatenate([getattr(b, name) for b in blocks])
+                     for name in ("ext", "parent", "kind", "location", "start", "end", "flags",
+                                  "track", "details", "src")))
+
 
 class IdWindow:
     """Resolves blocks of tasks; each block leaves through ``emit(block, fixups)`` once its
@@ -75,11 +87,20 @@ class IdWindow:
     def __init__(self, emit, where, dedupe=False):
         self.emit, self.where, self.dedupe = emit, where, dedupe
         self.older = self.pending = None
+        self.waiting, self.waiting_rows = [], 0  # blocks not joined yet
         self.next_seq = 1
         self.dropped = 0  # repeats dropped here
 
     def add(self, block):
         """Take the next block (not empty)."""
+        self.waiting.append(block)
+        self.waiting_rows += len(block)
+        if self.waiting_rows >= BLOCK:
+            self._take()
+
+    def _take(self):
+        block = Block.joined(self.waiting)
+        self.waiting, self.waiting_rows = [], 0
         block.h = hashes(block.ext)
         self._index(block)
         self._drop_repeats(block)
@@ -100,6 +121,8 @@ class IdWindow:
 
     def close(self):
         """Give up on what the last blocks did not find."""
+        if self.waiting:
+            self._take()
         self._release()
         self.older = self.pending = None
 

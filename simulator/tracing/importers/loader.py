@@ -154,7 +154,8 @@ class Loader:
     @property
     def count(self):
         """Tasks staged so far (repeats dropped)."""
-        return self.window.next_seq - 1 + len(self._batch) - self.stage_db.dropped
+        window = self.window
+        return window.next_seq - 1 + window.waiting_rows + len(self._batch) - self.stage_db.dropped
 
     # -- run metadata ----------------------------------------------------------------
     def set_clock(self, clock, origin_ps=None, epoch_ps=0):
@@ -319,21 +320,31 @@ class Loader:
             details=np.full(n, None, dtype=object), src=np.asarray(lines.tolist(), dtype=object)))
 
     def add_relative(self, base, ext_ids, kinds, locations, starts, ends, tracks, details, lines,
-                     where_prefix):
+                     where_prefix, parents=None):
         """Stage a block of tasks whose times are already relative to ``base`` (the loader's
         ``time_base``, or the base to take if it has none) and checked, as the Chrome
         slice reader gives them: ``kinds``, ``locations`` and ``tracks`` int arrays of
         ``kind_id``/``location_id``/``track_id`` keys, ``details`` texts or None,
-        ``lines`` positions reported as ``where_prefix`` + line. They name no parents."""
+        ``lines`` positions reported as ``where_prefix`` + line; ``parents`` the text ID
+        of each one's parent ('' or None: a root), or None where they name none."""
         n = len(ext_ids)
         if self._base is None:
             self._base = base
         elif base != self._base:
             raise ValueError(f"times relative to {base}, not to the loader's {self._base}")
+        ext_ids = _objects(ext_ids)
+        empty = np.flatnonzero(ext_ids == "")
+        if len(empty):
+            raise TraceFormatError(f"{where_prefix}{lines[empty[0]]}: empty task ID")
+        if parents is None:
+            parents = np.full(n, None, dtype=object)
+        else:
+            parents = _objects(parents)
+            parents[np.equal(parents, "")] = None
         self._where_prefix = where_prefix
         self._flush()
         self._add_block(Block(
-            ext=_objects(ext_ids), parent=np.full(n, None, dtype=object),
+            ext=ext_ids, parent=parents,
             kind=np.asarray(kinds, dtype=np.int64), location=np.asarray(locations, dtype=np.int64),
             start=np.asarray(starts, dtype=np.int64), end=np.asarray(ends, dtype=np.int64),
             flags=np.zeros(n, dtype=np.int64), track=np.asarray(tracks, dtype=np.int64),

@@ -10,6 +10,13 @@ same events: the same names, categories, times relative to the same base (exact
 picoseconds; the first slice's start when no time is staged yet) and the same
 ``details`` text (``details_json``).
 
+In a file of our own export (``own``), a slice's ``args`` carry the task's identity as
+``chrome.py`` reads it there: ``id``, ``parent``, ``category`` and ``location`` (all
+text; ``parent`` may be null) and perhaps ``details``, nothing else. Such slices are
+read with their IDs, parents and locations (``Slices.ext_ids``, ``parents``,
+``location`` into ``locations``), their kind's category taken from ``args.category``
+(else ``cat``, else ''), and their details are ``args.details``.
+
 Here each event is decoded with Python's JSON decoder and checked; the compiled version
 reads the text itself and leaves more shapes to the event-by-event reader (escaped
 strings, exponents, more than six decimals), which changes nothing but the speed.
@@ -29,6 +36,7 @@ INT64_MAX = 2 ** 63 - 1
 # it does not expect), at ``limit`` slices, or where the text ends inside an event.
 DECLINED, FULL, MORE = 0, 1, 2
 FLOW_KEYS = ("bind_id", "flow_in", "flow_out")
+OWN_KEYS = {"id", "parent", "category", "location", "details"}
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(parse_float=Decimal)
 
@@ -69,7 +77,8 @@ class Slices:
     kind (category, 'event' when it has none, and name) are given as an index into
     ``threads`` and ``kinds``, which list each pair once, in the order first read; then
     its start and end relative to ``base`` (int64 ps), ``details`` (JSON text or None)
-    and position (line, column)."""
+    and position (line, column). Read with ``own``: each slice's task ID, its parent's
+    (text or None) and its location, as an index into ``locations``."""
 
     threads: list = field(default_factory=list)
     kinds: list = field(default_factory=list)
@@ -81,12 +90,16 @@ class Slices:
     lines: object = None
     columns: object = None
     base: object = None
+    ext_ids: list = field(default_factory=list)
+    parents: list = field(default_factory=list)
+    locations: list = field(default_factory=list)
+    location: object = None
 
     def __len__(self):
         return len(self.details)
 
 
-def scan(buf, pos, base, limit, line, line_start):
+def scan(buf, pos, base, limit, line, line_start, own=False):
     """Read plain slices from ``buf[pos:]``, where the text of a trace's event array
     expects an event.
 
@@ -96,11 +109,12 @@ def scan(buf, pos, base, limit, line, line_start):
     why, base, line, line_start, slices)``: where reading stopped, whether that is right
     after a slice (a ``,`` or the array's ``]`` is expected there) or where an event is
     expected, why it stopped (``DECLINED``, ``FULL`` or ``MORE``), the base, the line
-    bookkeeping at ``pos``, and the slices read (None if none).
+    bookkeeping at ``pos``, and the slices read (None if none). ``own``: the slices of
+    a file of our own export, with their identities.
     """
     out = Slices()
-    thread, kind, starts, ends, lines, columns = [], [], [], [], [], []
-    threads, kinds = {}, {}
+    thread, kind, starts, ends, lines, columns, location = [], [], [], [], [], [], []
+    threads, kinds, locations = {}, {}, {}
     why, after_event, counted = FULL, False, pos
     while len(out) < limit:
         p = _SPACE.match(buf, pos).end()
@@ -113,10 +127,17 @@ def scan(buf, pos, base, limit, line, line_start):
             why = DECLINED
             break
         found = _plain_slice(event, base)
-        if found is None:
+        identity = found and own and _identity(event.get("args"))
+        if found is None or (own and identity is None):
             why = DECLINED
             break
         start, stop, name, category, pid, tid, details = found
+        if own:
+            ext_id, parent, where, category, details = identity
+            category = (event.get("cat") or "") if category is None else category
+            out.ext_ids.append(ext_id)
+            out.parents.append(parent)
+            location.append(locations.setdefault(where, len(locations)))
         if base is None:
             base, start, stop = start, 0, stop - start
         line, line_start, counted = _lines(buf, counted, p, line, line_start)
@@ -136,7 +157,8 @@ def scan(buf, pos, base, limit, line, line_start):
     line, line_start, _ = _lines(buf, counted, pos, line, line_start)
     if not len(out):
         return pos, after_event, why, base, line, line_start, None
-    out.threads, out.kinds = list(threads), list(kinds)
+    out.threads, out.kinds, out.locations = list(threads), list(kinds), list(locations)
+    out.location = np.array(location, dtype=np.int64) if own else None
     out.thread, out.kind = np.array(thread, dtype=np.int64), np.array(kind, dtype=np.int64)
     out.starts, out.ends = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
     out.lines, out.columns = np.array(lines, dtype=np.int64), np.array(columns, dtype=np.int64)
@@ -150,6 +172,19 @@ def _lines(buf, counted, to, line, line_start):
         line += newlines
         line_start = buf.rfind("\n", counted, to) + 1
     return line, line_start, to
+
+
+def _identity(args):
+    """(ID, parent, location, category or None, details text or None) of a slice of our
+    own export, from its ``args``; None for args of another shape."""
+    if type(args) is not dict or not args.keys() <= OWN_KEYS:
+        return None
+    ext_id, parent, where = args.get("id"), args.get("parent"), args.get("location")
+    category, details = args.get("category"), args.get("details")
+    if (type(ext_id) is not str or type(where) is not str or not (parent is None or type(parent) is str)
+            or not ("category" not in args or type(category) is str)):
+        return None
+    return ext_id, parent, where, category, None if details is None else details_json(details)
 
 
 def _plain_slice(event, base):
