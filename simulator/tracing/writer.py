@@ -401,10 +401,9 @@ class TraceWriter:
         if pyramid_build.IncrementalPyramid is None:
             return pyramid_build.reference_build(db, show_progress=show_progress)
         stats, redo = finished if finished is not None else ({}, None)  # None: every location
-        db.execute("BEGIN")
-        pyramid_build.clear_locations(db, redo)
         if redo is None or redo:
-            stats.update(pyramid_build.rebuild(db, redo, show_progress=show_progress))
+            stats.update(pyramid_build.rebuild(db, self.path, redo, show_progress=show_progress))
+        db.execute("BEGIN")
         pyramid_build.store_statistics(db, stats)
         db.execute("COMMIT")
         return pyramid_build.BASE_PS
