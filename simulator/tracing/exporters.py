@@ -4,6 +4,11 @@ Chrome export: one process per location (named by a ``process_name`` metadata ev
 ordered by ``process_sort_index``) and, inside it, one thread per lane. Perfetto
 (since v51) drops slices that overlap on one thread, so each location's tasks are
 packed greedily into lanes of non-overlapping tasks: every thread nests strictly.
+Slices are written in time order across locations (each location's tasks in start
+order, merged), so a task's parent, which starts before it, is near it in the file:
+an importer finds it there, where written location by location, at 100M tasks four
+tasks in five had their parent in another location's stretch, millions of events
+away. The metadata events follow the slices.
 Every event carries the task's identity (``args.id``, ``args.parent``,
 ``args.category``, ``args.location``) so that importing the file back gives exactly
 the same tasks. Task links become flows (``s``/``f``), instants ``i`` events and
@@ -84,6 +89,17 @@ def _lanes(rows):
         yield row, lane
 
 
+def _in_time_order(db, locations):
+    """Yield (start, location, key, row, lane) for every task: each location's tasks in
+    start order with their lanes, merged into one order by start (then location, key).
+    One query per location is open at a time; each holds a row."""
+    def location(loc_id):
+        rows = db.execute(TASK_SELECT + " WHERE t.location = ? ORDER BY t.start_ps, t.id", (loc_id,))
+        for row, lane in _lanes(rows):
+            yield row[7], loc_id, row[0], row, lane
+    return heapq.merge(*(location(loc_id) for loc_id, _, _ in locations))
+
+
 def export_chrome(trace_path, out_path, show_progress=None):
     """Write ``trace_path`` as Chrome Trace Event JSON; returns the number of tasks."""
     db = open_trace(trace_path)
@@ -115,12 +131,13 @@ def export_chrome(trace_path, out_path, show_progress=None):
             locations = db.execute(
                 "SELECT id, name, " + ("sort_index" if version >= 2 else "NULL")
                 + " FROM location ORDER BY id").fetchall()
-            for loc_id, name, sort_index in track(locations, show_progress, desc="export", unit="loc"):
-                pid, lanes = loc_id + 1, 0
-                rows = db.execute(TASK_SELECT + " WHERE t.location = ? ORDER BY t.start_ps, t.id",
-                                  (loc_id,))
-                for (key, ext, pkey, pext, cat, action, _, start, end, details), lane in _lanes(rows):
-                    lanes = max(lanes, lane + 1)
+            lanes = {loc_id: 0 for loc_id, _, _ in locations}  # lanes used per location
+            total = db.execute("SELECT count(*) FROM task").fetchone()[0]
+            with track(range(total), show_progress, desc="export", unit="task") as bar:
+                for start, loc_id, key, row, lane in _in_time_order(db, locations):
+                    _, ext, pkey, pext, cat, action, name, _, end, details = row
+                    lanes[loc_id] = max(lanes[loc_id], lane + 1)
+                    pid = loc_id + 1
                     args = {"id": _task_id(key, ext),
                             "parent": None if pkey is None else _task_id(pkey, pext),
                             "category": cat, "location": name}
@@ -133,15 +150,21 @@ def export_chrome(trace_path, out_path, show_progress=None):
                              json.dumps(action), json.dumps(cat), ts(start),
                              decimal_time(end - start, 6), pid, lane, json.dumps(args)))
                     count += 1
-                if not lanes and loc_id not in marked:
+                    if count % BATCH == 0:
+                        bar.update(BATCH)
+                bar.update(count % BATCH)
+            for loc_id, name, sort_index in locations:
+                used = lanes[loc_id]
+                if not used and loc_id not in marked:
                     continue  # a location without tasks or markers gets no track
+                pid = loc_id + 1
                 meta = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
                          "args": {"name": name}}]
                 if sort_index is not None:
                     meta.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
                                  "args": {"sort_index": sort_index}})
                 meta += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": lane,
-                          "args": {"name": f"lane {lane}"}} for lane in range(lanes)]
+                          "args": {"name": f"lane {lane}"}} for lane in range(used)]
                 for event in meta:
                     emit(json.dumps(event))
             if version >= 2:
