@@ -177,3 +177,17 @@ def test_chrome_export_nests_strictly_per_thread_on_a_busy_trace(tmp_path):
         by_pid.setdefault(pid, set()).add(tid)
     overlapping_locations = sum(len(tids) > 1 for tids in by_pid.values())
     assert overlapping_locations > 10  # the trace is busy: many locations needed lanes
+
+
+def test_chrome_export_writes_slices_in_time_order_and_their_parents_near_them(tmp_path):
+    """Across locations too: an import then finds each task's parent within its ID window
+    and builds the metric pyramid as it reads (written location by location, the file
+    put parents millions of events away at 100M tasks)."""
+    generate(tmp_path / "t.sqlite", tasks=30_000, seed=5)
+    export_trace(tmp_path / "t.sqlite", tmp_path / "t.json", "chrome", show_progress=False)
+    events = json.loads((tmp_path / "t.json").read_text(), parse_float=Decimal)["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    starts = [e["ts"] for e in slices]
+    assert starts == sorted(starts) and len({e["pid"] for e in slices}) > 10
+    position = {e["args"]["id"]: i for i, e in enumerate(slices)}
+    assert all(position[e["args"]["parent"]] < i for i, e in enumerate(slices) if e["args"]["parent"])

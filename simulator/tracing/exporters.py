@@ -90,13 +90,14 @@ def _lanes(rows):
 
 
 def _in_time_order(db, locations):
-    """Yield (start, location, key, row, lane) for every task: each location's tasks in
-    start order with their lanes, merged into one order by start (then location, key).
+    """Yield (start, key, location, row, lane) for every task: each location's tasks in
+    start order with their lanes, merged into one order by start, then key (a parent
+    starting with its child was given its key first).
     One query per location is open at a time; each holds a row."""
     def location(loc_id):
         rows = db.execute(TASK_SELECT + " WHERE t.location = ? ORDER BY t.start_ps, t.id", (loc_id,))
         for row, lane in _lanes(rows):
-            yield row[7], loc_id, row[0], row, lane
+            yield row[7], row[0], loc_id, row, lane
     return heapq.merge(*(location(loc_id) for loc_id, _, _ in locations))
 
 
@@ -134,7 +135,7 @@ def export_chrome(trace_path, out_path, show_progress=None):
             lanes = {loc_id: 0 for loc_id, _, _ in locations}  # lanes used per location
             total = db.execute("SELECT count(*) FROM task").fetchone()[0]
             with track(range(total), show_progress, desc="export", unit="task") as bar:
-                for start, loc_id, key, row, lane in _in_time_order(db, locations):
+                for start, key, loc_id, row, lane in _in_time_order(db, locations):
                     _, ext, pkey, pext, cat, action, name, _, end, details = row
                     lanes[loc_id] = max(lanes[loc_id], lane + 1)
                     pid = loc_id + 1
