@@ -261,15 +261,22 @@ def _rebuild(conn, locations, show_progress):
 
 
 def _read_all(conn, sql, params=(), ints=None):
+    """Every row of a short query (a row per kind or location): ``BulkReader.fetch``'s
+    (int64 matrix, [list per other column])."""
     reader = _bulk.BulkReader(conn, sql, params, ints)
     try:
-        values, others = reader.fetch(1 << 20)
-        more, _ = reader.fetch(1)
-        if len(more):
-            raise ValueError(f"more than {len(values)} rows from {sql!r}")
-        return values, others
+        parts = []
+        while True:
+            values, others = reader.fetch(REBUILD_CHUNK)
+            if not len(values):
+                break
+            parts.append((values, others))
     finally:
         reader.close()
+    if not parts:
+        return values, others
+    return (np.concatenate([v for v, _ in parts]),
+            [[x for _, o in parts for x in o[c]] for c in range(len(parts[0][1]))])
 
 
 def _drain(builder, metrics, kind_metrics):
