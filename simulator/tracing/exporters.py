@@ -92,8 +92,8 @@ def _lanes(rows):
 def _in_time_order(db, locations):
     """Yield (start, key, location, row, lane) for every task: each location's tasks in
     start order with their lanes, merged into one order by start, then key (a parent
-    starting with its child was given its key first).
-    One query per location is open at a time; each holds a row."""
+    starting with its child was given its key first). A query per location is open at
+    once, each holding its next row: memory grows with the locations, not the tasks."""
     def location(loc_id):
         rows = db.execute(TASK_SELECT + " WHERE t.location = ? ORDER BY t.start_ps, t.id", (loc_id,))
         for row, lane in _lanes(rows):
