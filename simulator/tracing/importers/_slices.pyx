@@ -172,6 +172,19 @@ cdef class _Scanner:
         ps[0] = -value if negative else value
         return OK
 
+    cdef int key(self, Py_ssize_t *start, Py_ssize_t *end) noexcept:
+        """An object member's key at p, after any space (a string without escapes)."""
+        self.space()
+        return self.text(start, end, False)
+
+    cdef int value(self) noexcept:
+        """Past the ':' after a member's key, at its value's first character."""
+        cdef int rc = self.expect(58)
+        self.space()
+        if rc == OK and self.p >= self.n:
+            rc = CUT
+        return rc
+
     cdef int expect(self, uint8_t c) noexcept:
         """Past ``c``, after any space."""
         self.space()
@@ -430,13 +443,20 @@ cdef extern from *:
     const char *const OWN_KEYS[]
 
 
+cdef int _named(const uint8_t *s, Py_ssize_t a, Py_ssize_t b, const char *const *names,
+                int count) noexcept:
+    """The index of the text s[a:b] in ``names``, -1 if it is none of them."""
+    cdef int i
+    for i in range(count):
+        if strlen(names[i]) == <size_t>(b - a) and memcmp(s + a, names[i], b - a) == 0:
+            return i
+    return -1
+
+
 cdef int _key(const uint8_t *s, Py_ssize_t a, Py_ssize_t b) noexcept:
     """The bit of a key this reader reads, 0 for a key it skips, -1 for a flow key."""
-    cdef int i
-    for i in range(N_KEYS):
-        if strlen(KEY_NAMES[i]) == <size_t>(b - a) and memcmp(s + a, KEY_NAMES[i], b - a) == 0:
-            return KEY_BITS[i]
-    return 0
+    cdef int i = _named(s, a, b, KEY_NAMES, N_KEYS)
+    return KEY_BITS[i] if i >= 0 else 0
 
 
 cdef struct Event:
@@ -459,17 +479,13 @@ cdef int _own_args(_Scanner sc, Event *e, string *details) noexcept:
     sc.p += 1  # the '{'
     rc = sc.opened(125)
     while rc == AGAIN:
-        sc.space()
-        rc = sc.text(&a, &b, False)
+        rc = sc.key(&a, &b)
         if rc != OK:
             return rc
-        which = _own_key(sc.s, a, b)
+        which = _named(sc.s, a, b, OWN_KEYS, 5)  # id, parent, category, location, details
         if which < 0:
             return NO
-        rc = sc.expect(58)
-        if rc == OK:
-            rc = sc.begin(2)
-            rc = -rc if rc < 0 else OK
+        rc = sc.value()
         if rc != OK:
             return rc
         if which == 4:  # details
@@ -496,16 +512,6 @@ cdef int _own_args(_Scanner sc, Event *e, string *details) noexcept:
     return OK if e.id.found and e.location.found else NO
 
 
-cdef int _own_key(const uint8_t *s, Py_ssize_t a, Py_ssize_t b) noexcept:
-    """Which key of our export's args: id 0, parent 1, category 2, location 3, details 4;
-    -1 for any other."""
-    cdef int i
-    for i in range(5):
-        if strlen(OWN_KEYS[i]) == <size_t>(b - a) and memcmp(s + a, OWN_KEYS[i], b - a) == 0:
-            return i
-    return -1
-
-
 cdef int _event(_Scanner sc, Event *e, string *details, bint own) noexcept:
     """One event object at p, if it is a plain slice (``own``: of our own export)."""
     cdef int seen = 0, bit, rc
@@ -521,18 +527,14 @@ cdef int _event(_Scanner sc, Event *e, string *details, bint own) noexcept:
     if rc == OK:
         return NO  # an empty object
     while rc == AGAIN:
-        sc.space()
-        rc = sc.text(&a, &b, False)
+        rc = sc.key(&a, &b)
         if rc != OK:
             return rc
         bit = _key(sc.s, a, b)
         if bit < 0 or (bit & seen):
             return NO
         seen |= bit
-        rc = sc.expect(58)
-        sc.space()
-        if rc == OK and sc.p >= sc.n:
-            rc = CUT
+        rc = sc.value()
         if rc != OK:
             return rc
         c = sc.s[sc.p]
