@@ -293,10 +293,7 @@ class Loader:
         starts = np.asarray(starts, dtype=np.int64)
         ends = np.asarray(ends, dtype=np.int64)
         lines = np.asarray(lines)
-        ext_ids = np.asarray(ext_ids, dtype=object)
-        empty = np.flatnonzero(ext_ids == "")
-        if len(empty):
-            raise TraceFormatError(f"{where_prefix}{lines[empty[0]]}: empty task ID")
+        ext_ids, parents = _ids(ext_ids, parents, lines, where_prefix)
         backwards = np.flatnonzero(ends < starts)
         if len(backwards):
             i = backwards[0]
@@ -311,8 +308,6 @@ class Loader:
         base = np.int64(self._base)
         self._where_prefix = where_prefix
         self._flush()
-        parents = np.asarray(parents, dtype=object)
-        parents[np.equal(parents, "")] = None
         self._add_block(Block(
             ext=ext_ids, parent=parents, kind=np.asarray(kinds, dtype=np.int64),
             location=np.asarray(locations, dtype=np.int64), start=starts - base, end=ends - base,
@@ -332,15 +327,7 @@ class Loader:
             self._base = base
         elif base != self._base:
             raise ValueError(f"times relative to {base}, not to the loader's {self._base}")
-        ext_ids = _objects(ext_ids)
-        empty = np.flatnonzero(ext_ids == "")
-        if len(empty):
-            raise TraceFormatError(f"{where_prefix}{lines[empty[0]]}: empty task ID")
-        if parents is None:
-            parents = np.full(n, None, dtype=object)
-        else:
-            parents = _objects(parents)
-            parents[np.equal(parents, "")] = None
+        ext_ids, parents = _ids(ext_ids, parents, lines, where_prefix)
         self._where_prefix = where_prefix
         self._flush()
         self._add_block(Block(
@@ -622,6 +609,18 @@ def _unless_key(ext_ids, keys):
 
 
 _POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
+
+
+def _ids(ext_ids, parents, lines, where_prefix):
+    """``ext_ids`` and ``parents`` (None: no task names one) as object arrays, a parent ''
+    as None; an empty task ID is refused at its line."""
+    ext_ids = _objects(ext_ids)
+    empty = np.flatnonzero(ext_ids == "")
+    if len(empty):
+        raise TraceFormatError(f"{where_prefix}{lines[empty[0]]}: empty task ID")
+    parents = np.full(len(ext_ids), None, dtype=object) if parents is None else _objects(parents)
+    parents[np.equal(parents, "")] = None
+    return ext_ids, parents
 
 
 def _objects(values):
