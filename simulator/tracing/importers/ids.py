@@ -19,7 +19,7 @@ when repeats are dropped here. Blocks smaller than ``BLOCK`` rows are joined fir
 the window's reach is the same however a reader cuts its input (a Chrome reader's blocks
 end with each megabyte of text: a few thousand slices).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -65,8 +65,7 @@ class Block:
         return len(self.ext)
 
     def keep(self, mask):
-        for name in ("ext", "parent", "kind", "location", "start", "end", "flags", "track",
-                     "details", "src", "h"):
+        for name in (*_read_columns(), "h"):
             setattr(self, name, getattr(self, name)[mask])
 
     @classmethod
@@ -74,9 +73,12 @@ class Block:
         """One block of the rows of ``blocks`` (as read: nothing added yet), in order."""
         if len(blocks) == 1:
             return blocks[0]
-        return cls(*(np.concatenate([getattr(b, name) for b in blocks])
-                     for name in ("ext", "parent", "kind", "location", "start", "end", "flags",
-                                  "track", "details", "src")))
+        return cls(*(np.concatenate([getattr(b, name) for b in blocks]) for name in _read_columns()))
+
+
+def _read_columns():
+    """A ``Block``'s columns as read (its dataclass fields; the window adds the rest)."""
+    return [f.name for f in fields(Block)]
 
 
 class IdWindow:
