@@ -6,6 +6,7 @@ at a random point like a run stopped by Ctrl-C. The file's pyramid is compared w
 ``pyramid.py``'s reference over the file's own tasks, at the levels the file chose.
 """
 import contextlib
+import functools
 import sqlite3
 
 import numpy as np
@@ -64,12 +65,12 @@ def check_coarse_bins_are_sums(db):
             assert (bins.get(children[0], zero) + bins.get(children[1], zero) == values).all()
 
 
-def drive(tracer, steps, stop):
-    """Play ``steps`` (random choices) on ``tracer`` in time order; stop early at ``stop``."""
+def drive(tracer, steps, stop, now=0):
+    """Play ``steps`` (random choices) on ``tracer`` in time order from ``now``; stop early
+    at ``stop``."""
     kinds = {c: tracer.kind(c, c.upper()) for c in CATEGORIES}
     locations = [tracer.location(f"GPU.L{i}") for i in range(4)]
     open_tasks = []  # (key, category, start)
-    now = 0
     for i, (advance, action, pick, loc) in enumerate(steps):
         if i == stop:
             break
@@ -207,6 +208,71 @@ def test_a_reopened_trace_is_rebuilt_exactly(tmp_path):
     common = {r[:3]: r for r in live[0]}.keys() & {r[:3]: r for r in rebuilt[0]}.keys()
     assert common
     assert {r for r in live[0] if r[:3] in common} == {r for r in rebuilt[0] if r[:3] in common}
+
+
+def test_a_location_whose_sample_came_early_is_coarsened_not_rebuilt(tmp_path, monkeypatch):
+    """A command processor: hundreds of short requests at the start (the sample its finest
+    level is chosen from), then only its kernel in flight while the rest of the GPU works
+    for a long time. Its bins are coarsened as the run goes (before: marked dirty and
+    rebuilt from the task table at finalize), and the pyramid is still exact."""
+    def no_rebuild(*args, **kwargs):
+        raise AssertionError("a location was rebuilt from the task table")
+
+    monkeypatch.setattr(pyramid_build, "rebuild", no_rebuild)
+    path = tmp_path / "cp.sqlite"
+    writer = TraceWriter(path, command="test")
+    tracer = Tracer(writer, batch_size=256)
+    cp, cu = tracer.location("GPU.CommandProcessor"), tracer.location("GPU.CU[0]")
+    kernel_kind, request = tracer.kind("kernel", "k"), tracer.kind("req_out", "MapWGReq")
+    work = tracer.kind("wavefront", "run")
+    kernel = tracer.start_task(-1, kernel_kind, cp, 0)
+    for i in range(400):
+        tracer.end_task(tracer.start_task(kernel, request, cp, 2 * i), 2 * i + 3)
+    _serial_run(tracer, cu, work, 10_000, start=1000)
+    end = _serial_run(tracer, cu, work, 10_000, start=10**7) + 7  # an idle stretch between
+    tracer.end_task(kernel, end)
+    tracer.close(end)
+    sampled = pyramid.min_level(256, 0, 2 * 255 + 3, 1)
+    writer.finalize(completed=True)
+    writer.close()
+    with sqlite3.connect(path) as db:
+        assert stored(db) == reference(db)
+        check_coarse_bins_are_sums(db)
+        level, = db.execute("SELECT pyramid_min_level FROM location WHERE id = ?", (cp,)).fetchone()
+        assert level > sampled
+        # about as many finest bins as the limit allows, not one per sampled level-0 width
+        finest = db.execute("SELECT count(*) FROM metric_bin WHERE location = ? AND level = ?",
+                            (cp, level)).fetchone()[0]
+        assert finest <= 2 * 401 + 4096
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from([0, 1, 7, 40, 3000, 600_000]),
+                                st.sampled_from(["start", "start_req_in", "end"]),
+                                st.integers(0, 1000), st.integers(0, 3)), min_size=1, max_size=200),
+       batch=st.integers(1, 20))
+def test_coarsened_locations_keep_the_pyramid_exact(tmp_path, monkeypatch, steps, batch):
+    """Levels chosen from a first burst of short tasks (a sample of 4), then long
+    stretches with tasks in flight: locations coarsen, some several times and with
+    events in the bin they coarsen at, and the pyramid still equals the reference at the
+    levels they end at."""
+    monkeypatch.setattr(pyramid_build, "IncrementalPyramid",
+                        functools.partial(IncrementalPyramid, sample=4))
+    path = tmp_path / "coarse.sqlite"
+    writer = TraceWriter(path, command="test")
+    tracer = Tracer(writer, batch_size=batch)
+    kind = tracer.kind("inst", "INST")
+    for i in range(4):
+        _serial_run(tracer, tracer.location(f"GPU.L{i}"), kind, 8)
+    tracer.flush()  # the sample: each location's finest level is chosen from these
+    tracer.close(drive(tracer, steps, len(steps), now=100))
+    writer.finalize(completed=True)
+    writer.close()
+    with sqlite3.connect(path) as db:
+        if db.execute("SELECT count(*) FROM task").fetchone()[0] == 0:
+            return
+        assert stored(db) == reference(db)
+        check_coarse_bins_are_sums(db)
 
 
 def _long_split(durations, batch=4096):

@@ -19,8 +19,12 @@ arrives behind it (a simulator that went back in time) cannot be added to bins
 already written; its location is then marked *dirty* and left to be rebuilt from the
 task table at the end (``dirty``). The result is the same either way.
 
-A location's finest level is chosen once, from its first ``sample`` tasks (or at
-``finish`` for a location that has fewer), by the reference's rule.
+A location's finest level is chosen from its first ``sample`` tasks (or at ``finish``
+for a location that has fewer), by the reference's rule. Those tasks may all come early
+(a command processor maps every work-group at the start, then holds one kernel task to
+the end): a location whose finest bins grow far past its tasks is *coarsened*, its finest
+level raised by one at an even bin, and its finer rows, which cover only the run's
+start, are deleted at finalize (``coarsened``). Every bin written stays exact.
 """
 cimport cython
 from libc.stdint cimport int8_t, int32_t, int64_t
@@ -41,6 +45,10 @@ DEF F_KIND_STARTED = 1
 DEF F_IN_STARTED = 2
 DEF F_IN_ENDED = 4
 DEF NONE = 1 << 62
+# Level-0 bins a location may have written, per task started and beyond a floor, before
+# it is coarsened: the reference's level gives it about one per TARGET_TASKS_PER_BIN tasks.
+DEF COARSEN_BINS_PER_TASK = 2
+DEF COARSEN_MIN_BINS = 4096
 
 # Task classes, from the category of their kind.
 OTHER, REQ_IN, REQ_OUT = 0, 1, 2
@@ -121,6 +129,7 @@ cdef class IncrementalPyramid:
     cdef vector[int64_t] _rows, _kind_rows
     cdef unordered_map[int64_t, OpenInfo] _open
     cdef public set dirty
+    cdef public set coarsened
     cdef public int64_t pending_events
     cdef int64_t _earliest  # of the events added by the current call
 
@@ -129,6 +138,7 @@ cdef class IncrementalPyramid:
         self.sample = sample
         self._locs = []
         self.dirty = set()
+        self.coarsened = set()
         self.pending_events = 0
 
     def set_kind(self, int kind, int klass):
@@ -379,7 +389,10 @@ cdef class IncrementalPyramid:
                 continue
             if loc.level0 < 0:
                 self._choose_level(loc)
-            self._flush(i, loc, loc.last_end // loc.width + 1)
+            while i not in self.dirty and loc.next_bin <= loc.last_end // loc.width:
+                self._flush(i, loc, loc.last_end // loc.width + 1)  # again if it coarsened
+            if i in self.dirty:
+                continue
             top = 0
             while (loc.first_event // loc.width) >> top != (loc.last_end // loc.width) >> top:
                 top += 1
@@ -449,7 +462,7 @@ cdef class IncrementalPyramid:
     cdef void _flush(self, Py_ssize_t index, _Location loc, int64_t bound):
         """Write loc's level-0 bins before ``bound`` (and what they complete above)."""
         cdef vector[Event] ready
-        cdef Py_ssize_t i, j = 0, n = loc.pending.size(), nk
+        cdef Py_ssize_t i, j = 0, k, n = loc.pending.size(), nk
         cdef int64_t limit = bound * loc.width, w = loc.width
         if bound <= loc.next_bin:
             return
@@ -479,10 +492,27 @@ cdef class IncrementalPyramid:
             eb = ready[i].time // w if i < n else bound
             idle = loc.a_all == 0 and loc.a_out == 0 and loc.a_buf == 0
             while b < eb and not idle:  # bins without events, under tasks in flight
-                if not loc.preset and loc.level0_bins > 16 * loc.started + (1 << 16):
-                    self.dirty.add(index)  # far finer than its tasks need: rebuilt at the end
-                    self._drop(loc)
-                    return
+                if (not loc.preset and b % 2 == 0 and loc.level0_bins
+                        > COARSEN_BINS_PER_TASK * loc.started + COARSEN_MIN_BINS):
+                    if loc.level0 + 2 >= MAX_LEVELS:
+                        self.dirty.add(index)  # cannot coarsen further: rebuilt at the end
+                        self._drop(loc)
+                        return
+                    self._coarsen(index, loc)
+                    w = loc.width
+                    b //= 2
+                    bound //= 2
+                    # Events of the last bin at the new width, which the frontier may not
+                    # have passed, wait for a later flush.
+                    j = n
+                    while j > i and ready[j - 1].time >= bound * w:
+                        j -= 1
+                    for k in range(j, n):
+                        loc.pending.push_back(ready[k])
+                    self.pending_events += n - j
+                    n = j
+                    eb = ready[i].time // w if i < n else bound
+                    continue
                 self._steady(loc, w, vals, kv, nk)
                 self._level0(index, loc, b, vals, kv)
                 b += 1
@@ -519,6 +549,26 @@ cdef class IncrementalPyramid:
             self._level0(index, loc, eb, vals, kv)
             b = eb + 1
         loc.next_bin = bound
+
+    cdef void _coarsen(self, Py_ssize_t index, _Location loc):
+        """Raise ``loc``'s finest level by one, at an even level-0 bin: every bin before it
+        is written, so the carry one level up is complete and goes out now, and each
+        coarser carry moves down one relative level."""
+        cdef int r, c
+        if loc.carry_has[1]:
+            loc.carry_has[1] = False
+            self._push(index, loc, 1, loc.carry_bin[1], loc.carry_val[1], loc.carry_kind[1].data())
+        for r in range(1, MAX_LEVELS - 1):
+            loc.carry_has[r] = loc.carry_has[r + 1]
+            loc.carry_bin[r] = loc.carry_bin[r + 1]
+            for c in range(NCOL):
+                loc.carry_val[r][c] = loc.carry_val[r + 1][c]
+            loc.carry_kind[r].swap(loc.carry_kind[r + 1])
+        loc.carry_has[MAX_LEVELS - 1] = False
+        loc.level0 += 1
+        loc.width *= 2
+        loc.level0_bins //= 2
+        self.coarsened.add(index)
 
     cdef void _steady(self, _Location loc, int64_t w, int64_t *vals, vector[int64_t] &kv,
                       Py_ssize_t nk):

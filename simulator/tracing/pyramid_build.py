@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import build
 from .progress import track
-from .pyramid import build_pyramid, min_level
+from .pyramid import KIND_LEVEL_OFFSET, build_pyramid, min_level
 
 _compiled = build.accelerator("simulator.tracing._pyramid")
 _bulk = build.module("simulator.tracing._bulk")
@@ -180,6 +180,11 @@ class LivePyramid:
         stats = self.builder.finish()
         self._hold(self.builder.take_rows())
         self._insert_held()
+        coarsened = [(loc, stats[loc][6]) for loc in sorted(self.builder.coarsened) if loc in stats]
+        if coarsened:
+            self.db.execute("BEGIN")
+            _delete_finer(self.db, coarsened)
+            self.db.execute("COMMIT")
         return stats, set(self.builder.dirty)
 
     def close(self):
@@ -283,6 +288,14 @@ def _drain(builder, metrics, kind_metrics):
     for inserter, rows in zip((metrics, kind_metrics), builder.take_rows()):
         if len(rows):
             inserter.insert(np.ascontiguousarray(rows, dtype=np.int64))
+
+
+def _delete_finer(db, levels):
+    """Delete the rows below each ``(location, finest level)`` (those a coarsened location
+    wrote before it was coarsened: they cover only the start of its run)."""
+    db.executemany("DELETE FROM metric_bin WHERE location = ? AND level < ?", levels)
+    db.executemany("DELETE FROM metric_kind_bin WHERE location = ? AND level < ?",
+                   [(loc, level + KIND_LEVEL_OFFSET) for loc, level in levels])
 
 
 def store_statistics(db, stats):
