@@ -65,6 +65,15 @@ def check_coarse_bins_are_sums(db):
             assert (bins.get(children[0], zero) + bins.get(children[1], zero) == values).all()
 
 
+def assert_exact(path):
+    """The file's pyramid is the reference's, and each coarse bin the sum of its halves."""
+    with sqlite3.connect(path) as db:
+        if db.execute("SELECT count(*) FROM task").fetchone()[0] == 0:
+            return
+        assert stored(db) == reference(db)
+        check_coarse_bins_are_sums(db)
+
+
 def drive(tracer, steps, stop, now=0):
     """Play ``steps`` (random choices) on ``tracer`` in time order from ``now``; stop early
     at ``stop``."""
@@ -113,11 +122,7 @@ def test_the_pyramid_written_as_the_run_goes_equals_the_one_from_scratch(
         tracer.close(now)  # a run stopped at `stop`: open tasks are flagged and written
         writer.finalize(completed=stop >= len(steps))
         writer.close()
-    with sqlite3.connect(path) as db:
-        if db.execute("SELECT count(*) FROM task").fetchone()[0] == 0:
-            return
-        assert stored(db) == reference(db)
-        check_coarse_bins_are_sums(db)
+    assert_exact(path)
 
 
 def _bins_written(path):
@@ -268,11 +273,7 @@ def test_coarsened_locations_keep_the_pyramid_exact(tmp_path, monkeypatch, steps
     tracer.close(drive(tracer, steps, len(steps), now=100))
     writer.finalize(completed=True)
     writer.close()
-    with sqlite3.connect(path) as db:
-        if db.execute("SELECT count(*) FROM task").fetchone()[0] == 0:
-            return
-        assert stored(db) == reference(db)
-        check_coarse_bins_are_sums(db)
+    assert_exact(path)
 
 
 def _long_split(durations, batch=4096):
