@@ -31,8 +31,14 @@ digest=$( { python --version; cat pyproject.toml setup.py simulator/build.py; \
                 echo "$f"; case "$f" in *.pxd) [ ! -f "${f%.pxd}.py" ] || echo "${f%.pxd}.py";; esac
             done | xargs cat; } \
           | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] \
-        && python -c "import importlib.metadata as m; m.version('gpuscope')" 2>/dev/null; then
+# ... and the package installed is this checkout (not another clone's editable install)
+installed_here() {
+    local here=$PWD
+    (cd / && python -c "import pathlib, sys, simulator
+sys.exit(pathlib.Path(simulator.__file__).resolve().parents[1] != pathlib.Path(sys.argv[1]).resolve())" \
+        "$here") 2>/dev/null
+}
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && installed_here; then
     echo "install: up to date (nothing changed since the last install)"
     exit 0
 fi
