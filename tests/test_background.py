@@ -80,8 +80,20 @@ def test_a_failed_slot_batch_is_reported_and_its_slot_reused(tmp_path):
 def test_the_slot_file_is_gone_once_the_writer_runs(tmp_path):
     before = set(glob.glob("/dev/shm/gpuscope-batches-*"))
     writer = BackgroundWriter(tmp_path / "bg.sqlite", command="test")
+    writer.sync()  # the first call waits for the writer's start
     assert set(glob.glob("/dev/shm/gpuscope-batches-*")) == before
     writer.close()
+
+
+def test_a_writer_that_cannot_start_says_why_at_the_first_call_and_leaves_nothing(tmp_path):
+    before = set(glob.glob("/dev/shm/gpuscope-batches-*"))
+    (tmp_path / "taken").write_text("a file where the trace's directory should be")
+    writer = BackgroundWriter(tmp_path / "taken" / "bg.sqlite", command="test")
+    with pytest.raises(OSError):
+        writer.sync()
+    writer.close()
+    assert set(glob.glob("/dev/shm/gpuscope-batches-*")) == before
+    assert not writer._process.is_alive()
 
 
 def test_errors_are_reported_in_order(tmp_path):

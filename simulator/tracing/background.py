@@ -100,6 +100,7 @@ def _serve(conn, path, options, slot_file):
 
     try:
         slots = _SlotFile(*slot_file)
+        os.unlink(slot_file[0])  # both processes hold it mapped now; nothing to leak
         writer = TraceWriter(path, **options)
     except Exception as exc:
         conn.send(("error", exc))
@@ -147,9 +148,12 @@ class BackgroundWriter:
 
     def __init__(self, path, **options):
         slot_path, self._slots = _SlotFile.create(SLOTS, SLOT_VALUES)
+        self._slot_path = slot_path
         self._free = list(range(SLOTS))
         self._opened = np.empty((0, 5), dtype=np.int64)
         self._unanswered = 1  # the writer says whether it started
+        self._started = False
+        self._start_error = None
         self._closed = False
         self._conn, child = _CONTEXT.Pipe()
         self._process = _CONTEXT.Process(target=_serve,
@@ -159,15 +163,27 @@ class BackgroundWriter:
         try:
             self._process.start()
             child.close()
-            self._answer()
         except BaseException:
             self._conn.close()
             if self._process.pid is not None:
                 self._process.join()  # it exits once its end of the pipe is closed
             self._slots.close()
+            os.unlink(slot_path)
             raise
-        finally:
-            os.unlink(slot_path)  # both processes hold it mapped now; nothing to leak
+
+    def _wait_started(self):
+        """Take the writer's word that it started, raising its error if it could not.
+        Not waited for at once: the process starts (a second interpreter, its imports, the
+        new file) beside the run's own start, the functional execution of its kernels."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            self._answer()
+        except Exception as exc:  # not an interrupt: the writer will not map the slots now
+            Path(self._slot_path).unlink(missing_ok=True)
+            self._start_error = exc
+            raise
 
     def _receive(self):
         try:
@@ -199,11 +215,13 @@ class BackgroundWriter:
         return value
 
     def _free_slot(self):
+        self._wait_started()
         while not self._free:  # every slot in flight: wait for the writer to hand one back
             self._take_message()  # no call waits now: any reply is an abandoned one's
         return self._free.pop(0)
 
     def _call(self, name, *args, reply=False, **kwargs):
+        self._wait_started()
         try:
             self._conn.send((name, args, kwargs, reply))
         except OSError:  # a broken pipe: the process is gone
@@ -256,7 +274,9 @@ class BackgroundWriter:
             return
         self._closed = True
         try:
-            self._call("close", reply=True)
+            self._wait_started()
+            if self._start_error is None:
+                self._call("close", reply=True)
         finally:
             self._conn.close()
             self._process.join()

@@ -300,13 +300,12 @@ def _delete_finer(db, levels):
 
 def store_statistics(db, stats):
     """Fill ``location``'s finalize columns and ``long_task`` from ``stats``."""
-    for loc, (count, busy, longest, short, first, last, level0, long_rows) in stats.items():
-        db.executemany("INSERT INTO long_task VALUES (?, ?, ?, ?)",
-                       [(loc, key, s, e) for key, s, e in long_rows])
-        db.execute(
-            "UPDATE location SET task_count = ?, busy_ps = ?, max_duration_ps = ?,"
-            " short_duration_ps = ?, first_start_ps = ?, last_end_ps = ?, pyramid_min_level = ?"
-            " WHERE id = ?", (count, busy, longest, short, first, last, level0, loc))
+    db.executemany("INSERT INTO long_task VALUES (?, ?, ?, ?)",
+                   [(loc, key, s, e) for loc, row in stats.items() for key, s, e in row[7]])
+    db.executemany(
+        "UPDATE location SET task_count = ?, busy_ps = ?, max_duration_ps = ?,"
+        " short_duration_ps = ?, first_start_ps = ?, last_end_ps = ?, pyramid_min_level = ?"
+        " WHERE id = ?", [(*row[:7], loc) for loc, row in stats.items()])
 
 
 def clear_locations(db, locations=None):
