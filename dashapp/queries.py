@@ -21,7 +21,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -240,11 +240,16 @@ def snapshot(db: Connection) -> Iterator[Connection]:
     """One read transaction around the statements of a ``with`` block, so they all see
     the file as it was at the first of them: a trace being written grows between two
     statements otherwise (in WAL mode the writer goes on meanwhile)."""
-    db.db.execute("BEGIN")
+    db.fetch("BEGIN")
     try:
         yield db
-    finally:
-        db.db.execute("COMMIT")
+    except BaseException:
+        # The statement that failed (on a damaged page, say) is the one to report: ending
+        # the transaction may fail on the same damage, and must not take its place.
+        with suppress(sqlite3.Error):
+            db.db.execute("ROLLBACK")
+        raise
+    db.fetch("COMMIT")
 
 
 def trace_format(db: Connection) -> int:

@@ -93,6 +93,22 @@ def test_a_query_that_hits_the_damage_says_so(traces, tmp_path):
             db.fetch("SELECT count(*), sum(end_ps - start_ps) FROM task")
 
 
+def test_damage_met_inside_a_snapshot_is_named_not_the_end_of_the_transaction(traces, tmp_path):
+    """The page's metadata is read in one read transaction: when a query in it hits a
+    damaged page, ending the transaction fails on the same damage; the query's error is
+    the one reported (before: the COMMIT's bare DatabaseError, and the page said only
+    that it could not be built)."""
+    path = tmp_path / "locations.sqlite"
+    shutil.copy(traces / "sound.sqlite", path)
+    root = sqlite3.connect(path).execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'location'").fetchone()[0]
+    _overwrite_page(path, root - 1)
+    with queries.open_trace(path) as db:
+        with pytest.raises(queries.TraceError, match="locations.sqlite: damaged: "):
+            with queries.snapshot(db):
+                queries.locations(db)
+
+
 def _page_text(url, deps, path, search):
     status, _seconds, answer = client.open_page(url, deps, path, search)
     assert status == 200, answer
