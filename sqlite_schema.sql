@@ -17,7 +17,8 @@
 -- Beyond the task tree: task_link (flows between tasks, such as a CPU launch to its GPU
 -- kernel), instant (zero-length markers) and counter (a value over time at a location).
 --
--- Indexes are built after the bulk load (see the INDEXES section, run at finalize).
+-- The task indexes are built after the bulk load (the INDEXES section, run at finalize);
+-- the kernel records' are kept as their rows go in.
 
 -- The trace format version, raised whenever a table or column changes meaning; readers
 -- refuse other versions with a message instead of failing on a missing column.
@@ -307,6 +308,16 @@ CREATE TABLE IF NOT EXISTS kernel_image (
     PRIMARY KEY (launch, name)
 );
 
+-- Indexes of the kernel records, kept as rows go in: a launch's rows come after every
+-- earlier launch's, sorted by the index's key (simulator/kernels/records.py), so each
+-- goes in at the index's end, cheaper than a build at finalize (which would wait for it).
+-- Memory view: one launch's watched accesses, group by group in issue order.
+CREATE INDEX IF NOT EXISTS kernel_access_launch ON kernel_access (launch, work_group, seq);
+-- Branching view: the work-items of a wavefront or a proxy warp.
+CREATE INDEX IF NOT EXISTS kernel_branch_launch ON kernel_branch (launch, proxy, wavefront);
+-- Debug view: one emitted series.
+CREATE INDEX IF NOT EXISTS kernel_emit_launch ON kernel_emit (launch, name, idx);
+
 -- INDEXES (created at finalize, after the load)
 -- Component view: the tasks of one location in a time window (with location.max_duration_ps).
 CREATE INDEX IF NOT EXISTS task_location_start ON task (location, start_ps);
@@ -318,9 +329,3 @@ CREATE INDEX IF NOT EXISTS task_tag_task ON task_tag (task, time_ps);
 CREATE INDEX IF NOT EXISTS task_link_dst ON task_link (dst);
 -- Component view: the markers of one location in a time window.
 CREATE INDEX IF NOT EXISTS instant_location_time ON instant (location, time_ps);
--- Memory view: one launch's watched accesses, group by group in issue order.
-CREATE INDEX IF NOT EXISTS kernel_access_launch ON kernel_access (launch, work_group, seq);
--- Branching view: the work-items of a wavefront or a proxy warp.
-CREATE INDEX IF NOT EXISTS kernel_branch_launch ON kernel_branch (launch, proxy, wavefront);
--- Debug view: one emitted series.
-CREATE INDEX IF NOT EXISTS kernel_emit_launch ON kernel_emit (launch, name, idx);

@@ -209,3 +209,41 @@ def test_record_only_writes_a_finished_trace_without_the_timing_model(tmp_path):
     assert db.execute("SELECT count(*) FROM kernel_launch").fetchone()[0] == 2
     assert db.execute("SELECT count(*) FROM kernel_access").fetchone()[0] > 0
     assert not list(tmp_path.glob(".*partial*"))
+
+
+def test_kernel_rows_go_in_in_the_order_of_their_indexes(tmp_path):
+    """Each launch's access, branch and emit rows are written sorted by the key of their
+    table's index, after every earlier launch's: the indexes, kept as rows go in, only
+    ever grow at their end (built at finalize instead, the run waited for them)."""
+    program = compile_source("both.cl", """
+kernel void k(global const float *in, global float *out, local float *tile)
+{
+    @emit float seen[1024];
+    int i = get_global_id(0);
+    int l = get_local_id(0);
+    @watch tile;
+    tile[l] = in[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if ((i / 64) % 3 == 0 && l % 2 == 0)
+        out[i] = tile[63 - l];
+    else
+        out[i] = tile[l];
+    seen = in[i];
+}
+""")
+    mem = Memory()
+    writer = TraceWriter(tmp_path / "k.sqlite", command="test")
+    recorder = KernelRecorder(writer)
+    for n in (512, 256):
+        data = mem.buffer(f"in{n}", np.arange(n, dtype=np.float32)[::-1].copy())
+        out = mem.buffer(f"out{n}", np.zeros(n, np.float32))
+        recorder.launch(program, None, (n,), (64,), {"in": data, "out": out, "tile": LocalMem(64)})
+    writer.finalize(completed=True)
+    writer.close()
+    db = sqlite3.connect(tmp_path / "k.sqlite")
+    for table, key in (("kernel_access", "launch, work_group, seq"),
+                       ("kernel_branch", "launch, proxy, wavefront"),
+                       ("kernel_emit", "launch, name, idx")):
+        keys = db.execute(f"SELECT {key} FROM {table} ORDER BY rowid").fetchall()
+        assert len({k[0] for k in keys}) == 2, table
+        assert keys == sorted(keys), table

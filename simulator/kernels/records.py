@@ -143,10 +143,11 @@ class KernelRecorder:
         if cols is None:
             return
         n = len(cols["seq"])
+        order = _key_order(cols["group"], cols["seq"])
         self._rows(
             "INSERT INTO kernel_access (launch, seq, epoch, work_item, work_group, local_id, kind,"
             " line, array, element, address, bank) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            zip([launch_id] * n, *(cols[k].tolist() for k in (
+            zip([launch_id] * n, *(np.asarray(cols[k])[order].tolist() for k in (
                 "seq", "epoch", "work_item", "group", "local", "kind", "line", "array", "element",
                 "address", "bank"))))
 
@@ -165,16 +166,24 @@ class KernelRecorder:
                    " divergent) VALUES (?, ?, ?, ?, ?, ?)",
                    [(launch_id, i, count, rep, json.dumps(regions), int(len(regions) > 1))
                     for i, (count, rep, regions) in enumerate(proxies)])
+        branches = _int_rows(launch_id, rows["work_item"], rows["group"], rows["wavefront"], lane,
+                             rows["pattern"], proxy_of_row)
         self._rows("INSERT INTO kernel_branch (launch, work_item, work_group, wavefront, lane,"
                    " pattern, proxy) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   _int_rows(launch_id, rows["work_item"], rows["group"], rows["wavefront"], lane,
-                             rows["pattern"], proxy_of_row))
+                   branches[_key_order(branches[:, 6], branches[:, 3])])
 
     def _emits(self, launch_id, probes):
-        for name, index, values in probes.emits:
+        for name, index, values in sorted(probes.emits, key=lambda emit: emit[0]):
+            order = _key_order(index)
             self._rows("INSERT INTO kernel_emit (launch, name, idx, value) VALUES (?, ?, ?, ?)",
-                       zip([launch_id] * len(index), [name] * len(index), index.tolist(),
-                           values.astype(float).tolist()))
+                       zip([launch_id] * len(index), [name] * len(index), index[order].tolist(),
+                           values[order].astype(float).tolist()))
+
+
+def _key_order(*keys):
+    """The order of a launch's rows by its table's index key (``keys``, first one first,
+    ties kept in place): every row then goes in at the index's end (``sqlite_schema.sql``)."""
+    return np.lexsort(keys[::-1])
 
 
 def _int_rows(launch_id, *columns):
