@@ -2,9 +2,9 @@
 
 * While a run is written (``LivePyramid``), each batch of finished tasks, and the tasks
   the tracer reports still open, feed ``_pyramid.IncrementalPyramid`` in the writer's
-  process; bins behind the *frontier* are final and go into the file 64k rows at a
-  time, or after a second (``HOLD_ROWS``). At finalize only the bins still in flight
-  remain.
+  process, on a thread of its own beside the batch's inserts; bins behind the
+  *frontier* are final and go into the file 64k rows at a time, or after a second
+  (``HOLD_ROWS``). At finalize only the bins still in flight remain.
 * A trace whose tasks did not come through the writer's batches (an import, a trace
   reopened after a crash), and any location whose events arrived behind the frontier,
   is rebuilt from the task table (``rebuild``): one scan in the order of each task's
@@ -22,6 +22,7 @@ Without the compiled builder (``SIMULATOR_PUREPYTHON=1``) the numpy reference in
 """
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -78,6 +79,8 @@ class LivePyramid:
         self._recent = deque(maxlen=RECENT_BATCHES)
         self._opened = None
         self.fed = 0
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pyramid")
+        self._feeding = None  # the batch the thread is adding
 
     def declare_kinds(self, kinds):
         """New ``(key, category, action)`` kinds, before tasks that use them."""
@@ -92,32 +95,63 @@ class LivePyramid:
 
     def add(self, tasks, parent_starts=None):
         """One batch of finished tasks (``(n, 7)`` int64, sorted by key), with each one's
-        parent's start if the caller knows them (else they are looked for)."""
+        parent's start if the caller knows them (else they are looked for); returns once
+        the builder has it."""
+        self.start(tasks, parent_starts)
+        self.join()
+
+    def start(self, tasks, parent_starts=None):
+        """Begin adding a batch, as ``add``: its parents' starts are found here, and the
+        builder takes it on the pyramid's own thread, beside what the caller does until
+        ``join`` (the writer's inserts of the batch, which release the GIL: a fully traced
+        run's writer spent as long in the builder as in SQLite, one after the other).
+        ``tasks`` must not change until then."""
+        self.join()
         opened, self._opened = self._opened, None
         ids, starts = tasks[:, 0], tasks[:, 4]
-        first = []
+        open_rows = task_rows = None
         if opened is not None and len(opened):
             order = np.argsort(np.concatenate([ids, opened[:, 0]]), kind="stable")
             ids = np.concatenate([ids, opened[:, 0]])[order]
             starts = np.concatenate([starts, opened[:, 4]])[order]
             ps = self._parent_starts(opened, ids, starts)
-            first.append(self.builder.open(np.ascontiguousarray(np.column_stack([opened, ps]))))
+            open_rows = np.ascontiguousarray(np.column_stack([opened, ps]))
         if len(tasks):
             ps = self._parent_starts(tasks, ids, starts) if parent_starts is None else parent_starts
-            first.append(self.builder.add(np.ascontiguousarray(np.column_stack([tasks[:, :6], ps]))))
+            task_rows = np.ascontiguousarray(np.column_stack([tasks[:, :6], ps]))
             self.fed += len(tasks)
+        self._feeding = self._thread.submit(self._feed, open_rows, task_rows)
+
+    def join(self):
+        """Wait for the batch ``start`` began; write the rows of the bins it made final, or
+        hold them (``hold_rows``)."""
+        feeding, self._feeding = self._feeding, None
+        if feeding is None:
+            return
+        rows = feeding.result()
+        if rows is not None:
+            self._write_rows(rows)
+
+    def _feed(self, open_rows, task_rows):
+        """The builder's part of a batch: its events, the frontier they allow, and the rows
+        of the bins now final (None if the batch added no event)."""
+        first = []
+        if open_rows is not None:
+            first.append(self.builder.open(open_rows))
+        if task_rows is not None:
+            first.append(self.builder.add(task_rows))
         first = [t for t in first if t is not None]
         if not first:
-            return
+            return None
         self._recent.append(min(first))
         frontier = min(self._recent)
         unanswered = self.builder.open_req_out_floor()
         if unanswered is not None:
             frontier = min(frontier, unanswered)
-        if self.builder.pending_events > MAX_PENDING_EVENTS:
-            frontier = max(frontier, int(tasks[:, 5].min()))  # memory first; late events mean a rebuild
+        if self.builder.pending_events > MAX_PENDING_EVENTS and task_rows is not None:
+            frontier = max(frontier, int(task_rows[:, 5].min()))  # memory first; late events mean a rebuild
         self.builder.advance(frontier)
-        self._write_rows()
+        return self.builder.take_rows()
 
     def _parent_starts(self, rows, ids, starts):
         """Start of each ``req_in``'s parent (-1 for other tasks): from this batch, the
@@ -144,9 +178,9 @@ class LivePyramid:
                 ps[i] = found[0]
         return ps
 
-    def _write_rows(self):
+    def _write_rows(self, rows):
         """Write the rows of the bins now final, or keep them (``HOLD_ROWS``)."""
-        self._hold(self.builder.take_rows())
+        self._hold(rows)
         now = time.monotonic()
         if self._held_rows < self.hold_rows and now - self._written_at < self.hold_seconds:
             return
@@ -177,6 +211,7 @@ class LivePyramid:
         """Write the bins still in flight: (statistics per location, dirty locations).
         The bins of a long task (a kernel spanning the run) stay in flight to the end, so
         this can be most of the pyramid's rows: they go in bound in bulk."""
+        self.join()
         stats = self.builder.finish()
         self._hold(self.builder.take_rows())
         self._insert_held()
@@ -189,7 +224,9 @@ class LivePyramid:
 
     def close(self):
         """Close the inserters' connections (rows still held are not written: without
-        ``finish`` the pyramid is rebuilt, or the file abandoned)."""
+        ``finish`` the pyramid is rebuilt, or the file abandoned) and stop its thread."""
+        self._feeding = None
+        self._thread.shutdown(wait=True)
         for inserter in (self._metrics, self._kind_metrics):
             if inserter is not None:
                 inserter.close()

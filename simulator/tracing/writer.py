@@ -18,13 +18,15 @@ twice, and every finished trace has a rollback journal: a reader of a WAL file m
 able to create its ``-shm`` beside it, so a finalized trace in a directory the reader
 may not write (a shared data set, a read-only volume) could not be opened.
 
-The metric pyramid is built batch by batch (``pyramid_build.LivePyramid``), so
-``finalize`` only builds the indexes (SQLite's sort after the load is four times cheaper
-than keeping them up to date row by row, measured), writes the bins still in flight and
-the per-location statistics, and records the end of the run. An importer writes its
-tasks through ``write_imported`` and feeds the pyramid itself (``feed_pyramid``). A trace
-whose tasks did not all reach the pyramid (a reopened file, an import in an order that
-held too much in flight) is rebuilt from its task table in bounded memory.
+The metric pyramid is built batch by batch (``pyramid_build.LivePyramid``, on a thread
+of its own while the batch's rows go in), so ``finalize`` only builds the task indexes
+(SQLite's sort after the load is four times cheaper than keeping them up to date row by
+row, measured; the kernel records' grow at their end, see the schema), writes the bins
+still in flight and the per-location statistics, and records the end of the run. An
+importer writes its tasks through ``write_imported`` and feeds the pyramid itself
+(``feed_pyramid``). A trace whose tasks did not all reach the pyramid (a reopened file,
+an import in an order that held too much in flight) is rebuilt from its task table in
+bounded memory.
 
 What the writer holds is bounded by the model, not by the trace: SQLite's page caches
 are small (``CACHE_KIB``, ``bulk.INSERT_CACHE_KIB``), its sorter spills to a temporary
@@ -205,13 +207,13 @@ class TraceWriter:
         tasks = np.ascontiguousarray(
             np.asarray(tasks, dtype=np.int64).reshape(-1, 7)[np.argsort(tasks[:, 0], kind="stable")]
             if len(tasks) else np.empty((0, 7), dtype=np.int64))
+        if self._live is not None:
+            self._live.start(tasks)  # on its own thread, while the rows go in
         if len(tasks):
             # Tasks arrive in end order; in key order they append to the B-tree's right edge.
             self._bulk.insert(tasks)
             self.tasks_written += len(tasks)
             _count(self._keys, tasks)
-        if self._live is not None:
-            self._live.add(tasks)
         if details:
             db.execute("BEGIN")
             db.executemany("UPDATE task SET details = ? WHERE id = ?",
