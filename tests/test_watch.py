@@ -65,6 +65,7 @@ class Run:
             tr.trace_req_finalize(out, t + 7)
             tr.end_task(inst, t + 8)
             self.now += 1
+        self.writer.sync()  # what the batches so far make final is in the file
         return self
 
     def finish(self):

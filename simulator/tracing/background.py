@@ -121,7 +121,7 @@ def _serve(conn, path, options, slot_file):
             conn.send(("error", error) if error else ("ok", None))
             return
         result = None
-        if error is None and name != "sync":  # after a failure only drain: report the first
+        if error is None:  # after a failure only drain: report the first
             try:
                 if name == "write_slot":
                     slot, task_shape, tag_shape, open_shape, *lists = args

@@ -84,6 +84,7 @@ class LivePyramid:
 
     def declare_kinds(self, kinds):
         """New ``(key, category, action)`` kinds, before tasks that use them."""
+        self.join()  # the builder is the thread's until then
         for key, category, _ in kinds:
             self.builder.set_kind(key, _class(category))
             if category == "req_in":

@@ -271,6 +271,7 @@ class TraceWriter:
         """Have ``finalize`` rebuild the pyramid of ``locations`` from the task table (their
         tasks changed after ``feed_pyramid`` took them)."""
         if self._live is not None:
+            self._live.join()
             for location in locations:
                 self._live.builder.mark_dirty(location)
 
@@ -288,7 +289,11 @@ class TraceWriter:
             self.db, lambda sql: BulkInserter(self.path, sql))
 
     def sync(self) -> None:
-        """Every batch is written when ``write_batch`` returns (``BackgroundWriter`` waits)."""
+        """Wait until every batch given is in the file, and in the pyramid (the pyramid's
+        thread may still be at the last one; the rows it makes final are written at the
+        next batch, or held)."""
+        if self._live is not None:
+            self._live.join()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement of the writer's own (kernel-record inserts and such)."""
