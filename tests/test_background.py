@@ -1,6 +1,7 @@
 """The writer process: batches cross through shared slots, in order, and errors come back."""
 import glob
 import sqlite3
+import time
 
 import numpy as np
 import pytest
@@ -137,4 +138,24 @@ def test_a_reply_abandoned_by_an_interrupt_is_not_taken_for_the_next_one(tmp_pat
     writer.execute("INSERT INTO no_such_table VALUES (1)")
     with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
         writer.sync()  # its own reply: the error, not the stale "ok"
+    writer.close()
+
+
+def test_held_pyramid_rows_reach_the_file_while_no_batch_comes(tmp_path):
+    """A run that goes quiet (a kernel executed functionally between two batches) still
+    shows a viewer what is final: the writer writes the pyramid rows it holds once their
+    time is up, without waiting for the next batch (before: until the next batch)."""
+    path = tmp_path / "bg.sqlite"
+    writer = BackgroundWriter(path, command="test")
+    for k in range(3):  # the third moves the frontier past the first two
+        tasks, tags = _batch(1000 * k, 500)
+        writer.write_batch(tasks, [], tags, *_names(k == 0))
+    writer.sync()
+    deadline = time.monotonic() + 30
+    while True:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            if db.execute("SELECT count(*) FROM metric_bin").fetchone()[0]:
+                break
+        assert time.monotonic() < deadline, "no pyramid row without another batch"
+        time.sleep(0.1)
     writer.close()

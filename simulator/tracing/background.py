@@ -33,6 +33,9 @@ SLOTS = 2
 # One Tracer batch: 65,536 task rows of 7 columns, as many tag rows of 3 and open-task rows of 5.
 SLOT_VALUES = (1 << 16) * 15
 _FREE = "free"
+# With no call for this long (a kernel executed functionally between two batches), the
+# writer writes the pyramid rows it held past their time, for a viewer of the run.
+IDLE_SECONDS = 0.5
 
 
 class _SlotFile:
@@ -109,7 +112,8 @@ def _serve(conn, path, options, slot_file):
     error = None
     while True:
         try:
-            name, args, kwargs, reply = conn.recv()
+            name, args, kwargs, reply = (conn.recv() if conn.poll(IDLE_SECONDS)
+                                         else ("idle", (), {}, False))
         except (EOFError, ConnectionResetError):
             # The simulation is gone (killed outright): stop here, leaving the rows
             # written so far for `finalize` to recover, and no traceback.

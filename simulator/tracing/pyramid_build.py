@@ -182,11 +182,17 @@ class LivePyramid:
     def _write_rows(self, rows):
         """Write the rows of the bins now final, or keep them (``HOLD_ROWS``)."""
         self._hold(rows)
-        now = time.monotonic()
-        if self._held_rows < self.hold_rows and now - self._written_at < self.hold_seconds:
-            return
-        self._insert_held()
-        self._written_at = now
+        self.write_due(self._held_rows >= self.hold_rows)
+
+    def write_due(self, now=False):
+        """Write the rows held if ``hold_seconds`` have passed since the last write (or
+        ``now``): also called while no batch comes (a long functional execution), so a
+        viewer of the run waits at most about that long for what is final."""
+        self.join()
+        at = time.monotonic()
+        if now or (self._held_rows and at - self._written_at >= self.hold_seconds):
+            self._insert_held()
+            self._written_at = at
 
     def _insert_held(self):
         """Write the rows held, each table's in its key order (the rows of one transaction

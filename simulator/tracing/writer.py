@@ -288,6 +288,11 @@ class TraceWriter:
         return pyramid_build.LivePyramid(
             self.db, lambda sql: BulkInserter(self.path, sql))
 
+    def idle(self) -> None:
+        """Nothing came for a while: write the pyramid rows held past their time."""
+        if self._live is not None:
+            self._live.write_due()
+
     def sync(self) -> None:
         """Wait until every batch given is in the file, and in the pyramid (the pyramid's
         thread may still be at the last one; the rows it makes final are written at the
