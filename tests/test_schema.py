@@ -55,3 +55,25 @@ def test_the_app_reads_the_format_version_the_schema_writes():
     db = sqlite3.connect(":memory:")
     db.executescript(schema_parts()[0])
     assert db.execute("PRAGMA user_version").fetchone()[0] == queries.TRACE_FORMAT >= 1
+
+
+def test_finalize_builds_the_indexes_a_file_begun_by_an_older_version_lacks(tmp_path):
+    """The kernel records' indexes are created with the tables now; a trace an older
+    version began (and left unfinalized) has none of them, and finalize adds them."""
+    from simulator.tracing.writer import TraceWriter
+
+    path = tmp_path / "old.sqlite"
+    writer = TraceWriter(path, command="older version")
+    writer.close()
+    kernel_indexes = ("kernel_access_launch", "kernel_branch_launch", "kernel_emit_launch")
+    db = sqlite3.connect(path)
+    for name in kernel_indexes:
+        db.execute(f"DROP INDEX {name}")
+    db.close()
+    again = TraceWriter.reopen(path)
+    again.finalize(completed=False)
+    again.close()
+    db = sqlite3.connect(path)
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    db.close()
+    assert set(kernel_indexes) | {"task_location_start", "task_parent"} <= names

@@ -79,9 +79,13 @@ def schema_text() -> str:
 
 
 def schema_parts() -> tuple[str, str]:
-    """(tables, indexes): the schema split at the marker, so indexes come after the load."""
+    """(tables, indexes): the schema up to the marker, run when a file is created (the
+    tables, and the indexes kept as rows go in), and every index, run at finalize (those
+    after the marker are built then; the others are there already, except in a file an
+    older version began)."""
     tables, _, rest = schema_text().partition(INDEX_MARKER)
-    return tables, rest.partition("\n")[2]
+    kept = [line for line in tables.splitlines() if line.startswith("CREATE INDEX")]
+    return tables, "\n".join(kept) + "\n" + rest.partition("\n")[2]
 
 
 def _utc_now() -> str:
