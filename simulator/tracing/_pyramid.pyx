@@ -19,6 +19,10 @@ arrives behind it (a simulator that went back in time) cannot be added to bins
 already written; its location is then marked *dirty* and left to be rebuilt from the
 task table at the end (``dirty``). The result is the same either way.
 
+The work on tasks and bins runs without the GIL (the writer feeds the builder on a thread
+of its own, beside its inserts and the Python around them), so a location's state is a
+C struct, not a Python object.
+
 A location's finest level is chosen from its first ``sample`` tasks (or at ``finish``
 for a location that has fewer), by the reference's rule. Those tasks may all come early
 (a command processor maps every work-group at the start, then holds one kernel task to
@@ -29,15 +33,18 @@ start, are deleted at finalize (``coarsened``). Every bin written stays exact.
 cimport cython
 from libc.stdint cimport int8_t, int32_t, int64_t
 from libc.string cimport memcpy
+from libc.math cimport ceil, log2
 from libcpp.algorithm cimport nth_element
 from libcpp.algorithm cimport sort as cpp_sort
+from libcpp.deque cimport deque
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from cython.operator cimport dereference as deref
 
 import numpy as np
 
-from .pyramid import KIND_LEVEL_OFFSET, LONG_MAX, LONG_SHARE, LONG_SPLIT_FACTOR, min_level
+from . import pyramid as reference
+from .pyramid import KIND_LEVEL_OFFSET, LONG_MAX, LONG_SHARE, LONG_SPLIT_FACTOR
 
 DEF NCOL = 7  # metric_bin's value columns
 DEF MAX_LEVELS = 64
@@ -84,34 +91,59 @@ cdef bint _earlier(const Event &a, const Event &b) noexcept nogil:
     return a.time < b.time
 
 
-cdef class _Location:
-    """Everything kept for one location."""
-    cdef vector[Event] pending
-    cdef int level0        # -1 until chosen
-    cdef int64_t width     # base << level0
-    cdef int64_t next_bin  # bins before it (level0) are written
-    cdef int64_t started, count, first_start, last_end, max_duration, busy
-    cdef int64_t first_event  # earliest event time (a wait may precede every start)
-    cdef int64_t a_all, a_out, a_buf
-    cdef vector[int64_t] a_kind
-    cdef bint carry_has[MAX_LEVELS]
-    cdef int64_t carry_bin[MAX_LEVELS]
-    cdef int64_t carry_val[MAX_LEVELS][NCOL]
-    cdef vector[vector[int64_t]] carry_kind  # per level, (started, task_ps) per kind
-    cdef vector[int64_t] long_dur, long_id, long_start, long_end
-    cdef int64_t long_floor  # every task left out of long_* lasts at most this long
-    cdef int64_t level0_bins
-    cdef Py_ssize_t index
-    cdef bint preset  # level0 given by a rebuild that knows the final counts
+cdef struct Loc:
+    # Everything kept for one location.
+    vector[Event] pending
+    int level0        # -1 until chosen
+    int64_t width     # base << level0
+    int64_t next_bin  # bins before it (level0) are written
+    int64_t started, count, first_start, last_end, max_duration, busy
+    int64_t first_event  # earliest event time (a wait may precede every start)
+    int64_t a_all, a_out, a_buf
+    vector[int64_t] a_kind
+    bint carry_has[MAX_LEVELS]
+    int64_t carry_bin[MAX_LEVELS]
+    int64_t carry_val[MAX_LEVELS][NCOL]
+    vector[vector[int64_t]] carry_kind  # per level, (started, task_ps) per kind
+    vector[int64_t] long_dur, long_id, long_start, long_end
+    int64_t long_floor  # every task left out of long_* lasts at most this long
+    int64_t level0_bins
+    Py_ssize_t index
+    bint preset  # level0 given by a rebuild that knows the final counts
+    bint dirty  # left to a rebuild from the task table
+    bint coarsened  # its finest level was raised as it went
 
-    def __cinit__(self):
-        self.level0 = -1
-        self.first_start = self.first_event = 1 << 62
-        self.last_end = -1
-        self.long_floor = -1
-        for i in range(MAX_LEVELS):
-            self.carry_has[i] = False
-        self.carry_kind.resize(MAX_LEVELS)
+
+cdef void _init_loc(Loc *loc, Py_ssize_t index) noexcept nogil:
+    cdef int r
+    loc.index = index
+    loc.level0 = -1
+    loc.width = loc.next_bin = loc.started = loc.count = loc.max_duration = loc.busy = 0
+    loc.first_start = loc.first_event = <int64_t>NONE
+    loc.last_end = -1
+    loc.a_all = loc.a_out = loc.a_buf = 0
+    loc.long_floor = -1
+    loc.level0_bins = 0
+    loc.preset = loc.dirty = loc.coarsened = False
+    for r in range(MAX_LEVELS):
+        loc.carry_has[r] = False
+        loc.carry_bin[r] = 0
+    loc.carry_kind.resize(MAX_LEVELS)
+
+
+# The reference's constants, for code that runs without the GIL.
+cdef int64_t _LONG_MAX = LONG_MAX
+cdef double _LONG_SHARE = LONG_SHARE
+cdef int _KIND_OFFSET = KIND_LEVEL_OFFSET
+
+
+cdef int _min_level(int64_t count, int64_t first_ps, int64_t last_ps, int64_t base,
+                    double target) noexcept nogil:
+    """``pyramid.min_level``'s rule for ``target`` tasks per bin (in doubles: past 2^53 ps
+    a span rounds, which can only move a level chosen from a sample by one)."""
+    cdef int64_t span = max(<int64_t>1, last_ps - first_ps)
+    cdef double width = span * target / max(<int64_t>1, count)
+    return max(0, <int>ceil(log2(max(1.0, width / base))))
 
 
 @cython.final
@@ -122,23 +154,20 @@ cdef class IncrementalPyramid:
     Rows come out of ``take_rows`` as int64 matrices for ``metric_bin`` and
     ``metric_kind_bin``.
     """
-    cdef list _locs
+    cdef deque[Loc] _locs  # a deque: a location's address stays put as more are added
     cdef vector[int8_t] _class
     cdef int64_t base
     cdef int sample
+    cdef double target  # tasks per finest bin: the reference's, as the builder is made
     cdef vector[int64_t] _rows, _kind_rows
     cdef unordered_map[int64_t, OpenInfo] _open
-    cdef public set dirty
-    cdef public set coarsened
     cdef public int64_t pending_events
     cdef int64_t _earliest  # of the events added by the current call
 
     def __init__(self, base=1, sample=256):
         self.base = base
         self.sample = sample
-        self._locs = []
-        self.dirty = set()
-        self.coarsened = set()
+        self.target = reference.TARGET_TASKS_PER_BIN
         self.pending_events = 0
 
     def set_kind(self, int kind, int klass):
@@ -147,13 +176,22 @@ cdef class IncrementalPyramid:
             self._class.resize(kind + 1, 0)
         self._class[kind] = klass
 
-    cdef _Location _loc(self, int64_t location):
-        cdef _Location loc
-        while location >= len(self._locs):
-            loc = _Location()
-            loc.index = len(self._locs)
-            self._locs.append(loc)
-        return <_Location>self._locs[location]
+    cdef Loc *_loc(self, int64_t location) noexcept nogil:
+        cdef Loc fresh
+        while location >= <int64_t>self._locs.size():
+            self._locs.push_back(fresh)
+            _init_loc(&self._locs.back(), self._locs.size() - 1)
+        return &self._locs[location]
+
+    @property
+    def dirty(self):
+        """The locations left to a rebuild from the task table."""
+        return {i for i in range(self._locs.size()) if self._locs[i].dirty}
+
+    @property
+    def coarsened(self):
+        """The locations whose finest level was raised as they went."""
+        return {i for i in range(self._locs.size()) if self._locs[i].coarsened}
 
     # -- input -----------------------------------------------------------------------
     def open(self, const int64_t[:, ::1] rows not None):
@@ -165,14 +203,15 @@ cdef class IncrementalPyramid:
         cdef Py_ssize_t i
         cdef OpenInfo info
         self._earliest = NONE
-        for i in range(rows.shape[0]):
-            info.start = rows[i, 4]
-            info.location = <int32_t>rows[i, 3]
-            info.kind = <int32_t>rows[i, 2]
-            info.served = False
-            self._open[rows[i, 0]] = info
-            self._serve(rows[i, 1], rows[i, 2])
-            self._add_start(self._loc(rows[i, 3]), rows[i, 2], rows[i, 4], rows[i, 5])
+        with nogil:
+            for i in range(rows.shape[0]):
+                info.start = rows[i, 4]
+                info.location = <int32_t>rows[i, 3]
+                info.kind = <int32_t>rows[i, 2]
+                info.served = False
+                self._open[rows[i, 0]] = info
+                self._serve(rows[i, 1], rows[i, 2])
+                self._add_start(self._loc(rows[i, 3]), rows[i, 2], rows[i, 4], rows[i, 5])
         return self._earliest if self._earliest != NONE else None
 
     def add(self, const int64_t[:, ::1] rows not None):
@@ -184,22 +223,24 @@ cdef class IncrementalPyramid:
         None.
         """
         cdef Py_ssize_t i
-        cdef _Location loc
+        cdef Loc *loc
         cdef unordered_map[int64_t, OpenInfo].iterator it
         self._earliest = NONE
-        for i in range(rows.shape[0]):
-            loc = self._loc(rows[i, 3])
-            it = self._open.find(rows[i, 0])
-            if it != self._open.end():
-                self._open.erase(it)  # its start side is in already
-            else:
-                self._serve(rows[i, 1], rows[i, 2])
-                self._add_start(loc, rows[i, 2], rows[i, 4], rows[i, 6])
-            self._add_end(loc, rows[i, 0], rows[i, 2], rows[i, 4], rows[i, 5])
+        with nogil:
+            for i in range(rows.shape[0]):
+                loc = self._loc(rows[i, 3])
+                it = self._open.find(rows[i, 0])
+                if it != self._open.end():
+                    self._open.erase(it)  # its start side is in already
+                else:
+                    self._serve(rows[i, 1], rows[i, 2])
+                    self._add_start(loc, rows[i, 2], rows[i, 4], rows[i, 6])
+                self._add_end(loc, rows[i, 0], rows[i, 2], rows[i, 4], rows[i, 5])
         return self._earliest if self._earliest != NONE else None
 
-    cdef void _serve(self, int64_t parent, int64_t kind):
+    cdef void _serve(self, int64_t parent, int64_t kind) noexcept nogil:
         """A req_in has started: its parent no longer holds the frontier back."""
+        cdef unordered_map[int64_t, OpenInfo].iterator it
         if parent < 0 or self._klass(kind) != 1:
             return
         it = self._open.find(parent)
@@ -220,8 +261,7 @@ cdef class IncrementalPyramid:
 
     def mark_dirty(self, int64_t location):
         """Leave ``location`` to a rebuild from the task table."""
-        self._loc(location)
-        self.dirty.add(location)
+        self._loc(location).dirty = True
 
     def open_req_out_floor(self):
         """Earliest start of an open ``req_out`` whose ``req_in`` has not started, or None.
@@ -239,12 +279,13 @@ cdef class IncrementalPyramid:
 
     def held_bytes(self):
         """{part: bytes} the builder holds (capacities), to check that it stays bounded."""
-        cdef _Location loc
+        cdef Loc *loc
+        cdef size_t i
         out = {"pending": 0, "long": 0, "carries": 0, "open": self._open.bucket_count() * 8
                + self._open.size() * (sizeof(OpenInfo) + 24),
                "rows": (self._rows.capacity() + self._kind_rows.capacity()) * 8}
-        for item in self._locs:
-            loc = <_Location>item
+        for i in range(self._locs.size()):
+            loc = &self._locs[i]
             out["pending"] += loc.pending.capacity() * sizeof(Event)
             out["long"] += loc.long_dur.capacity() * 32
             out["carries"] += sum(loc.carry_kind[r].capacity() * 8 for r in range(MAX_LEVELS))
@@ -252,18 +293,18 @@ cdef class IncrementalPyramid:
 
     def pending_by_location(self):
         """{location: (events waiting for the frontier, finest level or -1)}."""
-        return {i: ((<_Location>loc).pending.size(), (<_Location>loc).level0)
-                for i, loc in enumerate(self._locs) if (<_Location>loc).pending.size()}
+        return {i: (self._locs[i].pending.size(), self._locs[i].level0)
+                for i in range(self._locs.size()) if self._locs[i].pending.size()}
 
     @property
     def open_count(self):
         return self._open.size()
 
-    cdef inline int8_t _klass(self, int64_t kind):
+    cdef inline int8_t _klass(self, int64_t kind) noexcept nogil:
         return self._class[kind] if kind < <int64_t>self._class.size() else 0
 
-    cdef void _event(self, _Location loc, int64_t time, int64_t kind, int8_t d_all,
-                     int8_t d_out, int8_t d_buf, int8_t flags, int64_t latency):
+    cdef void _event(self, Loc *loc, int64_t time, int64_t kind, int8_t d_all,
+                     int8_t d_out, int8_t d_buf, int8_t flags, int64_t latency) noexcept nogil:
         cdef Event e
         e.time = time
         e.kind = <int32_t>kind
@@ -277,11 +318,12 @@ cdef class IncrementalPyramid:
         if time < self._earliest:
             self._earliest = time
         if loc.level0 >= 0 and time < loc.next_bin * loc.width:
-            self.dirty.add(loc.index)  # behind the frontier: its bins are written
+            loc.dirty = True  # behind the frontier: its bins are written
         loc.pending.push_back(e)
         self.pending_events += 1
 
-    cdef void _add_start(self, _Location loc, int64_t kind, int64_t start, int64_t parent_start):
+    cdef void _add_start(self, Loc *loc, int64_t kind, int64_t start,
+                         int64_t parent_start) noexcept nogil:
         cdef int8_t klass = self._klass(kind)
         cdef int8_t d_buf = 0
         if klass == 1 and 0 <= parent_start <= start:
@@ -293,7 +335,8 @@ cdef class IncrementalPyramid:
         if start < loc.first_start:
             loc.first_start = start
 
-    cdef void _add_end(self, _Location loc, int64_t key, int64_t kind, int64_t start, int64_t end):
+    cdef void _add_end(self, Loc *loc, int64_t key, int64_t kind, int64_t start,
+                       int64_t end) noexcept nogil:
         cdef int8_t klass = self._klass(kind)
         cdef int64_t duration = end - start
         self._event(loc, end, kind, -1, -1 if klass == 2 else 0, 0,
@@ -311,15 +354,15 @@ cdef class IncrementalPyramid:
             if <int64_t>loc.long_dur.size() > 2 * self._candidates(loc.count) + 64:
                 self._prune_long(loc)
 
-    cdef int64_t _keep(self, int64_t count):
+    cdef int64_t _keep(self, int64_t count) noexcept nogil:
         """``pyramid.long_keep``, without a Python call per task."""
-        return min(<int64_t>LONG_MAX, max(1, <int64_t>(count * LONG_SHARE)))
+        return min(_LONG_MAX, max(<int64_t>1, <int64_t>(count * _LONG_SHARE)))
 
-    cdef int64_t _candidates(self, int64_t count):
+    cdef int64_t _candidates(self, int64_t count) noexcept nogil:
         """Longest tasks a prune keeps: twice as many as will be listed."""
         return 2 * self._keep(count) + 2
 
-    cdef void _prune_long(self, _Location loc):
+    cdef void _prune_long(self, Loc *loc) noexcept nogil:
         """Keep the longest tasks, raising the floor. A prune leaves at most 1.5 times
         the candidates, so the next one is half the candidates of additions away: the
         cost per task stays constant, and the list stays within a few times
@@ -355,18 +398,19 @@ cdef class IncrementalPyramid:
     def advance(self, int64_t frontier):
         """Write every bin that ends at or before ``frontier`` (ps): no event will come
         before it, except at locations that become dirty."""
-        cdef Py_ssize_t i
-        cdef _Location loc
-        for i in range(len(self._locs)):
-            loc = <_Location>self._locs[i]
-            if i in self.dirty:
-                self._drop(loc)
-                continue
-            if loc.level0 < 0:
-                if loc.started < self.sample:
+        cdef size_t i
+        cdef Loc *loc
+        with nogil:
+            for i in range(self._locs.size()):
+                loc = &self._locs[i]
+                if loc.dirty:
+                    self._drop(loc)
                     continue
-                self._choose_level(loc)
-            self._flush(i, loc, frontier // loc.width)
+                if loc.level0 < 0:
+                    if loc.started < self.sample:
+                        continue
+                    self._choose_level(loc)
+                self._flush(i, loc, frontier // loc.width)
 
     def finish(self):
         """Write everything left; returns per-location statistics and long tasks.
@@ -375,23 +419,24 @@ cdef class IncrementalPyramid:
         last_end_ps, min_level, long_rows)}`` for every clean location with tasks. Tasks
         opened and never finished make their locations dirty.
         """
-        cdef Py_ssize_t i
-        cdef _Location loc
+        cdef size_t i
+        cdef Loc *loc
         cdef int top, r
         for item in self._open:
-            self.dirty.add(item.second.location)
+            self._loc(item.second.location).dirty = True
         self._open.clear()
         stats = {}
-        for i in range(len(self._locs)):
-            loc = <_Location>self._locs[i]
-            if i in self.dirty or loc.count == 0:
+        for i in range(self._locs.size()):
+            loc = &self._locs[i]
+            if loc.dirty or loc.count == 0:
                 self._drop(loc)
                 continue
             if loc.level0 < 0:
                 self._choose_level(loc)
-            while i not in self.dirty and loc.next_bin <= loc.last_end // loc.width:
-                self._flush(i, loc, loc.last_end // loc.width + 1)  # again if it coarsened
-            if i in self.dirty:
+            with nogil:
+                while not loc.dirty and loc.next_bin <= loc.last_end // loc.width:
+                    self._flush(i, loc, loc.last_end // loc.width + 1)  # again if it coarsened
+            if loc.dirty:
                 continue
             top = 0
             while (loc.first_event // loc.width) >> top != (loc.last_end // loc.width) >> top:
@@ -406,7 +451,7 @@ cdef class IncrementalPyramid:
                         loc.last_end, loc.level0, long_rows)
         return stats
 
-    cdef tuple _long(self, _Location loc):
+    cdef tuple _long(self, Loc *loc):
         """(short_duration_ps, long rows) as ``pyramid.split_long`` decides them from the
         candidates kept (never below the longest task left out of them)."""
         cdef int64_t span = max(1, loc.last_end - loc.first_start)
@@ -437,7 +482,7 @@ cdef class IncrementalPyramid:
 
     def level_of(self, int64_t location):
         """The finest level chosen for ``location``, or -1."""
-        return (<_Location>self._locs[location]).level0 if location < len(self._locs) else -1
+        return self._locs[location].level0 if location < <int64_t>self._locs.size() else -1
 
     def set_level(self, int64_t location, int level0):
         """Fix ``location``'s finest level in advance (a rebuild knows the final counts)."""
@@ -445,21 +490,21 @@ cdef class IncrementalPyramid:
         loc.preset = True
         loc.level0 = level0
         loc.width = self.base << level0
-        loc.next_bin = -(1 << 62) // loc.width
+        loc.next_bin = -(<int64_t>NONE) // loc.width
 
     # -- internals -------------------------------------------------------------------
-    cdef void _choose_level(self, _Location loc):
-        loc.level0 = min_level(loc.started, loc.first_start, max(loc.last_end, loc.first_start),
-                               self.base)
+    cdef void _choose_level(self, Loc *loc) noexcept nogil:
+        loc.level0 = _min_level(loc.started, loc.first_start, max(loc.last_end, loc.first_start),
+                                self.base, self.target)
         loc.width = self.base << loc.level0
-        loc.next_bin = -(1 << 62) // loc.width
+        loc.next_bin = -(<int64_t>NONE) // loc.width
 
-    cdef void _drop(self, _Location loc):
+    cdef void _drop(self, Loc *loc) noexcept nogil:
         self.pending_events -= loc.pending.size()
         loc.pending.clear()
         loc.pending.shrink_to_fit()
 
-    cdef void _flush(self, Py_ssize_t index, _Location loc, int64_t bound):
+    cdef void _flush(self, Py_ssize_t index, Loc *loc, int64_t bound) noexcept nogil:
         """Write loc's level-0 bins before ``bound`` (and what they complete above)."""
         cdef vector[Event] ready
         cdef Py_ssize_t i, j = 0, k, n = loc.pending.size(), nk
@@ -495,7 +540,7 @@ cdef class IncrementalPyramid:
                 if (not loc.preset and b % 2 == 0 and loc.level0_bins
                         > COARSEN_BINS_PER_TASK * loc.started + COARSEN_MIN_BINS):
                     if loc.level0 + 2 >= MAX_LEVELS:
-                        self.dirty.add(index)  # cannot coarsen further: rebuilt at the end
+                        loc.dirty = True  # cannot coarsen further: rebuilt at the end
                         self._drop(loc)
                         return
                     self._coarsen(index, loc)
@@ -550,7 +595,7 @@ cdef class IncrementalPyramid:
             b = eb + 1
         loc.next_bin = bound
 
-    cdef void _coarsen(self, Py_ssize_t index, _Location loc):
+    cdef void _coarsen(self, Py_ssize_t index, Loc *loc) noexcept nogil:
         """Raise ``loc``'s finest level by one, at an even level-0 bin: every bin before it
         is written, so the carry one level up is complete and goes out now, and each
         coarser carry moves down one relative level."""
@@ -568,10 +613,10 @@ cdef class IncrementalPyramid:
         loc.level0 += 1
         loc.width *= 2
         loc.level0_bins //= 2
-        self.coarsened.add(index)
+        loc.coarsened = True
 
-    cdef void _steady(self, _Location loc, int64_t w, int64_t *vals, vector[int64_t] &kv,
-                      Py_ssize_t nk):
+    cdef void _steady(self, Loc *loc, int64_t w, int64_t *vals, vector[int64_t] &kv,
+                      Py_ssize_t nk) noexcept nogil:
         """A bin's sums from what is in flight at its start, before its own events."""
         cdef Py_ssize_t k
         vals[0] = vals[1] = vals[2] = 0
@@ -583,14 +628,14 @@ cdef class IncrementalPyramid:
             kv[2 * k] = 0
             kv[2 * k + 1] = loc.a_kind[k] * w
 
-    cdef void _level0(self, Py_ssize_t index, _Location loc, int64_t b, int64_t *vals,
-                      vector[int64_t] &kv):
+    cdef void _level0(self, Py_ssize_t index, Loc *loc, int64_t b, int64_t *vals,
+                      vector[int64_t] &kv) noexcept nogil:
         loc.busy += vals[6]
         loc.level0_bins += 1
         self._push(index, loc, 0, b, vals, kv.data())
 
-    cdef void _push(self, Py_ssize_t index, _Location loc, int r, int64_t b, int64_t *vals,
-                    int64_t *kv):
+    cdef void _push(self, Py_ssize_t index, Loc *loc, int r, int64_t b, int64_t *vals,
+                    int64_t *kv) noexcept nogil:
         """Write bin ``b`` of relative level ``r`` and add it into its parent bin."""
         cdef Py_ssize_t c, k, nk = self._class.size()
         cdef bint nonzero = False
@@ -604,7 +649,7 @@ cdef class IncrementalPyramid:
             self._rows.push_back(b)
             for c in range(NCOL):
                 self._rows.push_back(vals[c])
-        if r >= KIND_LEVEL_OFFSET:
+        if r >= _KIND_OFFSET:
             for k in range(nk):
                 if kv[2 * k] != 0 or kv[2 * k + 1] != 0:
                     self._kind_rows.push_back(index)
