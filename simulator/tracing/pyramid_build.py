@@ -182,13 +182,18 @@ class LivePyramid:
     def _write_rows(self, rows):
         """Write the rows of the bins now final, or keep them (``HOLD_ROWS``)."""
         self._hold(rows)
-        self.write_due(self._held_rows >= self.hold_rows)
+        self._write_if_due(self._held_rows >= self.hold_rows)
 
-    def write_due(self, now=False):
-        """Write the rows held if ``hold_seconds`` have passed since the last write (or
-        ``now``): also called while no batch comes (a long functional execution), so a
-        viewer of the run waits at most about that long for what is final."""
+    def write_due(self):
+        """Wait for the batch under way, then write the rows held past ``hold_seconds``:
+        called while no batch comes (a long functional execution), so a viewer of the run
+        waits at most about that long for what is final."""
         self.join()
+        self._write_if_due()
+
+    def _write_if_due(self, now=False):
+        """Write the rows held if ``hold_seconds`` have passed since the last write (or
+        ``now``)."""
         at = time.monotonic()
         if now or (self._held_rows and at - self._written_at >= self.hold_seconds):
             self._insert_held()
