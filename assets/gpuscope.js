@@ -13,6 +13,7 @@
 (function () {
   "use strict";
   var DIM = 0.18;
+  var ON_LEFT = "right axis";  // figures.py ON_LEFT
 
   function graphs() {
     return Array.prototype.slice.call(document.querySelectorAll(".gs-linked .js-plotly-plot"));
@@ -81,7 +82,16 @@
       return a;
     }
     var data = gd.data.filter(function (t) { return (t.xaxis || "x") === x; })
-      .map(function (t) { return Object.assign({}, t, {xaxis: "x", yaxis: t.yaxis === y2 ? "y2" : "y"}); });
+      .map(function (t) {
+        // A right axis's line is drawn against the left axis in the grid (figures.py,
+        // _on_left: meta ON_LEFT, its own values in customdata): alone, it has its own.
+        if (t.meta !== ON_LEFT) { return Object.assign({}, t, {xaxis: "x", yaxis: "y"}); }
+        var own = Object.assign({}, t, {xaxis: "x", yaxis: "y2", y: t.customdata,
+                                        hovertemplate: t.hovertemplate.replace("%{customdata:", "%{y:")});
+        delete own.customdata;
+        delete own.meta;
+        return own;
+      });
     var xa = gd._fullLayout[axisKey(x)];
     // The grid names its axes once for all charts (figures.py, axis_key): this one
     // gets the names back, and its time labels.

@@ -65,10 +65,12 @@ def test_the_overview_grid_puts_each_chart_in_its_own_cell_with_every_time_axis_
     go.Figure(grid)  # a valid Plotly figure
     layout = grid["layout"]
     assert layout["height"] == 2 * figures.CELL_PX
-    # Chart 2 keeps its one trace on its own axes; chart 3's right axis is its own.
+    # Every line is drawn against its chart's left axis (a right axis with a line of its
+    # own is a second subplot); chart 3's right axis is its own, labelled by the page.
     assert [(t["xaxis"], t["yaxis"]) for t in grid["data"]] == [
-        ("x", "y"), ("x", "y2"), ("x2", "y3"), ("x3", "y5"), ("x3", "y6"),
-        ("x4", "y7"), ("x4", "y8"), ("x5", "y9"), ("x5", "y10")]
+        ("x", "y"), ("x", "y"), ("x2", "y3"), ("x3", "y5"), ("x3", "y5"),
+        ("x4", "y7"), ("x4", "y7"), ("x5", "y9"), ("x5", "y9")]
+    assert [t.get("meta") for t in grid["data"][:3]] == [None, figures.ON_LEFT, None]
     assert layout["yaxis6"]["overlaying"] == "y5" and layout["yaxis6"]["side"] == "right"
     # Axes are named once for the page (axis_key), time under each column's last chart.
     assert all(layout[k]["title"] is None for k in layout if k.startswith("yaxis"))
@@ -96,6 +98,45 @@ def test_the_grid_names_its_shared_axes_once_and_keeps_the_names_for_a_chart_sav
     assert left["text"] == "Request arrival rate (per ns)" and right["font"]["size"] == 9
     hidden = figures.overview_grid([figures.overview_chart(_series(), "busy", None, (5000, 8000))])
     assert figures.axis_key(hidden) == [("left", "Busy fraction", figures.PRIMARY_COLOUR)]
+
+
+def test_a_right_axis_line_in_the_grid_reads_true_on_its_own_axis_and_in_its_hover():
+    series = _series()
+    chart = figures.overview_chart(series, "concurrency", "latency", (5000, 8000))
+    left, right = (chart["layout"][k]["range"][1] for k in ("yaxis", "yaxis2"))
+    # Fixed ranges with Plotly's headroom: 0.004 concurrent tasks, 0.001 ns latency at most.
+    assert left == pytest.approx(0.004 * figures.HEADROOM)
+    assert right == pytest.approx(0.001 * figures.HEADROOM)
+    line = figures.overview_grid([chart])["data"][1]
+    assert line["yaxis"] == "y" and line["customdata"] == chart["data"][1]["y"]
+    # Drawn at the same height of the left axis as its value is on the right one.
+    for drawn, value in zip(line["y"], line["customdata"]):
+        assert (drawn is None) == (value is None)
+        if value is not None:
+            assert drawn / left == pytest.approx(value / right, rel=1e-6)
+    assert "%{customdata:.4s} ns" in line["hovertemplate"] and "%{y" not in line["hovertemplate"]
+
+
+def test_right_axis_labels_are_plotly_like_steps_in_si_notation():
+    def labels(top):
+        ticks = figures.right_ticks({"layout": {"yaxis2": {"range": [0, top]}}})
+        assert all(0 <= f <= 1 for f, _ in ticks) and ticks[0] == (0.0, "0")
+        return [text for _, text in ticks]
+
+    assert labels(2.1) == ["0", "1", "2"]
+    assert labels(1) == ["0", "0.5", "1"]
+    assert labels(0.0042) == ["0", "2m", "4m"]
+    assert labels(1530) == ["0", "500", "1k", "1.5k"]
+    assert labels(3e-7) == ["0", "100n", "200n", "300n"]
+    ticks = figures.right_ticks({"layout": {"yaxis2": {"range": [0, 2.1]}}})
+    assert ticks[2][0] == pytest.approx(2 / 2.1)  # where 2 is on an axis up to 2.1
+    # All zero: one 0 tick; hidden: none.
+    series = _series()
+    series.sums["req_out_ps"] = np.zeros(3, dtype=np.int64)
+    zero = figures.overview_chart(series, "arrival", "pending_out", (5000, 8000))
+    assert figures.right_ticks(zero) == [(0.0, "0")]
+    hidden = figures.overview_chart(series, "arrival", None, (5000, 8000))
+    assert figures.right_ticks(hidden) == []
 
 
 def test_a_hidden_metric_draws_no_trace():

@@ -58,6 +58,28 @@ def _isolated(values):
     return known & ~before & ~after
 
 
+HEADROOM = 1.05
+"""An axis's top over its largest value: the room Plotly's own autorange leaves a line."""
+
+
+def _value_axis(series, key, colour, **extra):
+    """A y axis from zero for metric ``key`` of ``series``, its range fixed (the grid
+    draws the right axis's line against the left one, so both scales must be known).
+    An all-zero (or empty) metric gets one honest 0 tick, not Plotly's 0 / 0.464 / 0.929;
+    a hidden one (None) no axis at all."""
+    if key is None:
+        return dict(visible=False, title=None, range=[0, 1], fixedrange=True, **extra)
+    metric = describe(key)
+    peak = float(np.nanmax(series.values(key) * metric.axis_scale, initial=0))
+    title = dict(text=_axis_title(key), font=dict(size=9, color=colour))
+    axis = dict(title=title, range=[0, peak * HEADROOM if peak > 0 else 1], fixedrange=True,
+                exponentformat="SI", tickfont=dict(size=9, color=colour), **TICK_LABELS,
+                **extra)
+    if not peak > 0:
+        axis.update(tickvals=[0])
+    return axis
+
+
 def overview_chart(series, primary, secondary, window_ps, height=190):
     """One small multiple: ``primary`` on the left axis, ``secondary`` on the right.
 
@@ -84,22 +106,12 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
             trace.update(mode="lines+markers",
                          marker=dict(color=colour, size=np.where(alone, 4, 0).tolist()))
         data.append(trace)
-
-    def y_axis(key, colour, **extra):
-        title = dict(text=_axis_title(key), font=dict(size=9, color=colour)) if key else None
-        axis = dict(title=title, rangemode="tozero", fixedrange=True, exponentformat="SI",
-                    tickfont=dict(size=9, color=colour), **TICK_LABELS, **extra)
-        if key is not None and not np.nanmax(series.values(key), initial=0) > 0:
-            # All zero (or empty): one honest 0 tick, not Plotly's 0 / 0.464 / 0.929.
-            axis.update(range=[0, 1], tickvals=[0])
-        return axis
-
     return dict(data=data, layout=dict(
         height=height, margin=dict(l=48, r=48, t=22, b=28), showlegend=False,
         xaxis=_time_axis(window_ps), hovermode="closest", dragmode="zoom",
-        yaxis=y_axis(primary, PRIMARY_COLOUR),
-        yaxis2=y_axis(secondary, SECONDARY_COLOUR, overlaying="y", side="right",
-                      showgrid=False),
+        yaxis=_value_axis(series, primary, PRIMARY_COLOUR),
+        yaxis2=_value_axis(series, secondary, SECONDARY_COLOUR, overlaying="y", side="right",
+                           showgrid=False),
         plot_bgcolor="white"))
 
 
@@ -128,6 +140,11 @@ def overview_grid(charts, columns=GRID_COLUMNS):
     for a chart saved alone; time is labelled under the last chart of each column. Drawn
     on each of 16 charts, those labels and names were a third of the figure's first
     draw in a fresh page (153 against 95 ms, measured in Chromium).
+
+    A right axis's line is drawn against its chart's left axis (``_on_left``), and the
+    page labels the right axis (``right_ticks``, drawn by assets/grid.js): a right axis
+    with a line of its own is a second Plotly subplot, and 16 of those were a third of
+    the figure's draw (Chromium: 180 against 127 ms).
     """
     rows = max(1, math.ceil(len(charts) / columns))
     height = rows * CELL_PX
@@ -139,10 +156,13 @@ def overview_grid(charts, columns=GRID_COLUMNS):
     for i, chart in enumerate(charts):
         row, column = divmod(i, columns)
         n = i + 1
-        x, y, y2 = _ref("x", n), _ref("y", 2 * n - 1), _ref("y", 2 * n)
-        for trace in chart["data"]:
-            data.append(dict(trace, xaxis=x, yaxis=y2 if trace.get("yaxis") == "y2" else y))
+        x, y = _ref("x", n), _ref("y", 2 * n - 1)
         own = chart["layout"]
+        scale = own["yaxis"]["range"][1] / own["yaxis2"]["range"][1]
+        for trace in chart["data"]:
+            if trace.get("yaxis") == "y2":
+                trace = _on_left(trace, scale)
+            data.append(dict(trace, xaxis=x, yaxis=y))
         top, bottom = row * CELL_PX + TITLE_PX, (row + 1) * CELL_PX - AXIS_PX
         layout[_ref("xaxis", n)] = dict(
             own["xaxis"], anchor=y, domain=[(column + SIDE) / columns, (column + 1 - SIDE) / columns],
@@ -151,6 +171,54 @@ def overview_grid(charts, columns=GRID_COLUMNS):
                                                domain=[1 - bottom / height, 1 - top / height])
         layout[_ref("yaxis", 2 * n)] = dict(own["yaxis2"], anchor=x, overlaying=y, title=None)
     return dict(data=data, layout=layout)
+
+
+ON_LEFT = "right axis"
+"""``meta`` of a grid trace drawn against the left axis for the right one (``_on_left``):
+assets/gpuscope.js puts it back on its own axis for a chart saved alone."""
+
+
+def _on_left(trace, scale):
+    """A right-axis line drawn against the left axis: its values times ``scale`` (the
+    left axis's top over the right one's), its own values in ``customdata`` for the
+    hover. Scaled values keep 7 significant digits: far more than a pixel, and 17 would
+    double the line's JSON."""
+    return dict(trace, y=[None if v is None else float(f"{v * scale:.7g}") for v in trace["y"]],
+                customdata=trace["y"], meta=ON_LEFT,
+                hovertemplate=trace["hovertemplate"].replace("%{y:", "%{customdata:"))
+
+
+SI_PREFIXES = {-15: "f", -12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G",
+               12: "T", 15: "P"}
+
+
+def right_ticks(chart):
+    """The right axis of an ``overview_chart`` as the grid's page draws it: a list of
+    (fraction of the axis's height, label), at Plotly's kind of steps (1, 2 or 5 times a
+    power of ten, about 3.5 to the axis) and in its SI notation."""
+    axis = chart["layout"]["yaxis2"]
+    if not axis.get("visible", True):
+        return []
+    top = axis["range"][1]
+    if axis.get("tickvals") == [0]:
+        return [(0.0, "0")]
+    raw = top / 3.5
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
+    count = int(top / step * (1 + 1e-9))
+    return [(k * step / top, _si(k * step, step)) for k in range(count + 1)]
+
+
+def _si(value, step):
+    """``value`` as Plotly's SI tick labels write it: plain between 0.001 and 1000, else
+    with a prefix (k, M, m, µ…); as many digits as ``step`` needs, less trailing zeros."""
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)))
+    prefix = 0 if -3 < exponent < 3 else max(-15, min(15, 3 * math.floor(exponent / 3)))
+    digits = max(0, prefix - math.floor(math.log10(step) + 1e-9))
+    text = f"{value / 10.0 ** prefix:.{digits}f}"
+    return (text.rstrip("0").rstrip(".") if "." in text else text) + SI_PREFIXES[prefix]
 
 
 def axis_key(grid):

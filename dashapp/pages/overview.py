@@ -48,9 +48,10 @@ def _controls(state, meta):
 
 def _grid(page):
     """The page's charts as one figure (``figures.overview_grid``). Each chart's title,
-    a link to its Component view at the window, and its PNG button are drawn over the
-    figure by assets/grid.js from ``data-charts``: as Dash components, 32 more of them
-    would cost the renderer more than the figure itself."""
+    a link to its Component view at the window, its PNG button and its right axis's
+    labels (``figures.right_ticks``) are drawn over the figure by assets/grid.js from
+    ``data-charts``: as Dash components, 32 more of them would cost the renderer more
+    than the figure itself."""
     state = page.state
     t0, t1 = page.window
     window = f"{fmt_ps(t0)} – {fmt_ps(t1)}"
@@ -58,7 +59,8 @@ def _grid(page):
                urls.href("/component", urls.ComponentState(trace=state.trace, loc=c.location.name,
                                                            t0=t0, t1=t1)),
                f"{state.trace} · {c.location.name} · {window}",
-               widgets.safe_filename(f"{state.trace}-{c.location.name}-{t0}-{t1}")]
+               widgets.safe_filename(f"{state.trace}-{c.location.name}-{t0}-{t1}"),
+               figures.right_ticks(c.figure)]
               for c in page.charts]
     name = f"{state.trace}-overview-{state.filter or 'all'}-{t0}-{t1}-page{state.page}"
     grid = figures.overview_grid([c.figure for c in page.charts])

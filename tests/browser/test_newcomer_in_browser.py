@@ -258,9 +258,10 @@ def test_an_all_zero_series_has_one_zero_tick_and_rates_are_per_ns(browser, app)
     # A DRAM channel sends no requests of its own: its pending outgoing requests are zero.
     _open_overview(browser, app, "transpose.sqlite&filter=DRAM&primary=arrival"
                                  "&secondary=pending_out")
+    # The grid labels its right axes itself (grid.js): the first chart's labels.
     ticks = browser.execute_script(
-        "var g = document.querySelector('.gs-ov-graph .js-plotly-plot');"
-        "return Array.from(g.querySelectorAll('.y2tick text')).map(t => t.textContent);")
+        "var box = document.querySelector('#ov-grid .gs-grid-right');"
+        "return Array.from(box.children).map(t => t.textContent);")
     assert ticks == ["0"]
     # The charts' shared axes are named once, above them, in their colours.
     key = browser.find_element(By.ID, "ov-key").text

@@ -87,17 +87,48 @@ def test_a_charts_png_button_saves_that_chart_alone_titled(browser, app_url):
         " axes: fig.data.map(t => [t.xaxis, t.yaxis, t.name]),"
         " range: fig.layout.xaxis.range, right: fig.layout.yaxis2.overlaying,"
         " names: [fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text],"
-        " times: fig.layout.xaxis.showticklabels};"
+        " times: fig.layout.xaxis.showticklabels, rate: fig.data[1].y};"
         " return Promise.resolve(); };")
+    drawn_rate = browser.execute_script(
+        "var gd = document.querySelector('.gs-ov-graph .js-plotly-plot');"
+        "return gd.data.filter(t => t.xaxis === 'x3')[1].customdata;")
     button = browser.find_elements(By.CSS_SELECTOR, "#ov-grid .gs-png")[2]
     browser.execute_script("arguments[0].click();", button)
     png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
     assert " · GPU.L2[2] · " in png["title"] and "GPU.L2_2_" in png["file"]
     # Chart 3's own two series, on a figure of its own, at the window drawn.
     assert [a[:2] for a in png["axes"]] == [["x", "y"], ["x", "y2"]] and png["right"] == "y"
+    assert png["rate"] == drawn_rate  # back on its own axis, its own values
     assert png["range"] == _ranges(browser)[2]
     # Its axes named (the page names them once, above the grid) and its time labelled.
     assert png["names"] == ["Concurrent tasks", "Request arrival rate (per ns)"] and png["times"]
+
+
+def test_each_charts_right_axis_is_labelled_beside_its_plot_in_its_colour(browser, app_url):
+    """The grid draws a right axis's line against the left axis and labels the right
+    axis itself (grid.js): the labels sit right of the plot, bottom to top, the lowest
+    one at the plot's bottom, in the axis's colour."""
+    _open_overview(browser, app_url)
+    boxes = browser.execute_script(
+        "var gd = document.querySelector('.gs-ov-graph .js-plotly-plot');"
+        "return Array.from(document.querySelectorAll('#ov-grid .gs-grid-right')).map((box, i) => {"
+        " var n = i + 1, x = gd._fullLayout[n > 1 ? 'xaxis' + n : 'xaxis'],"
+        "  y = gd._fullLayout[n > 1 ? 'yaxis' + (2 * n - 1) : 'yaxis'],"
+        "  plot = gd.getBoundingClientRect();"
+        " return {right: plot.left + x._offset + x._length, bottom: plot.top + y._offset + y._length,"
+        "  labels: Array.from(box.children).map(s => { var r = s.getBoundingClientRect();"
+        "   return [s.textContent, r.left, (r.top + r.bottom) / 2, getComputedStyle(s).color]; })};"
+        "});")
+    assert len(boxes) == 16
+    labelled = [b for b in boxes if len(b["labels"]) > 1]
+    assert labelled, "no chart has a right axis with values"
+    for box in boxes:
+        text, left, middle, colour = box["labels"][0]
+        assert text == "0" and abs(middle - box["bottom"]) <= 1.5
+        for label in box["labels"]:
+            assert label[1] >= box["right"] and label[3] == "rgb(44, 123, 182)"  # SECONDARY
+        assert [lab[2] for lab in box["labels"]] == sorted(
+            (lab[2] for lab in box["labels"]), reverse=True)
 
 
 def test_the_charts_fill_the_page_and_follow_the_windows_width(browser, app_url):
