@@ -6,16 +6,14 @@ import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+import driving as drive
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 V3 = (ROOT / "simulator" / "kernels" / "builtin" / "reduction_v3.cl").read_text()
-WAIT = 30
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +30,6 @@ def kernel_app(tmp_path_factory, serve_traces):
                     "kernel", "--no-progress", "-o", str(directory / "sobel.sqlite")],
                    cwd=ROOT, check=True, capture_output=True)
     return serve_traces(directory)
-
-
-def _wait(browser, predicate, message):
-    return WebDriverWait(browser, WAIT, ignored_exceptions=(StaleElementReferenceException,)) \
-        .until(lambda d: predicate(d), message=message)
 
 
 def _report(browser):
@@ -61,8 +54,8 @@ def _run(browser):
 
 def _open(browser, kernel_app, trace="v2.sqlite"):
     browser.get(f"{kernel_app}/kernel?trace={trace}")
-    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point"),
-          "the bank panel did not render")
+    drive.wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point"),
+               "the bank panel did not render")
 
 
 def _bound(browser, graph):
@@ -70,7 +63,7 @@ def _bound(browser, graph):
     and the graph has its final width: a hover before the first would go unseen, and a
     graph still resizing to its column redraws under the mouse, which Plotly answers with
     a hover on whatever bar is now there."""
-    _wait(browser, lambda d: d.execute_script(
+    drive.wait(browser, lambda d: d.execute_script(
         "var gd = document.querySelector(arguments[0] + ' .js-plotly-plot');"
         "return !!(gd && gd.kvBound && gd._fullLayout"
         " && Math.abs(gd._fullLayout.width - gd.getBoundingClientRect().width) < 1);", graph),
@@ -106,8 +99,8 @@ def test_v2_bank_panel_reports_conflicts_and_a_bank_hover_highlights_accesses(
     _bound(browser, ".kv-banks")
     _hover(browser, ".kv-banks .barlayer .point", 2)
     info = browser.find_element(By.CSS_SELECTOR, ".kv-hover-info")
-    _wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
-          "hovering a bank highlighted no access")
+    drive.wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
+               "hovering a bank highlighted no access")
     assert info.text.startswith("bank 2:") and "conflict degree" in info.text
     # The highlighted points are exactly the accesses to bank 2, in the plot itself.
     picked = browser.execute_script(
@@ -121,8 +114,8 @@ def test_an_edit_with_an_error_comes_back_with_line_and_column(browser, kernel_a
     _open(browser, kernel_app)
     _set_editor(browser, V3.replace("int tid = get_local_id(0);", "int tid = get_local_id(0)"))
     _run(browser)
-    error = _wait(browser, lambda d: d.find_elements(By.ID, "kv-run-error"),
-                  "no error message came back")[0]
+    error = drive.wait(browser, lambda d: d.find_elements(By.ID, "kv-run-error"),
+                       "no error message came back")[0]
     assert error.text.startswith("kernel.cl:") and error.text.split(":")[1].isdigit()
     assert "run" not in parse_qs(urlparse(browser.current_url).query)
 
@@ -131,18 +124,18 @@ def test_editing_the_kernel_into_v3_and_rerunning_shows_no_conflicts(browser, ke
     _open(browser, kernel_app)
     _set_editor(browser, V3)
     _run(browser)
-    _wait(browser, lambda d: "run" in parse_qs(urlparse(d.current_url).query),
-          "the edited run did not open")
-    _wait(browser, lambda d: _report(d)[0].startswith("No bank conflicts"),
-          "the re-run still reports bank conflicts")
+    drive.wait(browser, lambda d: "run" in parse_qs(urlparse(d.current_url).query),
+               "the edited run did not open")
+    drive.wait(browser, lambda d: _report(d)[0].startswith("No bank conflicts"),
+               "the re-run still reports bank conflicts")
     assert _report(browser)[1] == 0
     assert "(edited run)" in browser.find_element(By.ID, "kv-title").text
 
 
 def test_a_pattern_bin_colours_the_source_and_paints_its_pixels(browser, kernel_app):
     _open(browser, kernel_app, "sobel.sqlite")
-    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-image .js-plotly-plot"),
-          "the work-item image did not render")
+    drive.wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-image .js-plotly-plot"),
+               "the work-item image did not render")
     _bound(browser, ".kv-histogram")
     # The second-largest pattern: work-items on a tile edge, which load the apron.
     _hover(browser, ".kv-histogram .barlayer .point", 1)
@@ -152,7 +145,7 @@ def test_a_pattern_bin_colours_the_source_and_paints_its_pixels(browser, kernel_
             "var out = {}; document.querySelectorAll('#kv-source .kv-line').forEach(function (e) {"
             " ['kv-taken', 'kv-not-taken', 'kv-mixed', 'kv-faded'].forEach(function (c) {"
             " if (e.classList.contains(c)) { out[c] = (out[c] || 0) + 1; } }); }); return out;")
-    found = _wait(browser, lambda d: states(d) or None, "hovering a bin coloured no source line")
+    found = drive.wait(browser, lambda d: states(d) or None, "hovering a bin coloured no source line")
     assert found.get("kv-taken") and found.get("kv-not-taken") and found.get("kv-faded")
     painted = browser.execute_script(
         "var gd = document.querySelector('.kv-image .js-plotly-plot');"
@@ -177,6 +170,6 @@ def test_a_donut_region_highlights_the_accesses_of_its_work_items(browser, kerne
     radius *= 0.78
     _point_at(browser, x + radius * math.sin(angle), y - radius * math.cos(angle))
     info = browser.find_element(By.CSS_SELECTOR, ".kv-hover-info")
-    _wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
-          "hovering a donut region highlighted no access")
+    drive.wait(browser, lambda d: int(info.get_attribute("data-highlighted")) > 0,
+               "hovering a donut region highlighted no access")
     assert "work-items of this pattern" in info.text

@@ -5,17 +5,14 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
+import driving as drive
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 30
 
 
 def _simulate(directory, name, *args):
@@ -43,37 +40,17 @@ def app(traces, serve_traces):
     return serve_traces(traces)
 
 
-def _wait(browser, predicate, message):
-    return WebDriverWait(browser, WAIT, ignored_exceptions=(StaleElementReferenceException,)) \
-        .until(lambda d: predicate(d), message=message)
-
-
-def _query(browser):
-    return {k: v[0] for k, v in parse_qs(urlparse(browser.current_url).query).items()}
-
-
-def _path(browser):
-    return urlparse(browser.current_url).path
-
-
-def _js_click(browser, selector):
-    def clicked(d):
-        d.execute_script("arguments[0].click();", d.find_element(By.CSS_SELECTOR, selector))
-        return True
-    _wait(browser, clicked, f"could not click {selector}")
-
-
 def _choose(browser, dropdown, text, option):
     """Type ``text`` into a Dash dropdown's search box and pick ``option``."""
-    _wait(browser, lambda d: d.find_element(By.ID, dropdown).is_displayed(),
-          f"no {dropdown}")
+    drive.wait(browser, lambda d: d.find_element(By.ID, dropdown).is_displayed(),
+               f"no {dropdown}")
     browser.find_element(By.ID, dropdown).click()
-    search = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "input.dash-dropdown-search"),
-                   "the dropdown has no search box")
+    search = drive.wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "input.dash-dropdown-search"),
+                        "the dropdown has no search box")
     search.send_keys(text)
     xpath = f"//label[@role='option'][.//input[@value='{option}']]"
-    _wait(browser, lambda d: d.find_element(By.XPATH, xpath).is_displayed(),
-          f"{option} is not offered after typing {text!r}")
+    drive.wait(browser, lambda d: d.find_element(By.XPATH, xpath).is_displayed(),
+               f"{option} is not offered after typing {text!r}")
     browser.find_element(By.XPATH, xpath).click()
 
 
@@ -87,7 +64,7 @@ def _overview_ready(browser):
 
 def _open_overview(browser, app, trace):
     browser.get(f"{app}/overview?trace={trace}")
-    _wait(browser, _overview_ready, "the overview did not render")
+    drive.wait(browser, _overview_ready, "the overview did not render")
 
 
 def _titles(browser):
@@ -98,33 +75,33 @@ def _titles(browser):
 # -- 1. the navbar keeps the trace; a picker changes it ----------------------------------
 def test_the_navbar_overview_keeps_the_trace_and_the_picker_changes_it(browser, app):
     browser.get(f"{app}/kernel?trace=v2.sqlite")
-    _wait(browser, lambda d: d.find_element(By.ID, "kv-title").text.startswith("reduce"),
-          "the kernel page did not render")
-    _js_click(browser, "#gs-nav-overview")
-    _wait(browser, lambda d: _path(d) == "/overview", "the navbar did not open the Overview")
-    assert _query(browser)["trace"] == "v2.sqlite"  # not sobel.sqlite, the first by name
-    _wait(browser, _overview_ready, "the overview did not render")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "kv-title").text.startswith("reduce"),
+               "the kernel page did not render")
+    drive.click(browser, By.CSS_SELECTOR, "#gs-nav-overview")
+    drive.wait(browser, lambda d: drive.path(d) == "/overview", "the navbar did not open the Overview")
+    assert drive.query(browser)["trace"] == "v2.sqlite"  # not sobel.sqlite, the first by name
+    drive.wait(browser, _overview_ready, "the overview did not render")
     # From the Traces page (no trace in its URL) the link still leads to the same trace.
-    _js_click(browser, "#gs-nav-traces")
-    _wait(browser, lambda d: _path(d) == "/", "the Traces page did not open")
-    _wait(browser, lambda d: d.find_element(By.ID, "gs-nav-overview").get_attribute("href")
-          .endswith("/overview?trace=v2.sqlite"), "the Overview link forgot the trace")
+    drive.click(browser, By.CSS_SELECTOR, "#gs-nav-traces")
+    drive.wait(browser, lambda d: drive.path(d) == "/", "the Traces page did not open")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "gs-nav-overview").get_attribute("href")
+               .endswith("/overview?trace=v2.sqlite"), "the Overview link forgot the trace")
     # The picker shows the trace and opens another one on the same kind of page.
     _open_overview(browser, app, "v2.sqlite")
     assert browser.find_element(By.ID, "gs-trace-picker").text == "v2.sqlite"
     _choose(browser, "gs-trace-picker", "trans", "transpose.sqlite")
-    _wait(browser, lambda d: _query(d).get("trace") == "transpose.sqlite",
-          "picking a trace did not open it")
-    assert _path(browser) == "/overview"
-    _wait(browser, lambda d: "GPU.L2[0]" in _titles(d) or len(_titles(d)) == 16,
-          "the picked trace's overview did not render")
+    drive.wait(browser, lambda d: drive.query(d).get("trace") == "transpose.sqlite",
+               "picking a trace did not open it")
+    assert drive.path(browser) == "/overview"
+    drive.wait(browser, lambda d: "GPU.L2[0]" in _titles(d) or len(_titles(d)) == 16,
+               "the picked trace's overview did not render")
 
 
 # -- 2. the Traces page links every launch to the kernel page ----------------------------
 def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(browser, app):
     browser.get(f"{app}/")
-    _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".gs-launch-link")) >= 2,
-          "no kernel launch links on the Traces page")
+    drive.wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".gs-launch-link")) >= 2,
+               "no kernel launch links on the Traces page")
     links = {e.text: e.get_attribute("href") for e in
              browser.find_elements(By.CSS_SELECTOR, ".gs-launch-link")}
     v2 = [text for text, href in links.items() if "trace=v2.sqlite" in href]
@@ -143,8 +120,8 @@ def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(brows
                   if "trace=v2.sqlite" in e.get_attribute("href") and "launch=1" in
                   e.get_attribute("href"))
     browser.execute_script("arguments[0].click();", second)
-    _wait(browser, lambda d: d.find_element(By.ID, "kv-title").text == "reduce, launch 1",
-          "the link did not open the kernel views of that launch")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "kv-title").text == "reduce, launch 1",
+               "the link did not open the kernel views of that launch")
     # The navbar offers the kernel views of a trace that has kernel records.
     assert browser.find_element(By.ID, "gs-nav-kernel").is_displayed()
 
@@ -153,10 +130,10 @@ def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(brows
 def test_the_finder_opens_a_typed_component(browser, app):
     _open_overview(browser, app, "transpose.sqlite")
     _choose(browser, "ov-finder", "L2[13", "GPU.L2[13]")
-    _wait(browser, lambda d: _path(d) == "/component", "the finder did not open the component")
-    assert _query(browser)["loc"] == "GPU.L2[13]"
-    _wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == "GPU.L2[13]",
-          "the component view did not render")
+    drive.wait(browser, lambda d: drive.path(d) == "/component", "the finder did not open the component")
+    assert drive.query(browser)["loc"] == "GPU.L2[13]"
+    drive.wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == "GPU.L2[13]",
+               "the component view did not render")
 
 
 def test_the_component_tree_browses_the_hierarchy_and_filters_the_overview(browser, app):
@@ -167,16 +144,16 @@ def test_the_component_tree_browses_the_hierarchy_and_filters_the_overview(brows
     assert "GPU" in roots
     browser.execute_script("document.querySelector('.gs-tree-node[data-path=\"GPU\"]')"
                            ".open = true;")
-    children = _wait(browser, lambda d: d.execute_script(
+    children = drive.wait(browser, lambda d: d.execute_script(
         "return Array.from(document.querySelectorAll("
         "'.gs-tree-node[data-path=\"GPU\"] > .gs-tree-children > .gs-tree-node'))"
         ".map(e => e.getAttribute('data-path'));"), "opening GPU showed no children")
     shader_arrays = [c for c in children if c.startswith("GPU.SA[")]
     assert "GPU.SA[1]" in shader_arrays  # natural order: SA[2] before SA[10]
     assert shader_arrays == sorted(shader_arrays, key=lambda p: int(p[len("GPU.SA["):-1]))
-    _js_click(browser, '.gs-tree-node[data-path="GPU.SA[1]"] > summary > .gs-tree-filter')
-    _wait(browser, lambda d: "filter" in _query(d), "the tree did not filter the Overview")
-    _wait(browser, lambda d: _overview_ready(d) and _titles(d) and all(
+    drive.click(browser, By.CSS_SELECTOR, '.gs-tree-node[data-path="GPU.SA[1]"] > summary > .gs-tree-filter')
+    drive.wait(browser, lambda d: "filter" in drive.query(d), "the tree did not filter the Overview")
+    drive.wait(browser, lambda d: _overview_ready(d) and _titles(d) and all(
         t.startswith("GPU.SA[1].") for t in _titles(d)),
         "the Overview does not show exactly the components under GPU.SA[1]")
 
@@ -193,7 +170,7 @@ def _heatmaps(browser):
 def test_a_busy_component_shows_a_coloured_density_with_a_scale_and_a_click_zooms_to_bars(
         browser, app, traces):
     browser.get(f"{app}/component?trace=transpose.sqlite&loc=GPU.L2%5B0%5D")
-    _wait(browser, lambda d: _heatmaps(d), "no density drawn")
+    drive.wait(browser, lambda d: _heatmaps(d), "no density drawn")
     assert browser.find_element(By.ID, "cv-mode").get_attribute("textContent") == "density"
     legend = browser.execute_script(
         "var out = {}; document.querySelectorAll('#cv-legend .gs-legend-item').forEach(e =>"
@@ -214,10 +191,10 @@ def test_a_busy_component_shows_a_coloured_density_with_a_scale_and_a_click_zoom
     assert t1 <= end
     drag = browser.find_element(By.CSS_SELECTOR, "#cv-graph .nsewdrag[data-subplot='xy2']")
     ActionChains(browser).move_to_element(drag).pause(0.3).click().perform()
-    _wait(browser, lambda d: "t0" in _query(d), "a click on the density did not zoom")
-    _wait(browser, lambda d: d.find_element(By.ID, "cv-mode").get_attribute("textContent")
-          == "bars", "the zoomed window still has no bars")
-    q = _query(browser)
+    drive.wait(browser, lambda d: "t0" in drive.query(d), "a click on the density did not zoom")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "cv-mode").get_attribute("textContent")
+               == "bars", "the zoomed window still has no bars")
+    q = drive.query(browser)
     assert t0 <= int(q["t0"]) < int(q["t1"]) <= t1
     assert browser.execute_script(
         "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
@@ -238,20 +215,20 @@ def _axis_titles(browser, graph_id):
 
 def test_kernel_charts_name_their_axes_and_toolbars_show_on_hover(browser, app):
     browser.get(f"{app}/kernel?trace=v2.sqlite")
-    _wait(browser, lambda d: _axis_titles(d, "kv-memory-0"), "the memory view did not render")
+    drive.wait(browser, lambda d: _axis_titles(d, "kv-memory-0"), "the memory view did not render")
     expected = {"kv-memory-0": ("work-item", "logical time"),
                 "kv-banks-0": ("bank", "accesses"),
                 "kv-histogram": ("pattern", "work-items")}
     for graph, (x, y) in expected.items():
-        titles = _wait(browser, lambda d, g=graph: (lambda t: t if t and len(t) == 2 else None)(
+        titles = drive.wait(browser, lambda d, g=graph: (lambda t: t if t and len(t) == 2 else None)(
             _axis_titles(d, g)), f"{graph} has no axis titles on screen")
         assert x in (titles["xtitle"] or "") and y in (titles["ytitle"] or ""), (graph, titles)
     opacity = ("return getComputedStyle(document.querySelector("
                "'#' + arguments[0] + ' .modebar-container')).opacity;")
     assert browser.execute_script(opacity, "kv-banks-0") == "0"
     ActionChains(browser).move_to_element(browser.find_element(By.ID, "kv-banks-0")).perform()
-    _wait(browser, lambda d: d.execute_script(opacity, "kv-banks-0") == "1",
-          "the toolbar did not appear on hover")
+    drive.wait(browser, lambda d: d.execute_script(opacity, "kv-banks-0") == "1",
+               "the toolbar did not appear on hover")
 
 
 def test_an_all_zero_series_has_one_zero_tick_and_rates_are_per_ns(browser, app):
@@ -285,7 +262,7 @@ def _memory_extent(browser):
 @pytest.mark.parametrize("trace", ["v2.sqlite", "sobel.sqlite"])
 def test_the_memory_view_opens_on_every_drawn_work_group(browser, app, trace):
     browser.get(f"{app}/kernel?trace={trace}")
-    extent = _wait(browser, lambda d: _memory_extent(d), "the memory view did not render")
+    extent = drive.wait(browser, lambda d: _memory_extent(d), "the memory view did not render")
     assert extent["n"] > 0 and extent["inside"] == extent["n"]
     # The drawn work-items fill the view: no more than a column of margin either side.
     assert extent["range"][0] >= extent["lo"] - 1 and extent["range"][1] <= extent["hi"] + 1
@@ -293,7 +270,7 @@ def test_the_memory_view_opens_on_every_drawn_work_group(browser, app, trace):
 
 def test_a_2d_launch_draws_each_work_group_as_one_block(browser, app):
     browser.get(f"{app}/kernel?trace=sobel.sqlite")
-    _wait(browser, lambda d: _memory_extent(d), "the memory view did not render")
+    drive.wait(browser, lambda d: _memory_extent(d), "the memory view did not render")
     # Sobel's 16 x 8 tiles: work-items of one group share a contiguous run of 128 columns.
     columns = browser.execute_script(
         "var gd = document.querySelector('#kv-memory-0 .js-plotly-plot'); var out = {};"
@@ -313,7 +290,7 @@ def test_donuts_and_memory_view_are_on_screen_together(browser, app):
     browser.set_window_size(1600, 1000)
     try:
         browser.get(f"{app}/kernel?trace=v2.sqlite")
-        _wait(browser, lambda d: _memory_extent(d), "the memory view did not render")
+        drive.wait(browser, lambda d: _memory_extent(d), "the memory view did not render")
         tops = browser.execute_script(
             "return ['kv-memory-0', 'kv-donuts'].map(id => {"
             " var r = document.getElementById(id).getBoundingClientRect();"
@@ -348,10 +325,10 @@ def test_a_page_change_shows_a_loading_indicator(browser, app):
     browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
         "offline": False, "latency": 800, "downloadThroughput": -1, "uploadThroughput": -1})
     try:
-        _js_click(browser, ".pagination a.page-link")  # page 2 (the first real link)
-        _wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
-              "no loading indicator while the page was rebuilt")
-        _wait(browser, lambda d: _query(d).get("page") == "2", "the click did not turn the page")
+        drive.click(browser, By.CSS_SELECTOR, ".pagination a.page-link")  # page 2 (the first real link)
+        drive.wait(browser, lambda d: "dimmed" in d.execute_script("return window.gsSeen;"),
+                   "no loading indicator while the page was rebuilt")
+        drive.wait(browser, lambda d: drive.query(d).get("page") == "2", "the click did not turn the page")
     finally:
         browser.execute_cdp_cmd("Network.emulateNetworkConditions", {
             "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
@@ -362,18 +339,18 @@ def test_the_run_button_is_on_screen_and_disabled_while_running(browser, app):
     browser.set_window_size(1600, 1000)
     try:
         browser.get(f"{app}/kernel?trace=v2.sqlite")
-        _wait(browser, lambda d: d.find_element(By.ID, "kv-run").is_displayed(),
-              "no Run button")
+        drive.wait(browser, lambda d: d.find_element(By.ID, "kv-run").is_displayed(),
+                   "no Run button")
         bottom, height = browser.execute_script(
             "return [document.getElementById('kv-run').getBoundingClientRect().bottom,"
             " innerHeight];")
         assert bottom < height
         browser.execute_script(RECORD)
         browser.execute_script("document.getElementById('kv-run').click();")
-        _wait(browser, lambda d: "run=" in d.current_url, "the run did not finish")
+        drive.wait(browser, lambda d: "run=" in d.current_url, "the run did not finish")
         assert "disabled" in browser.execute_script("return window.gsSeen;")
-        _wait(browser, lambda d: not d.find_element(By.ID, "kv-run").get_attribute("disabled"),
-              "the Run button stayed disabled")
+        drive.wait(browser, lambda d: not d.find_element(By.ID, "kv-run").get_attribute("disabled"),
+                   "the Run button stayed disabled")
     finally:
         browser.set_window_size(1400, 1000)
 
@@ -386,7 +363,7 @@ def test_bars_are_separated_the_current_task_is_outlined_and_the_png_has_a_title
                          " WHERE l.name = 'GPU.DRAM[0]' ORDER BY t.start_ps LIMIT 1 OFFSET 5"
                          ).fetchone()[0]
     browser.get(f"{app}/component?trace=transpose.sqlite&loc=GPU.DRAM%5B0%5D&task={key}")
-    outlines = _wait(browser, lambda d: d.execute_script(
+    outlines = drive.wait(browser, lambda d: d.execute_script(
         "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
         "if (!gd || !gd.data) { return null; } var out = [];"
         "gd.data.filter(t => t.type === 'bar' && t.meta[1] === 'component').forEach(t =>"
@@ -402,8 +379,8 @@ def test_bars_are_separated_the_current_task_is_outlined_and_the_png_has_a_title
         " window.gsPng = {title: fig.layout.title.text, legend: fig.layout.showlegend,"
         " entries: fig.data.filter(t => t.showlegend).map(t => t.name),"
         " file: opts.filename}; return Promise.resolve(); };")
-    _js_click(browser, ".gs-png")
-    png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
+    drive.click(browser, By.CSS_SELECTOR, ".gs-png")
+    png = drive.wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
     assert png["title"].startswith("transpose.sqlite · GPU.DRAM[0] · ")
     assert png["legend"] and png["entries"] and len(set(png["entries"])) == len(png["entries"])
 
@@ -411,7 +388,7 @@ def test_bars_are_separated_the_current_task_is_outlined_and_the_png_has_a_title
 # -- 11. a bundled workload shows the Debug view ------------------------------------------
 def test_vectoradd_shows_its_emitted_sums_in_the_debug_view(browser, app):
     browser.get(f"{app}/kernel?trace=vectoradd.sqlite")
-    points = _wait(browser, lambda d: d.execute_script(
+    points = drive.wait(browser, lambda d: d.execute_script(
         "var gd = document.querySelector('#kv-debug-0 .js-plotly-plot');"
         "return gd && gd._fullData ? gd._fullData[0]._length : null;"), "no Debug view drawn")
     assert points == 64
@@ -419,7 +396,7 @@ def test_vectoradd_shows_its_emitted_sums_in_the_debug_view(browser, app):
 
 def test_each_kernel_chart_has_a_png_button_that_saves_it_titled(browser, app):
     browser.get(f"{app}/kernel?trace=vectoradd.sqlite")
-    _wait(browser, lambda d: d.execute_script(
+    drive.wait(browser, lambda d: d.execute_script(
         "var gd = document.querySelector('#kv-debug-0 .js-plotly-plot');"
         "return !!(gd && gd._fullData);"), "no Debug view drawn")
     graphs = browser.execute_script(
@@ -430,7 +407,7 @@ def test_each_kernel_chart_has_a_png_button_that_saves_it_titled(browser, app):
         "window.gsPng = null; window.Plotly.downloadImage = function (fig, opts) {"
         " window.gsPng = {title: fig.layout.title.text, file: opts.filename};"
         " return Promise.resolve(); };")
-    _js_click(browser, '.gs-png[data-graph="kv-debug-0"]')
-    png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
+    drive.click(browser, By.CSS_SELECTOR, '.gs-png[data-graph="kv-debug-0"]')
+    png = drive.wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
     assert png["title"].startswith("vectoradd.sqlite · ") and "debug chart 1" in png["title"]
     assert png["file"].startswith("vectoradd.sqlite-")

@@ -3,9 +3,9 @@ CPU thread to the kernel it launched on the GPU stream, and back; the Overview o
 import sqlite3
 from pathlib import Path
 
+import driving as drive
 import pytest
 from selenium.webdriver.common.by import By
-from test_traces_in_browser import _query, _text, _wait
 
 from simulator.tracing.importers import import_trace
 
@@ -30,17 +30,17 @@ def nsys(tmp_path_factory, serve_traces):
 def test_a_launch_leads_to_its_kernel_on_the_gpu_stream_and_back(browser, nsys):
     url, launch, kernel, kernel_name = nsys
     browser.get(f"{url}/component?trace=saxpy.sqlite&task={launch}")
-    _wait(browser, lambda d: _text(d, "cv-location") == THREAD,
-          "the launch's CPU thread did not open")
+    drive.wait(browser, lambda d: drive.text(d, "cv-location") == THREAD,
+               "the launch's CPU thread did not open")
     current = browser.find_element(By.ID, "cv-current").text
     assert "cudaLaunchKernel" in current and "cuda_runtime" in current
 
     link = browser.find_element(By.ID, "cv-link-out-0")
     assert "ac2g" in link.text and STREAM in link.text and "saxpy" in link.text
     browser.execute_script("arguments[0].click();", link)
-    _wait(browser, lambda d: _text(d, "cv-location") == STREAM,
-          "following the link did not reach the GPU stream")
-    assert _query(browser)["task"] == str(kernel)
+    drive.wait(browser, lambda d: drive.text(d, "cv-location") == STREAM,
+               "following the link did not reach the GPU stream")
+    assert drive.query(browser)["task"] == str(kernel)
     assert kernel_name in browser.find_element(By.ID, "cv-current").text
     details = browser.find_element(By.CSS_SELECTOR, ".gs-details").text
     assert '"grid": [' in details and '"registers per thread": 26' in details
@@ -49,9 +49,9 @@ def test_a_launch_leads_to_its_kernel_on_the_gpu_stream_and_back(browser, nsys):
     back = browser.find_element(By.ID, "cv-link-in-0")
     assert "cudaLaunchKernel" in back.text and THREAD in back.text
     browser.execute_script("arguments[0].click();", back)
-    _wait(browser, lambda d: _text(d, "cv-location") == THREAD,
-          "the link back did not reach the CPU thread")
-    assert _query(browser)["task"] == str(launch)
+    drive.wait(browser, lambda d: drive.text(d, "cv-location") == THREAD,
+               "the link back did not reach the CPU thread")
+    assert drive.query(browser)["task"] == str(launch)
 
 
 def _series_names(browser):
@@ -68,8 +68,8 @@ def _series_names(browser):
 def test_the_overview_shows_the_thread_and_the_stream_with_busy_fraction(browser, nsys):
     url = nsys[0]
     browser.get(f"{url}/overview?trace=saxpy.sqlite")
-    _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".gs-chart-title")) == 2
-          and len(_series_names(d)) == 2, "the overview charts did not render")
+    drive.wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".gs-chart-title")) == 2
+               and len(_series_names(d)) == 2, "the overview charts did not render")
     titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")]
     assert titles == [THREAD, STREAM]
     assert _series_names(browser) == [["Concurrent tasks", "Busy fraction"]] * 2

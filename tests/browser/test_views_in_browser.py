@@ -1,32 +1,20 @@
 """The Overview, Component and Task views in headless Chromium, against the real server."""
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import urlparse
 
+import driving as drive
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
 pytestmark = pytest.mark.browser
-WAIT = 20
 L2 = [f"GPU.L2[{i}]" for i in range(16)]
-
-
-def _wait(browser, predicate, message):
-    # Pages are rebuilt from the URL, so an element read a moment ago may be gone.
-    return WebDriverWait(browser, WAIT, ignored_exceptions=(StaleElementReferenceException,)) \
-        .until(lambda d: predicate(d), message=message)
 
 
 def _titles(browser):
     return browser.execute_script(
         "return Array.from(document.querySelectorAll('.gs-chart-title'))"
         ".map(e => e.textContent);")
-
-
-def _query(browser):
-    return {k: v[0] for k, v in parse_qs(urlparse(browser.current_url).query).items()}
 
 
 def _ranges(browser):
@@ -38,18 +26,10 @@ def _ranges(browser):
         ".map(k => gd._fullLayout[k].range);")
 
 
-def _click(browser, by, selector):
-    """Click an element, again if the page was rebuilt under it (the URL just changed)."""
-    def clicked(d):
-        d.execute_script("arguments[0].click();", d.find_element(by, selector))
-        return True
-    _wait(browser, clicked, f"could not click {selector}")
-
-
 def _open_overview(browser, app_url, query="filter=L2"):
     browser.get(f"{app_url}/overview?{query}")
-    _wait(browser, lambda d: len(_titles(d)) > 0 and len(_ranges(d)) == len(_titles(d)),
-          "the overview charts did not render")
+    drive.wait(browser, lambda d: len(_titles(d)) > 0 and len(_ranges(d)) == len(_titles(d)),
+               "the overview charts did not render")
 
 
 def test_filter_in_the_url_shows_exactly_the_l2_components(browser, app_url):
@@ -65,8 +45,8 @@ def test_zooming_one_chart_moves_every_chart_and_the_url(browser, app_url):
     ActionChains(browser).move_to_element_with_offset(drag, -width // 4, 0).click_and_hold() \
         .move_by_offset(width // 5, 0).pause(0.2).move_by_offset(width // 10, 0).release() \
         .perform()
-    _wait(browser, lambda d: "t0" in _query(d), "the zoom did not reach the URL")
-    q = _query(browser)
+    drive.wait(browser, lambda d: "t0" in drive.query(d), "the zoom did not reach the URL")
+    q = drive.query(browser)
     t0, t1 = int(q["t0"]), int(q["t1"])
     assert q["filter"] == "L2" and 0 <= t0 < t1
 
@@ -75,7 +55,7 @@ def test_zooming_one_chart_moves_every_chart_and_the_url(browser, app_url):
         return len(ranges) == 16 and all(
             r is not None and abs(r[0] - t0 * 1e-12) < 1e-15 + 1e-9 * abs(t0 * 1e-12)
             and abs(r[1] - t1 * 1e-12) < 1e-15 + 1e-9 * abs(t1 * 1e-12) for r in ranges)
-    _wait(browser, all_moved, "not every chart moved to the zoomed window")
+    drive.wait(browser, all_moved, "not every chart moved to the zoomed window")
     assert _ranges(browser) != before
 
 
@@ -94,7 +74,7 @@ def test_a_charts_png_button_saves_that_chart_alone_titled(browser, app_url):
         "return gd.data.filter(t => t.xaxis === 'x3')[1].customdata;")
     button = browser.find_elements(By.CSS_SELECTOR, "#ov-grid .gs-png")[2]
     browser.execute_script("arguments[0].click();", button)
-    png = _wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
+    png = drive.wait(browser, lambda d: d.execute_script("return window.gsPng;"), "no PNG made")
     assert " · GPU.L2[2] · " in png["title"] and "GPU.L2_2_" in png["file"]
     # Chart 3's own two series, on a figure of its own, at the window drawn.
     assert [a[:2] for a in png["axes"]] == [["x", "y"], ["x", "y2"]] and png["right"] == "y"
@@ -140,10 +120,10 @@ def test_the_charts_fill_the_page_and_follow_the_windows_width(browser, app_url)
     before = browser.get_window_size()
     try:
         browser.set_window_size(before["width"] - 300, before["height"])
-        _wait(browser, lambda d: (lambda w: w[0] < drawn - 200 and abs(w[0] - w[1]) <= 1)(
+        drive.wait(browser, lambda d: (lambda w: w[0] < drawn - 200 and abs(w[0] - w[1]) <= 1)(
             d.execute_script(width)), "the charts did not follow the narrower window")
         # The titles move with their charts.
-        _wait(browser, lambda d: d.execute_script(
+        drive.wait(browser, lambda d: d.execute_script(
             "var t = document.querySelectorAll('#ov-grid .gs-grid-title');"
             "return t[3].getBoundingClientRect().right <= arguments[0];", drawn - 200),
             "the titles did not follow their charts")
@@ -164,8 +144,8 @@ def test_drawing_a_page_runs_none_of_its_url_callbacks_on_the_server(browser, ap
     browser.execute_script(
         "window.history.pushState({}, '', '/overview?filter=L2&t0=20000&t1=90000');"
         "window.dispatchEvent(new CustomEvent('_dashprivate_pushstate'));")
-    _wait(browser, lambda d: (r := _ranges(d)) and len(r) == 16 and
-          abs(r[0][1] - 90000e-12) < 1e-15, "the zoomed page was not drawn")
+    drive.wait(browser, lambda d: (r := _ranges(d)) and len(r) == 16 and
+               abs(r[0][1] - 90000e-12) < 1e-15, "the zoomed page was not drawn")
     ActionChains(browser).pause(0.5).perform()  # anything the drawn page fires, fired
     outputs = browser.execute_script("return window.gsOutputs;")
     assert any("_pages_content.children" in o for o in outputs)
@@ -175,12 +155,12 @@ def test_drawing_a_page_runs_none_of_its_url_callbacks_on_the_server(browser, ap
 def test_clicking_a_title_opens_its_component_view_at_the_window(browser, app_url):
     _open_overview(browser, app_url, "filter=L2&t0=20000&t1=90000")
     browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")[2].click()
-    _wait(browser, lambda d: urlparse(d.current_url).path == "/component",
-          "the component page did not open")
-    query = _query(browser)
+    drive.wait(browser, lambda d: urlparse(d.current_url).path == "/component",
+               "the component page did not open")
+    query = drive.query(browser)
     assert (query["loc"], query["t0"], query["t1"]) == ("GPU.L2[2]", "20000", "90000")
-    _wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == "GPU.L2[2]",
-          "the component view did not render")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == "GPU.L2[2]",
+               "the component view did not render")
 
 
 def _bars(browser, role):
@@ -193,16 +173,16 @@ def _bars(browser, role):
 
 def test_clicking_a_bar_sets_the_task_and_updates_the_task_view(browser, app_url):
     browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
-    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    drive.wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
     assert not _bars(browser, "task")
     points = browser.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
     target = max(points, key=lambda p: p.size["width"] * p.size["height"])
     ActionChains(browser).move_to_element(target).pause(0.3).click().perform()
-    _wait(browser, lambda d: "task" in _query(d), "clicking a bar did not set the task")
-    key = int(_query(browser)["task"])
-    _wait(browser, lambda d: d.find_element(By.ID, "cv-task").get_attribute("textContent")
-          == str(key), "the page did not switch to the clicked task")
-    _wait(browser, lambda d: key in (_bars(d, "task") or []), "the Task view is empty")
+    drive.wait(browser, lambda d: "task" in drive.query(d), "clicking a bar did not set the task")
+    key = int(drive.query(browser)["task"])
+    drive.wait(browser, lambda d: d.find_element(By.ID, "cv-task").get_attribute("textContent")
+               == str(key), "the page did not switch to the clicked task")
+    drive.wait(browser, lambda d: key in (_bars(d, "task") or []), "the Task view is empty")
     assert key in _bars(browser, "component")
 
 
@@ -212,24 +192,24 @@ def test_back_and_forward_restore_the_views(browser, app_url):
     # Select and overwrite: clear() would blur the box and apply an empty filter first.
     box.send_keys(Keys.CONTROL, "a")
     box.send_keys("DRAM", Keys.ENTER)
-    _wait(browser, lambda d: _query(d).get("filter") == "DRAM", "the filter did not reach the URL")
-    _wait(browser, lambda d: _titles(d) == [f"GPU.DRAM[{i}]" for i in range(16)],
-          "the DRAM charts did not render")
+    drive.wait(browser, lambda d: drive.query(d).get("filter") == "DRAM", "the filter did not reach the URL")
+    drive.wait(browser, lambda d: _titles(d) == [f"GPU.DRAM[{i}]" for i in range(16)],
+               "the DRAM charts did not render")
     browser.back()
-    _wait(browser, lambda d: _query(d).get("filter") == "L2", "Back did not restore the URL")
-    _wait(browser, lambda d: _titles(d) == L2, "Back did not restore the L2 charts")
+    drive.wait(browser, lambda d: drive.query(d).get("filter") == "L2", "Back did not restore the URL")
+    drive.wait(browser, lambda d: _titles(d) == L2, "Back did not restore the L2 charts")
     assert browser.find_element(By.ID, "ov-filter").get_attribute("value") == "L2"
     browser.forward()
-    _wait(browser, lambda d: _titles(d) == [f"GPU.DRAM[{i}]" for i in range(16)],
-          "Forward did not restore the DRAM charts")
+    drive.wait(browser, lambda d: _titles(d) == [f"GPU.DRAM[{i}]" for i in range(16)],
+               "Forward did not restore the DRAM charts")
 
 
 def test_an_invalid_regex_shows_a_message(browser, app_url):
     _open_overview(browser, app_url, query="")
     box = browser.find_element(By.ID, "ov-filter")
     box.send_keys("(CU", Keys.ENTER)
-    _wait(browser, lambda d: any("Invalid regular expression" in e.text for e in
-                                 d.find_elements(By.CSS_SELECTOR, ".gs-message")),
+    drive.wait(browser, lambda d: any("Invalid regular expression" in e.text for e in
+                                      d.find_elements(By.CSS_SELECTOR, ".gs-message")),
           "no message for the invalid pattern")
 
 
@@ -242,7 +222,7 @@ def _bar_opacities(browser):
 
 def test_hovering_a_legend_entry_highlights_that_kind(browser, app_url):
     browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
-    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    drive.wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
     entry = browser.find_element(By.CSS_SELECTOR, "#cv-legend [data-kind^='req_in']")
     label = entry.get_attribute("data-kind")
 
@@ -254,10 +234,10 @@ def test_hovering_a_legend_entry_highlights_that_kind(browser, app_url):
         _hover_afresh(d, lambda: d.find_element(
             By.CSS_SELECTOR, "#cv-legend [data-kind^='req_in']"))
         return False
-    _wait(browser, highlighted, "the legend hover did not highlight its kind")
+    drive.wait(browser, highlighted, "the legend hover did not highlight its kind")
     ActionChains(browser).move_to_element(browser.find_element(By.ID, "cv-location")).perform()
-    _wait(browser, lambda d: all(o == "" for _, ops in _bar_opacities(d) for o in ops),
-          "leaving the legend did not clear the highlight")
+    drive.wait(browser, lambda d: all(o == "" for _, ops in _bar_opacities(d) for o in ops),
+               "leaving the legend did not clear the highlight")
 
 
 FIND_BAR = (
@@ -285,16 +265,16 @@ def _hover_afresh(browser, find):
 def _open_a_task(browser, app_url):
     """Open GPU.L2[1]'s Component view and click its largest bar to make it current."""
     browser.get(f"{app_url}/component?loc=GPU.L2%5B1%5D")
-    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    drive.wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
     points = browser.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
     ActionChains(browser).move_to_element(max(
         points, key=lambda p: p.size["width"] * p.size["height"])).pause(0.2).click().perform()
-    _wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
+    drive.wait(browser, lambda d: _bars(d, "task"), "the Task view is empty")
 
 
 def test_clicking_the_parent_walks_up_the_tree(browser, app_url):
     _open_a_task(browser, app_url)
-    child = int(_query(browser)["task"])
+    child = int(drive.query(browser)["task"])
     fields = browser.execute_script(
         "var gd = document.querySelector('#cv-graph .js-plotly-plot'); var out = {};"
         "gd.data.forEach(function (t) { if (t.type === 'bar' && t.meta[1] === 'task') {"
@@ -304,18 +284,18 @@ def test_clicking_the_parent_walks_up_the_tree(browser, app_url):
     parent_location = fields[parent][4]
     ActionChains(browser).move_to_element(_bar(browser, "task", int(parent))).pause(0.2) \
         .click().perform()
-    _wait(browser, lambda d: _query(d).get("task") == parent, "the parent did not become current")
+    drive.wait(browser, lambda d: drive.query(d).get("task") == parent, "the parent did not become current")
     # The Component view follows the parent to its own component.
-    _wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == parent_location,
-          "the Component view did not move to the parent's component")
-    assert _query(browser)["loc"] == parent_location
-    _wait(browser, lambda d: int(parent) in (_bars(d, "component") or []),
-          "the parent is not drawn in its Component view")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "cv-location").text == parent_location,
+               "the Component view did not move to the parent's component")
+    assert drive.query(browser)["loc"] == parent_location
+    drive.wait(browser, lambda d: int(parent) in (_bars(d, "component") or []),
+               "the parent is not drawn in its Component view")
 
 
 def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url):
     _open_a_task(browser, app_url)
-    key = int(_query(browser)["task"])
+    key = int(drive.query(browser)["task"])
 
     def is_lit(d):
         lit_keys = d.execute_script(
@@ -336,26 +316,26 @@ def test_hovering_a_bar_highlights_the_same_task_in_both_views(browser, app_url)
         # figure may still be redrawn once after the click, detaching an earlier element.
         _hover_afresh(d, lambda: _bar(d, "task", key))
         return False
-    _wait(browser, lit, "hovering did not highlight the task in both views")
+    drive.wait(browser, lit, "hovering did not highlight the task in both views")
 
 
 def test_dragging_the_task_view_zooms_both_views_and_sets_the_url(browser, app_url):
     browser.get(f"{app_url}/component?loc=GPU.L2%5B2%5D")
-    _wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
+    drive.wait(browser, lambda d: _bars(d, "component"), "no component bars drawn")
     drag = browser.find_element(By.CSS_SELECTOR, "#cv-graph .nsewdrag")
     width, height = drag.size["width"], drag.size["height"]
     # The Task view is the top band of the one figure: drag there, left to right.
     ActionChains(browser).move_to_element_with_offset(drag, -width // 3, -height // 2 + 30) \
         .click_and_hold().move_by_offset(width // 6, 0).pause(0.2) \
         .move_by_offset(width // 6, 0).release().perform()
-    _wait(browser, lambda d: "t0" in _query(d), "the zoom did not reach the URL")
-    t0, t1 = int(_query(browser)["t0"]), int(_query(browser)["t1"])
+    drive.wait(browser, lambda d: "t0" in drive.query(d), "the zoom did not reach the URL")
+    t0, t1 = int(drive.query(browser)["t0"]), int(drive.query(browser)["t1"])
 
     def shows_window(d):
         r = d.execute_script("var gd = document.querySelector('#cv-graph .js-plotly-plot');"
                              "return gd && gd.layout.xaxis.range;")
         return r and abs(r[0] * 1e12 - t0) < 2 and abs(r[1] * 1e12 - t1) < 2
-    _wait(browser, shows_window, "the views did not redraw at the zoomed window")
+    drive.wait(browser, shows_window, "the views did not redraw at the zoomed window")
     assert browser.find_element(By.ID, "cv-window-ps").get_attribute("textContent") == \
         f"{t0},{t1}"
 
@@ -364,13 +344,13 @@ def test_paging_sorting_and_metric_pickers_write_the_url(browser, app_url):
     _open_overview(browser, app_url, query="")
     first_page = _titles(browser)
     browser.find_element(By.XPATH, "//*[@id='ov-pages']//*[contains(., 'Next')]").click()
-    _wait(browser, lambda d: _query(d).get("page") == "2", "Next did not reach the URL")
-    _wait(browser, lambda d: _titles(d) and _titles(d) != first_page, "page 2 did not render")
-    _click(browser, By.CSS_SELECTOR, "#ov-sort input[value='load']")
-    _wait(browser, lambda d: _query(d).get("sort") == "load" and "page" not in _query(d),
-          "sorting did not reach the URL (and go back to page 1)")
+    drive.wait(browser, lambda d: drive.query(d).get("page") == "2", "Next did not reach the URL")
+    drive.wait(browser, lambda d: _titles(d) and _titles(d) != first_page, "page 2 did not render")
+    drive.click(browser, By.CSS_SELECTOR, "#ov-sort input[value='load']")
+    drive.wait(browser, lambda d: drive.query(d).get("sort") == "load" and "page" not in drive.query(d),
+               "sorting did not reach the URL (and go back to page 1)")
     # Wait for the page rebuilt by the sort, then open the picker and choose.
-    _wait(browser, lambda d: d.find_element(
+    drive.wait(browser, lambda d: d.find_element(
         By.CSS_SELECTOR, "#ov-sort input[value='load']").is_selected(), "sort not shown")
 
     def choose(d):
@@ -380,8 +360,8 @@ def test_paging_sorting_and_metric_pickers_write_the_url(browser, app_url):
             return True
         d.find_element(By.ID, "ov-secondary").click()  # open (again, if it was rebuilt)
         return False
-    _wait(browser, choose, "could not choose a secondary metric")
-    _wait(browser, lambda d: _query(d).get("secondary") == "busy",
-          "the secondary metric did not reach the URL")
-    _wait(browser, lambda d: "right axis: Busy fraction" in d.find_element(By.ID, "ov-key").text,
-          "the charts do not show the chosen metric")
+    drive.wait(browser, choose, "could not choose a secondary metric")
+    drive.wait(browser, lambda d: drive.query(d).get("secondary") == "busy",
+               "the secondary metric did not reach the URL")
+    drive.wait(browser, lambda d: "right axis: Busy fraction" in d.find_element(By.ID, "ov-key").text,
+               "the charts do not show the chosen metric")

@@ -12,36 +12,18 @@ import signal
 import subprocess
 import sys
 import time
-from urllib.parse import parse_qs, urlparse
 
+import driving as drive
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 pytestmark = pytest.mark.browser
-WAIT = 30
 TASKS = 200_000_000  # far more than a test waits for: the run is stopped by the test
 
 
-def _wait(browser, predicate, message, timeout=WAIT):
-    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)) \
-        .until(lambda d: predicate(d), message=message)
-
-
-def _text(browser, element_id):
-    # Read in one script: the element may be redrawn between a find and a read.
-    return browser.execute_script(
-        "var e = document.getElementById(arguments[0]); return e && e.textContent;", element_id)
-
-
 def _number(browser, element_id):
-    text = _text(browser, element_id)
+    text = drive.text(browser, element_id)
     return int(text) if text and text.isdigit() else None
-
-
-def _query(browser):
-    return {k: v[0] for k, v in parse_qs(urlparse(browser.current_url).query).items()}
 
 
 def _window_ps(browser):
@@ -75,7 +57,7 @@ def _open_run(browser):
         d.execute_script("arguments[0].click();",
                          d.find_element(By.CSS_SELECTOR, ".gs-live-card .gs-trace-link"))
         return True
-    _wait(browser, clicked, "could not open the run from the Traces page")
+    drive.wait(browser, clicked, "could not open the run from the Traces page")
 
 
 def _card_text(browser):
@@ -93,7 +75,7 @@ def _running_card(browser, url, proc):
         d.get(f"{url}/")  # the run had not written its first rows when the page was built
         return False
     browser.get(f"{url}/")
-    return _wait(browser, listed, "the Traces page never listed the run as running")
+    return drive.wait(browser, listed, "the Traces page never listed the run as running")
 
 
 def test_a_run_is_shown_while_synth_writes_it_and_followed_until_it_ends(browser, watched):
@@ -104,40 +86,41 @@ def test_a_run_is_shown_while_synth_writes_it_and_followed_until_it_ends(browser
     progress = re.search(r"[\d,]+ tasks of about", text).group(0)
 
     # The Traces page redraws the run's progress while it goes.
-    _wait(browser, lambda d: progress not in (_card_text(d) or progress),
-          "the Traces page did not follow the run's progress")
+    drive.wait(browser, lambda d: progress not in (_card_text(d) or progress),
+               "the Traces page did not follow the run's progress")
 
     _open_run(browser)
-    _wait(browser, lambda d: _number(d, "ov-live-tasks") is not None and
-          int(_text(d, "ov-chart-count") or 0) > 0, "the Overview of the running trace did not draw")
-    assert _query(browser)["trace"] == f".run.sqlite.partial-{proc.pid}"
-    banner = _text(browser, "ov-live")
+    drive.wait(browser, lambda d: _number(d, "ov-live-tasks") is not None and
+               int(drive.text(d, "ov-chart-count") or 0) > 0,
+               "the Overview of the running trace did not draw")
+    assert drive.query(browser)["trace"] == f".run.sqlite.partial-{proc.pid}"
+    banner = drive.text(browser, "ov-live")
     assert banner.startswith("Running:") and "follows it" in banner and "so far" in banner
 
     first = _number(browser, "ov-live-tasks")
     # Read when a chart is drawn: following redraws the charts every 2 s.
-    first_end = _wait(browser, _window_ps, "the Overview of the running trace drew no window")
-    _wait(browser, lambda d: (_number(d, "ov-live-tasks") or 0) > first,
-          "the task count did not grow while synth wrote")
-    _wait(browser, lambda d: (_window_ps(d) or 0) > first_end,
-          "the Overview's window did not grow with the run")
-    assert "t0" not in _query(browser)  # followed by redrawing, not by rewriting the URL
+    first_end = drive.wait(browser, _window_ps, "the Overview of the running trace drew no window")
+    drive.wait(browser, lambda d: (_number(d, "ov-live-tasks") or 0) > first,
+               "the task count did not grow while synth wrote")
+    drive.wait(browser, lambda d: (_window_ps(d) or 0) > first_end,
+               "the Overview's window did not grow with the run")
+    assert "t0" not in drive.query(browser)  # followed by redrawing, not by rewriting the URL
 
     # The Component view of a busy component follows the run too.
     browser.get(f"{url}/component?trace=.run.sqlite.partial-{proc.pid}&loc=GPU.L2%5B0%5D")
-    _wait(browser, lambda d: _number(d, "cv-live-tasks") is not None and _text(d, "cv-window"),
-          "the Component view of the running trace did not draw")
-    seen, window = _number(browser, "cv-live-tasks"), _text(browser, "cv-window")
-    _wait(browser, lambda d: (_number(d, "cv-live-tasks") or 0) > seen and
-          _text(d, "cv-window") != window, "the Component view did not follow the run")
+    drive.wait(browser, lambda d: _number(d, "cv-live-tasks") is not None and drive.text(d, "cv-window"),
+               "the Component view of the running trace did not draw")
+    seen, window = _number(browser, "cv-live-tasks"), drive.text(browser, "cv-window")
+    drive.wait(browser, lambda d: (_number(d, "cv-live-tasks") or 0) > seen and
+               drive.text(d, "cv-window") != window, "the Component view did not follow the run")
 
     # Ctrl-C: synth finalizes what it wrote and renames it into place; the view opens it.
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=120) == 130
-    _wait(browser, lambda d: _query(d).get("trace") == "run.sqlite",
-          "the view did not move to the finished trace", timeout=60)
-    _wait(browser, lambda d: _text(d, "cv-location") == "GPU.L2[0]" and
-          not d.find_elements(By.ID, "cv-live"), "the finished trace's Component view did not draw")
+    drive.wait(browser, lambda d: drive.query(d).get("trace") == "run.sqlite",
+               "the view did not move to the finished trace", timeout=60)
+    drive.wait(browser, lambda d: drive.text(d, "cv-location") == "GPU.L2[0]" and
+               not d.find_elements(By.ID, "cv-live"), "the finished trace's Component view did not draw")
     assert sorted(os.listdir(directory)) == ["run.sqlite", "server.log"]
 
 
@@ -145,21 +128,21 @@ def test_a_run_killed_while_watched_stays_readable_and_says_how_to_finish_it(bro
     url, directory, proc = watched
     _running_card(browser, url, proc)
     _open_run(browser)
-    _wait(browser, lambda d: int(_text(d, "ov-chart-count") or 0) > 0,
-          "the Overview of the running trace did not draw")
+    drive.wait(browser, lambda d: int(drive.text(d, "ov-chart-count") or 0) > 0,
+               "the Overview of the running trace did not draw")
     shown = _number(browser, "ov-live-tasks")
     proc.kill()
     proc.wait()
-    _wait(browser, lambda d: (_text(d, "ov-live-state") or "").startswith("Interrupted"),
-          "the view did not say the run was interrupted")
-    assert "python -m simulator finalize run.sqlite" in _text(browser, "ov-live")
+    drive.wait(browser, lambda d: (drive.text(d, "ov-live-state") or "").startswith("Interrupted"),
+               "the view did not say the run was interrupted")
+    assert "python -m simulator finalize run.sqlite" in drive.text(browser, "ov-live")
 
     # What was shown stays readable: the page drawn again from the file.
     browser.refresh()
-    _wait(browser, lambda d: int(_text(d, "ov-chart-count") or 0) > 0 and
-          (_number(d, "ov-live-tasks") or 0) >= shown, "the killed run's trace no longer draws")
+    drive.wait(browser, lambda d: int(drive.text(d, "ov-chart-count") or 0) > 0 and
+               (_number(d, "ov-live-tasks") or 0) >= shown, "the killed run's trace no longer draws")
     time.sleep(2.5)  # no redraw timer for a run that no longer runs
     assert (_number(browser, "ov-live-tasks") or 0) >= shown
     browser.get(f"{url}/")
-    text = _wait(browser, _card_text, "the Traces page lost the killed run")
+    text = drive.wait(browser, _card_text, "the Traces page lost the killed run")
     assert "interrupted" in text and "finalize run.sqlite" in text
