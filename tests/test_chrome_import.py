@@ -297,3 +297,85 @@ def test_the_array_form_may_lack_its_closing_bracket(tmp_path):
     src.write_text('[{"name": "a", "ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1},\n'
                    ' {"name": "b", "ph": "X", "ts": 2, "dur": 1, "pid": 1, "tid": 1},\n')
     assert import_trace(src, tmp_path / "o.sqlite", show_progress=False).tasks == 2
+
+
+def _tasks(db):
+    return db.execute("SELECT k.action, l.name, t.start_ps, t.end_ps, t.flags & 1 FROM task t"
+                      " JOIN kind k ON k.id = t.kind JOIN location l ON l.id = t.location"
+                      " ORDER BY t.start_ps, k.action").fetchall()
+
+
+def test_a_recording_of_begins_only_keeps_them_open_to_the_last_one(tmp_path):
+    """A trace dumped during a hang: B events and nothing that ends."""
+    events = [{"name": "outer", "ph": "B", "ts": 1, "pid": 1, "tid": 1},
+              {"name": "inner", "ph": "B", "ts": 4, "pid": 1, "tid": 1},
+              {"name": "req", "cat": "net", "ph": "b", "id": 1, "ts": 6, "pid": 1}]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    assert report.tasks == 3
+    assert _tasks(_db(tmp_path / "o.sqlite")) == [
+        ("outer", "process[1].thread[1]", 0, 5_000_000, 1),
+        ("inner", "process[1].thread[1]", 3_000_000, 5_000_000, 1),
+        ("req", "process[1].async", 5_000_000, 5_000_000, 1)]
+
+
+def test_a_slice_that_ends_before_it_begins_is_kept_with_no_length_and_counted(tmp_path):
+    """Older Kineto versions wrote negative durations (it clamps them since): the file
+    is not refused, the task keeps its start."""
+    events = [{"name": "ok", "ph": "X", "ts": 1, "dur": 10, "pid": 1, "tid": 1},
+              {"name": "neg", "cat": "kernel", "ph": "X", "ts": 200, "dur": -3, "pid": 0, "tid": 7},
+              {"name": "be", "ph": "B", "ts": 30, "pid": 1, "tid": 2},
+              {"name": "be", "ph": "E", "ts": 29, "pid": 1, "tid": 2}]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.clamped) == (3, 2)
+    assert [(a, s, e) for a, _, s, e, _ in _tasks(_db(tmp_path / "o.sqlite"))] == [
+        ("ok", 0, 10_000_000), ("be", 29_000_000, 29_000_000), ("neg", 199_000_000, 199_000_000)]
+
+
+def test_a_flow_id_started_again_while_open_keeps_its_first_start(tmp_path):
+    """Two ranks' traces merged into one: CUPTI's correlation IDs restart in each process,
+    so both use ac2g ID 100 at once. As in Perfetto, a start while the flow is open is
+    dropped, and so is the finish left without a start."""
+    events = [{"name": "launch0", "ph": "X", "ts": 10, "dur": 2, "pid": 1, "tid": 1},
+              {"name": "launch1", "ph": "X", "ts": 12, "dur": 2, "pid": 2, "tid": 1},
+              {"name": "kernel0", "ph": "X", "ts": 20, "dur": 2, "pid": 0, "tid": 7},
+              {"name": "kernel1", "ph": "X", "ts": 22, "dur": 2, "pid": 9, "tid": 7},
+              {"ph": "s", "id": 100, "cat": "ac2g", "name": "ac2g", "ts": 10, "pid": 1, "tid": 1},
+              {"ph": "s", "id": 100, "cat": "ac2g", "name": "ac2g", "ts": 12, "pid": 2, "tid": 1},
+              {"ph": "f", "id": 100, "cat": "ac2g", "name": "ac2g", "ts": 20, "pid": 0, "tid": 7,
+               "bp": "e"},
+              {"ph": "f", "id": 100, "cat": "ac2g", "name": "ac2g", "ts": 22, "pid": 9, "tid": 7,
+               "bp": "e"},
+              {"ph": "t", "id": 5, "cat": "fwdbwd", "name": "f", "ts": 11, "pid": 1, "tid": 1}]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    got = [(a, b) for a, _, b, _, _ in _links(_db(tmp_path / "o.sqlite"))]
+    assert got == [("launch0", "kernel0")]
+    assert report.unresolved_links == 3  # the second start and finish, the lone step
+
+
+def test_events_real_tools_write_that_perfetto_shows_are_kept(tmp_path):
+    """A global async ID across processes, pid/tid written as whole floats, a slice
+    without a name, a counter value as a numeric string; flow and async events without
+    an ID are skipped and counted, not a refused file."""
+    events = [{"name": "x", "ph": "X", "ts": 0, "dur": 1, "pid": 3, "tid": 7},
+              {"name": "y", "ph": "X", "ts": 1, "dur": 1, "pid": 3.0, "tid": 7.0},
+              {"ph": "X", "ts": 2, "dur": 1, "pid": 3, "tid": 7},
+              {"name": "xproc", "cat": "ipc", "ph": "b", "id2": {"global": "0x9"}, "ts": 3, "pid": 1},
+              {"name": "xproc", "cat": "ipc", "ph": "e", "id2": {"global": "0x9"}, "ts": 5, "pid": 2},
+              {"name": "local", "cat": "ipc", "ph": "b", "id2": {"local": "0x9"}, "ts": 3, "pid": 1},
+              {"name": "local", "cat": "ipc", "ph": "e", "id2": {"local": "0x9"}, "ts": 6, "pid": 1},
+              {"name": "cpu", "ph": "C", "ts": 4, "pid": 3, "args": {"idle": "95.5", "state": "on"}},
+              {"ph": "s", "cat": "ac2g", "name": "ac2g", "ts": 1, "pid": 3, "tid": 7},
+              {"name": "noid", "cat": "ipc", "ph": "b", "ts": 3, "pid": 1},
+              {"name": "last", "ph": "X", "ts": 12, "dur": 1, "pid": 3, "tid": 7}]
+    report = import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.counters, report.skipped) == (6, 1, 2)
+    db = _db(tmp_path / "o.sqlite")
+    tasks = _tasks(db)
+    assert tasks[:3] == [("x", "process[3].thread[7]", 0, 1_000_000, 0),
+                         ("y", "process[3].thread[7]", 1_000_000, 2_000_000, 0),
+                         ("(no name)", "process[3].thread[7]", 2_000_000, 3_000_000, 0)]
+    # Ended in another process, at its own end (not left open to the end of the trace).
+    assert ("xproc", "process[1].async", 3_000_000, 5_000_000, 0) in tasks
+    assert ("local", "process[1].async", 3_000_000, 6_000_000, 0) in tasks
+    assert db.execute("SELECT s.name, c.value FROM counter c JOIN counter_series s"
+                      " ON s.id = c.series").fetchall() == [("cpu.idle", 95.5)]

@@ -115,7 +115,8 @@ def _import(args):
             (report.duplicates, "exact duplicate rows dropped"),
             (report.orphans, "tasks named a parent that is not in the file (stored without parent)"),
             (report.unresolved_links, "flow ends or links without a task at the other end (dropped)"),
-            (report.skipped, "events that carry no task, marker, counter or flow (skipped)")):
+            (report.skipped, "events that carry no task, marker, counter or flow (skipped)"),
+            (report.clamped, "slices that end before they begin (kept with no length)")):
         if count:
             print(f"  {count:,} {what}")
     return 0

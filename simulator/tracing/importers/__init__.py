@@ -136,7 +136,7 @@ def import_trace(src: str | os.PathLike, out: str | os.PathLike, fmt: str | None
     # akita's CSV writer repeats rows; a repeated row is dropped (and counted) there only.
     loader = Loader(out, source=fmt, command=command, config={"imported_from": str(src)},
                     drop_exact_duplicates=fmt == "daisen-csv")
-    skipped = 0
+    skipped = clamped = 0
     try:
         if fmt not in ("chrome", "nsys"):  # simulated time: 0 is the start of the simulation
             loader.set_clock("simulation", origin_ps=0)
@@ -168,12 +168,12 @@ def import_trace(src: str | os.PathLike, out: str | os.PathLike, fmt: str | None
                 if fmt == "daisen-csv":
                     daisen_csv.read(stream, src, loader, progress=progress)
                 else:
-                    skipped = chrome.read(stream, src, loader, progress=progress)
+                    skipped, clamped = chrome.read(stream, src, loader, progress=progress)
         report = loader.finish(show_progress=show_progress)
     except BaseException:
         loader.abort()
         raise
-    return ImportReport(format=fmt, skipped=skipped, **vars(report))
+    return ImportReport(format=fmt, skipped=skipped, clamped=clamped, **vars(report))
 
 
 @dataclass
@@ -182,3 +182,4 @@ class ImportReport(LoadReport):
 
     format: str = ""
     skipped: int = 0  # events that carry no task, link, instant or counter
+    clamped: int = 0  # slices that end before they begin, kept with no length

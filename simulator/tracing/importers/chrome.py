@@ -17,9 +17,16 @@ Every event type that carries meaning is kept:
   ``GPU[0].stream[7]``, CPU threads ``python3[19392].thread[19392]``.
 
 ``ts`` and ``dur`` are microseconds, parsed as exact decimals (a float cannot hold an
-epoch-scale time to the nanosecond). Other top-level keys of the object form
-(``displayTimeUnit``, ``deviceProperties``, ``baseTimeNanoseconds``, ...) are kept as
-run metadata; ``baseTimeNanoseconds`` (Kineto) places the times on the Unix clock.
+epoch-scale time to the nanosecond). What real tools write and Perfetto still shows is
+read, not refused: a slice that ends before it begins (older Kineto versions wrote
+negative durations; it clamps them since) is kept with no length and counted; a flow or
+async event without an ID, and a flow's second start while it is open, are dropped and
+counted; a ``pid``/``tid`` written as a whole float (``7.0``) is that integer; a slice
+without a name is "(no name)"; a counter value written as a numeric string is read.
+
+Other top-level keys of the object form (``displayTimeUnit``, ``deviceProperties``,
+``baseTimeNanoseconds``, ...) are kept as run metadata; ``baseTimeNanoseconds``
+(Kineto) places the times on the Unix clock.
 
 Files written by our exporter carry a ``gpuscope`` key and, on every event, the task's
 identity (``args.id``, ``args.parent``, ``args.category``, ``args.location``), or the
@@ -49,6 +56,7 @@ SLICE_BLOCK = 16_384  # plain slices read at once
 MAX_EVENT_BYTES = 16 << 20
 UNIX_AFTER_PS = 10 ** 21  # a source time past 10**9 s (2001) is taken as Unix time
 OWN_KEY = "gpuscope"
+NO_NAME = "(no name)"
 SEPARATOR = re.compile(r"[ \t\r\n]*,[ \t\r\n]*")
 GPU_LABEL = re.compile(r"^\s*GPU\s*(\d+)\s*$", re.I)
 STREAM_NAME = re.compile(r"^\s*stream\s*(\d+)\b", re.I)
@@ -354,12 +362,14 @@ class _Tracks:
 
 
 def read(stream, path, loader, progress=None):
-    """Stream every event of a Chrome trace into ``loader``; returns the skipped count."""
+    """Stream every event of a Chrome trace into ``loader``; returns how many events were
+    skipped (they carry nothing a trace keeps) and how many slices that end before they
+    begin were kept with no length."""
     reader = _Reader(stream, path, progress)
     tracks = _Tracks()
     open_b, open_async, metadata = {}, {}, {}
-    state = {"skipped": 0, "serial": 0, "ours": False, "earliest": None, "latest": None,
-             "open_links": {}, "thread_keys": {}}
+    state = {"skipped": 0, "clamped": 0, "serial": 0, "ours": False, "earliest": None,
+             "latest": None, "open_links": {}, "thread_keys": {}}
 
     reader.slice_base = lambda: loader.time_base
     for item, first, second in reader.items():
@@ -377,15 +387,15 @@ def read(stream, path, loader, progress=None):
         if not isinstance(event, dict):
             raise TraceFormatError(f"{where}: an event must be a JSON object")
         ph = event.get("ph")
-        pid, tid = event.get("pid", 0), event.get("tid", 0)
-        if not isinstance(pid, (int, str)) or not isinstance(tid, (int, str)):
-            raise TraceFormatError(f"{where}: 'pid' and 'tid' must be numbers or strings")
+        pid, tid = _ident(event, "pid", where), _ident(event, "tid", where)
         if ph == "M":
             if not tracks.metadata(event):
                 state["skipped"] += 1
             continue
         if ph in TASK_PHASES:
             if ph == "B":
+                # The recording lasted at least this long, even if nothing ever ends.
+                _note_time(state, _time(event, "ts", where))
                 open_b.setdefault((pid, tid), []).append((event, where))
                 continue
             if ph == "E":
@@ -397,14 +407,15 @@ def read(stream, path, loader, progress=None):
                 if event.get("args"):  # E's args add to B's
                     begin = dict(begin, args={**(begin.get("args") or {}), **event["args"]})
                 start = _time(begin, "ts", begin_where)
-                _add_task(loader, tracks, state, begin, begin_where, start, _time(event, "ts", where),
-                          *tracks.thread(pid, tid))
+                _add_task(loader, tracks, state, begin, begin_where, start,
+                          _end(state, start, _time(event, "ts", where)), *tracks.thread(pid, tid))
                 continue
             if "dur" not in event:
                 state["skipped"] += 1  # Perfetto too ignores an X without a duration
                 continue
             start = _time(event, "ts", where)
-            _add_task(loader, tracks, state, event, where, start, start + _time(event, "dur", where),
+            _add_task(loader, tracks, state, event, where, start,
+                      _end(state, start, start + _time(event, "dur", where)),
                       *tracks.thread(pid, tid))
         elif ph in INSTANT_PHASES:
             scope = event.get("s", "t")
@@ -429,14 +440,36 @@ def read(stream, path, loader, progress=None):
         for begin, where in stack:
             start = _time(begin, "ts", where)
             _add_task(loader, tracks, state, begin, where, start, max(start, state["latest"]),
-                      tracks.placeholder("async", begin.get("pid", 0)), f"async {'|'.join(key)}",
-                      flags=1)
+                      tracks.placeholder("async", _ident(begin, "pid", where)),
+                      f"async {'|'.join(key)}", flags=1)
     tracks.name_all(loader)
     if not state["ours"]:
         loader.declare_unique_ids()  # every task is "chrome-N", numbered here
     _set_clock(loader, metadata, state)
     loader.set_metadata(metadata)
-    return state["skipped"]
+    return state["skipped"], state["clamped"]
+
+
+def _ident(event, field, where):
+    """An event's ``pid`` or ``tid`` (0 if absent): an integer or a string, as written; a
+    whole number written as a float (``7.0``, as converters of columns with gaps write
+    it) is that integer."""
+    value = event.get(field, 0)
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, (Decimal, float)) and value == int(value):
+        return int(value)
+    raise TraceFormatError(f"{where}: '{field}' must be an integer or a string, not"
+                           f" {json.dumps(_plain(value))}")
+
+
+def _end(state, start, end):
+    """A slice's end; one before its start (older Kineto versions wrote negative
+    durations) is its start, and counted."""
+    if end >= start:
+        return end
+    state["clamped"] += 1
+    return start
 
 
 def _declare_own_origin(loader, own, path):
@@ -474,7 +507,7 @@ def _add_task(loader, tracks, state, event, where, start, end, location, track, 
         raise TraceFormatError(f"{where}: 'args' must be an object")
     name = event.get("name")
     if name is None:
-        raise TraceFormatError(f"{where}: event has no 'name'")
+        name = NO_NAME
     if state["earliest"] is None or start < state["earliest"]:
         state["earliest"] = start
     if state["latest"] is None or end > state["latest"]:
@@ -559,8 +592,8 @@ def _add_counters(loader, tracks, state, event, where):
     location, values, unit = tracks.placeholder("process", pid), args, None
     if state["ours"] and pid in tracks.process_names:  # our export names the location first
         location, unit = tracks.process_names[pid], event.get("unit")
-    numeric = {k: v for k, v in values.items()
-               if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)}
+    numeric = {k: _number(v) for k, v in values.items()}
+    numeric = {k: v for k, v in numeric.items() if v is not None}
     if not numeric:
         state["skipped"] += 1
         return
@@ -569,6 +602,20 @@ def _add_counters(loader, tracks, state, event, where):
         if isinstance(value, Decimal):
             value = int(value) if value == value.to_integral_value() else float(value)
         loader.add_counter(location, series, ps, value, unit=unit, where=where)
+
+
+def _number(value):
+    """A counter's value: a JSON number, or a string that reads as a finite one (as
+    Perfetto reads it); else None."""
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            number = Decimal(value.strip())
+        except ArithmeticError:
+            return None
+        return number if number.is_finite() else None
+    return None
 
 
 def _flow_id(event):
@@ -582,8 +629,9 @@ def _flow_id(event):
 
 def _add_flow_point(loader, state, event, where, ph, pid, tid):
     flow = _flow_id(event)
-    if flow is None:
-        raise TraceFormatError(f"{where}: flow event '{ph}' has no 'id'")
+    if flow is None:  # Perfetto too drops it (and counts it)
+        state["skipped"] += 1
+        return
     kind = str(event.get("cat") or event.get("name") or "flow")
     key = f"v1\0{kind}\0{flow}"
     args = event.get("args") or {}
@@ -605,15 +653,20 @@ def _add_flow_point(loader, state, event, where, ph, pid, tid):
 def _async(loader, tracks, state, open_async, event, where, ph, pid):
     """Async slices: one track per process; nested b/e of one ID become parent/child."""
     flow = _flow_id(event)
-    if flow is None:
-        raise TraceFormatError(f"{where}: async event '{ph}' has no 'id'")
+    if flow is None:  # Perfetto too drops it (and counts it)
+        state["skipped"] += 1
+        return
     location = tracks.placeholder("async", pid)
-    key = (_key(pid), str(event.get("cat", "")), flow)
+    # An ID is the process's own unless it is given as id2.global.
+    scope = "global" if isinstance(event.get("id2"), dict) and "global" in event["id2"] \
+        else _key(pid)
+    key = (scope, str(event.get("cat", "")), flow)
     if ph in ASYNC_STEP:
         args = dict(event.get("args") or {}, id=str(event.get("id", flow)))
         _add_instant(loader, state, dict(event, args=args), where, location)
         return
     if ph in ASYNC_BEGIN:
+        _note_time(state, _time(event, "ts", where))  # the recording lasted this long
         open_async.setdefault(key, []).append((event, where))
         return
     stack = open_async.get(key)
@@ -624,5 +677,7 @@ def _async(loader, tracks, state, open_async, event, where, ph, pid):
     if event.get("args"):
         begin = dict(begin, args={**(begin.get("args") or {}), **event["args"]})
     start = _time(begin, "ts", begin_where)
-    _add_task(loader, tracks, state, begin, begin_where, start, _time(event, "ts", where),
-              location, f"async {'|'.join(key)}")
+    _add_task(loader, tracks, state, begin, begin_where, start,
+              _end(state, start, _time(event, "ts", where)),
+              tracks.placeholder("async", _ident(begin, "pid", begin_where)),
+              f"async {'|'.join(key)}")

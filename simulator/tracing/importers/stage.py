@@ -298,7 +298,9 @@ class Stage:
             " (SELECT 1 FROM stage.named s WHERE s.h = l.src_h AND s.ext_id = l.src_ext) AND EXISTS"
             " (SELECT 1 FROM stage.named d WHERE d.h = l.dst_h AND d.ext_id = l.dst_ext)").fetchone()[0]
         # Flow points, bound to tasks, chain into links in time order within each flow;
-        # a finish closes the flow, so its ID may start another one later.
+        # a finish closes the flow, so its ID may start another one later. As in
+        # Perfetto, a start while the flow is open (an ID two processes both used) and a
+        # step or finish while it is not are dropped.
         cursor = db.execute(
             f"SELECT f.flow, f.phase, f.kind, {key('f.task_seq')} FROM stage.flow_points f"
             " LEFT JOIN stage.named r ON r.seq = f.task_seq"
@@ -311,10 +313,11 @@ class Stage:
             if task is None:  # bound to nothing: the flow cannot pass through it
                 unmatched += 1
                 continue
+            if (previous is None) != (phase == FLOW_PHASES["s"]):
+                unmatched += 1  # a second start, or a step or finish without a start
+                continue
             if previous is not None and previous != task:
                 links.append((previous, task, kind))
-            elif previous is None and phase == FLOW_PHASES["f"]:
-                unmatched += 1  # a finish without its start
             previous = None if phase == FLOW_PHASES["f"] else task
         unmatched += previous is not None
         db.executemany("INSERT OR IGNORE INTO task_link (src, dst, kind) VALUES (?, ?, ?)", links)
