@@ -5,10 +5,11 @@ store), so the navbar's Overview and Kernel links lead back to it from any page,
 including the Traces page, instead of to the first trace in name order. Picking another
 trace keeps the kind of page (Overview or Kernel) and starts it fresh on that trace.
 """
+import json
 from urllib.parse import parse_qs
 
 import dash_bootstrap_components as dbc
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, State, callback, clientside_callback, dcc, html
 
 from . import urls, widgets
 from .catalog import UnknownTrace
@@ -70,15 +71,15 @@ def follow_url(search, _pathname, remembered):
             {} if kernel else hidden, options, current)
 
 
-@callback(Output(LOC, "pathname", allow_duplicate=True),
-          Output(LOC, "search", allow_duplicate=True),
-          Input("gs-trace-picker", "value"), State("gs-current-trace", "data"),
-          State(LOC, "pathname"), prevent_initial_call=True)
-def pick_trace(name, current, pathname):
-    """Open the picked trace on the same kind of page (its Overview otherwise)."""
-    if not name or name == current:
-        # Set by ``follow_url`` for the trace already shown: not a pick.
-        return no_update, no_update
-    page = pathname if pathname in PAGES_WITH_TRACE else "/overview"
-    state = urls.KernelState(trace=name) if page == "/kernel" else urls.OverviewState(trace=name)
-    return page, urls.search(state)
+# In the browser: ``follow_url`` sets the picker on every page change, and a round trip
+# to the server to learn that this was not a pick kept each page "Updating" longer.
+clientside_callback(
+    """function (name, current, pathname) {
+        var none = window.dash_clientside.no_update;
+        if (!name || name === current) { return [none, none]; }  // not a pick
+        var page = PAGES_WITH_TRACE.indexOf(pathname) >= 0 ? pathname : "/overview";
+        return [page, "?" + new URLSearchParams({trace: name}).toString()];
+    }""".replace("PAGES_WITH_TRACE", json.dumps(PAGES_WITH_TRACE)),
+    Output(LOC, "pathname", allow_duplicate=True), Output(LOC, "search", allow_duplicate=True),
+    Input("gs-trace-picker", "value"), State("gs-current-trace", "data"),
+    State(LOC, "pathname"), prevent_initial_call=True)

@@ -95,6 +95,14 @@ def test_the_navbar_overview_keeps_the_trace_and_the_picker_changes_it(browser, 
     assert drive.path(browser) == "/overview"
     drive.wait(browser, lambda d: "GPU.L2[0]" in _titles(d) or len(_titles(d)) == 16,
                "the picked trace's overview did not render")
+    # On the kernel page, the picked trace opens on the kernel page.
+    browser.get(f"{app}/kernel?trace=v2.sqlite")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "gs-trace-picker").text == "v2.sqlite",
+               "the kernel page did not show its trace in the picker")
+    _choose(browser, "gs-trace-picker", "sob", "sobel.sqlite")
+    drive.wait(browser, lambda d: drive.query(d).get("trace") == "sobel.sqlite",
+               "picking a trace on the kernel page did not open it")
+    assert drive.path(browser) == "/kernel"
 
 
 # -- 2. the Traces page links every launch to the kernel page ----------------------------
