@@ -296,3 +296,41 @@ def test_tasks_written_straight_out_or_staged_make_the_same_trace(tmp_path, monk
 def _always_staged(self, block, wanted):
     self.direct = False
     self.stage_db.add_block(block, wanted)
+
+
+KILLED_WRITER = """
+import sqlite3, sys, os, signal
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA cache_size=10")  # the batch spills into the file before its commit
+db.execute("BEGIN")
+db.executemany("insert into trace values (?,?,?,?,?,?,?)",
+               [(f"late{i}", "sim", "req_in", "*mem.ReadReq", "GPU[1].L2[0]", 1e-6, 1.5e-6)
+                for i in range(20000)])
+print("inside", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # killed inside its batch, as an MGPUSim run can be
+"""
+
+
+def test_a_trace_whose_writer_was_killed_inside_a_batch_imports_what_it_committed(tmp_path):
+    """akita's SQLite writer inserts in transactions of 100,000 rows: a run killed inside
+    one leaves its rollback journal beside the file. The input is copied with it and
+    SQLite undoes the batch in the copy; the input and its journal are left as they were."""
+    src = tmp_path / "killed.sqlite3"
+    _akita_v3(src)
+    done = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(src)], capture_output=True,
+                          text=True)
+    assert done.stdout == "inside\n" and done.returncode == -9
+    journal = tmp_path / "killed.sqlite3-journal"
+    assert journal.stat().st_size > 0
+    before = {p.name: p.read_bytes() for p in (src, journal)}
+    out = tmp_path / "out" / "t.sqlite"
+    out.parent.mkdir()
+    assert detect_format(src, scratch=out) == "akita-v3"
+    report = import_trace(src, out, show_progress=False)
+    assert (report.tasks, report.rolled_back) == (len(V3_ROWS), True)
+    assert {t[0] for t in canonical_tasks(out)} == {row[0] for row in V3_ROWS}
+    assert {p.name: p.read_bytes() for p in (src, journal)} == before  # the input untouched
+    assert sorted(p.name for p in out.parent.iterdir()) == ["t.sqlite"]  # no copies left
+    cli = subprocess.run([sys.executable, "-m", "simulator", "import", str(src), "-o",
+                          str(tmp_path / "cli.sqlite")], capture_output=True, text=True)
+    assert cli.returncode == 0 and "left inside a transaction" in cli.stdout

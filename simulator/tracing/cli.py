@@ -108,6 +108,9 @@ def _import(args):
                           force=args.force)
     print(f"imported {report.tasks:,} tasks ({report.format}) into {args.output} in "
           f"{time.perf_counter() - started:.1f} s")
+    if report.rolled_back:
+        print(f"  {args.file} was left inside a transaction (its writer killed, or still"
+              " writing): read as its writer last committed it")
     for count, what in (
             (report.links, "links between tasks (flows)"),
             (report.instants, "instant markers"),

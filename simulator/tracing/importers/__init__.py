@@ -27,6 +27,7 @@ from . import akita, chrome, daisen_csv, nsys
 from .loader import Loader, LoadReport, TraceFormatError
 
 FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv", "chrome")
+SQLITE_FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -44,14 +45,18 @@ def _head(path: str | os.PathLike, size: int = 4096) -> tuple[bytes, bool]:
     return head, False
 
 
-def detect_format(path: str | os.PathLike) -> str:
-    """One of ``FORMATS``, from the first bytes of the (possibly gzipped) content."""
+def detect_format(path: str | os.PathLike, scratch: str | os.PathLike | None = None) -> str:
+    """One of ``FORMATS``, from the first bytes of the (possibly gzipped) content.
+
+    An SQLite file that has to be copied to be read (gzipped, or left with an unfinished
+    transaction) is copied beside ``scratch`` (default: beside ``path``)."""
     path = Path(path)
     if not path.is_file():
         raise TraceFormatError(f"{path}: no such file")
     head, zipped = _head(path)
     if head.startswith(SQLITE_MAGIC):
-        with _sqlite_copy(path, zipped, path) as plain, _input_errors(path, "an SQLite trace"):
+        with _sqlite_copy(path, zipped, scratch or path) as plain, \
+                _input_errors(path, "an SQLite trace"):
             db = akita.open_readonly(plain)
             try:
                 if nsys.detect(db):
@@ -70,22 +75,69 @@ def detect_format(path: str | os.PathLike) -> str:
         f" plain or gzipped)")
 
 
+def hot_journal(src: str | os.PathLike) -> Path | None:
+    """The rollback journal beside the SQLite file ``src``, if there is one: its writer
+    (an MGPUSim run, say) was killed inside a transaction, or is still in one. Until
+    SQLite undoes that transaction the file cannot be read consistently, and undoing it
+    writes, which a reader must not do to its input."""
+    journal = Path(f"{src}-journal")
+    try:
+        return journal if journal.stat().st_size > 0 else None
+    except OSError:
+        return None
+
+
 @contextlib.contextmanager
 def _sqlite_copy(src: Path, zipped: bool, beside: str | os.PathLike) -> Iterator[Path]:
-    """A path SQLite can open: ``src`` itself, or its gunzipped copy beside ``beside``
-    (SQLite reads pages at random, so the copy cannot be a stream); removed afterwards."""
-    if not zipped:
+    """A path SQLite can open, removed afterwards: ``src`` itself; its gunzipped copy
+    beside ``beside`` (SQLite reads pages at random, so the copy cannot be a stream); or,
+    with a ``hot_journal``, a copy of the file and its journal beside ``beside``, which
+    SQLite rolls back to what the writer committed (``src`` is only read)."""
+    journal = None if zipped else hot_journal(src)
+    if not zipped and journal is None:
         yield src
         return
-    plain = temporary_path(Path(beside).with_suffix(".gunzip"))
+    plain = temporary_path(Path(beside).with_suffix(".gunzip" if zipped else ".rollback"))
+    copied_journal = Path(f"{plain}-journal")
     try:
-        with gzip.open(src, "rb") as f, open(plain, "wb") as out:
-            shutil.copyfileobj(f, out, 1 << 20)
+        if zipped:
+            try:
+                with gzip.open(src, "rb") as f, open(plain, "wb") as out:
+                    shutil.copyfileobj(f, out, 1 << 20)
+            except (OSError, EOFError) as exc:
+                if disk_full(exc):
+                    raise
+                raise TraceFormatError(f"{src}: damaged gzip data ({exc})") from None
+        else:
+            try:
+                shutil.copyfile(src, plain)
+                shutil.copyfile(journal, copied_journal)
+            except OSError as exc:
+                if disk_full(exc):
+                    raise
+                raise TraceFormatError(f"{src}: it was left inside a transaction, and copying it"
+                                       f" with its journal to undo that failed ({exc})") from None
+            _roll_back(plain, src)
         yield plain
-    except (OSError, EOFError) as exc:
-        raise TraceFormatError(f"{src}: damaged gzip data ({exc})") from None
     finally:
         plain.unlink(missing_ok=True)
+        copied_journal.unlink(missing_ok=True)
+
+
+def _roll_back(copy: Path, src: Path) -> None:
+    """Let SQLite undo the unfinished transaction of ``copy`` (a copy of ``src`` with its
+    journal): it does so when the file is first read."""
+    try:
+        db = sqlite3.connect(copy)
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        if disk_full(exc):
+            raise
+        raise TraceFormatError(f"{src}: its unfinished transaction could not be undone"
+                               f" ({sqlite_problem(exc, 'an SQLite trace')})") from None
 
 
 @contextlib.contextmanager
@@ -129,10 +181,11 @@ def import_trace(src: str | os.PathLike, out: str | os.PathLike, fmt: str | None
     if not src.is_file():
         raise TraceFormatError(f"{src}: no such file")
     prepare_output(out, [src], force=force)
-    fmt = fmt or detect_format(src)
+    fmt = fmt or detect_format(src, scratch=out)
     if fmt not in FORMATS:
         raise TraceFormatError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     zipped = _head(src, len(GZIP_MAGIC))[1]
+    rolled_back = not zipped and fmt in SQLITE_FORMATS and hot_journal(src) is not None
     # akita's CSV writer repeats rows; a repeated row is dropped (and counted) there only.
     loader = Loader(out, source=fmt, command=command, config={"imported_from": str(src)},
                     drop_exact_duplicates=fmt == "daisen-csv")
@@ -173,7 +226,8 @@ def import_trace(src: str | os.PathLike, out: str | os.PathLike, fmt: str | None
     except BaseException:
         loader.abort()
         raise
-    return ImportReport(format=fmt, skipped=skipped, clamped=clamped, **vars(report))
+    return ImportReport(format=fmt, skipped=skipped, clamped=clamped, rolled_back=rolled_back,
+                        **vars(report))
 
 
 @dataclass
@@ -183,3 +237,4 @@ class ImportReport(LoadReport):
     format: str = ""
     skipped: int = 0  # events that carry no task, link, instant or counter
     clamped: int = 0  # slices that end before they begin, kept with no length
+    rolled_back: bool = False  # the input's writer left a transaction unfinished: undone
