@@ -1,4 +1,6 @@
 """The C that real OpenCL kernels use: each feature in a kernel written here, checked against numpy."""
+import math
+
 import numpy as np
 import pytest
 
@@ -344,6 +346,35 @@ __kernel void k(__global const double *x, __global double *y, __global ulong *h,
     np.testing.assert_array_equal(b, np.where(a > 0.5, a, -a))
 
 
+def test_ulong_shifts_and_enumerators_past_int_max_as_mwc64x_writes_them():
+    """MWC64X (a random number generator many kernels include) shifts ulongs by int
+    counts and names constants past INT_MAX in enums; Clang gives an enumerator the first
+    of int, uint, long, ulong that holds it."""
+    src = """
+enum { MWC64X_A = 4294883355U, MWC_BASEID = 4077358422479273989UL, SMALL = 3, NEXT };
+__kernel void k(__global ulong *h, __global const int *s, __global ulong *e) {
+    int i = get_global_id(0);
+    ulong x = 0x9E3779B97F4A7C15UL ^ (ulong)i;
+    x ^= x << s[i];
+    x ^= x >> 7;
+    ulong2 v = (ulong2)(x, 1UL) << (ulong2)(3UL, 63UL);
+    h[i] = x + v.x + v.y;
+    if (i == 0) { e[0] = MWC64X_A; e[1] = MWC_BASEID; e[2] = NEXT; e[3] = MWC64X_A * 2UL; }
+}"""
+    n = 64
+    s = RNG.integers(0, 64, n, dtype=np.int32)
+    h = np.zeros(n, np.uint64)
+    e = np.zeros(4, np.uint64)
+    run(src, (n,), (64,), {"h": h, "s": s, "e": e})
+    x = np.uint64(0x9E3779B97F4A7C15) ^ np.arange(n, dtype=np.uint64)
+    x ^= x << s.astype(np.uint64)
+    x ^= x >> np.uint64(7)
+    with np.errstate(over="ignore"):
+        ref = x + (x << np.uint64(3)) + (np.uint64(1) << np.uint64(63))
+    np.testing.assert_array_equal(h, ref)
+    np.testing.assert_array_equal(e, [4294883355, 4077358422479273989, 4, 2 * 4294883355])
+
+
 def test_builtins_real_kernels_use():
     src = """
 __kernel void k(__global const float4 *a, __global const float4 *b, __global float *f,
@@ -398,6 +429,33 @@ __kernel void k(__global const float4 *a, __global const float4 *b, __global flo
     ref_u = pop + clz + rot + (i * 0x80000000 >> 32) + np.abs(np.arange(n) - 40) + (i + 7) // 2 \
         + np.minimum(2147483600 + np.arange(n), 2**31 - 1)
     np.testing.assert_array_equal(u, (ref_u % 2**32).astype(np.uint32))
+
+
+def test_special_functions_of_finance_and_statistics_kernels():
+    """erf and erfc (the normal distribution in option pricing), lgamma and tgamma, and
+    nan(), per value in the argument's type, in float and double."""
+    src = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void k(__global const float *x, __global float *f, __global double *d) {
+    int i = get_global_id(0);
+    float v = x[i];
+    f[i * 5 + 0] = erf(v);
+    f[i * 5 + 1] = erfc(v);
+    f[i * 5 + 2] = lgamma(fabs(v) + 0.5f);
+    f[i * 5 + 3] = tgamma(fabs(v) + 0.5f);
+    f[i * 5 + 4] = isnan(nan(7u)) ? 1.0f : 0.0f;
+    d[i] = erf((double)v) - erfc((double)v);
+}"""
+    n = 64
+    x = np.linspace(-3, 3, n).astype(np.float32)
+    f = np.zeros(n * 5, np.float32)
+    d = np.zeros(n)
+    run(src, (n,), (32,), {"x": x, "f": f, "d": d})
+    v = x.astype(np.float64)
+    expect = np.array([[math.erf(t), math.erfc(t), math.lgamma(abs(t) + 0.5), math.gamma(abs(t) + 0.5),
+                        1.0] for t in v])
+    np.testing.assert_allclose(f.reshape(n, 5), expect, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d, [math.erf(t) - math.erfc(t) for t in v], rtol=1e-12, atol=1e-15)
 
 
 def test_atomics_including_cmpxchg_and_64_bit():

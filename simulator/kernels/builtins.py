@@ -4,6 +4,8 @@ Each math built-in has a typing rule (used by the frontend), a numpy implementat
 (used by the executor) and a cost in vector instructions (used for the instruction
 streams: transcendentals and integer division expand to several GCN instructions).
 """
+import math
+
 import numpy as np
 
 from . import types as T
@@ -172,6 +174,31 @@ def _select(a, b, c):
     return np.where(test, b, a)
 
 
+def _per_value(fn):
+    """A scalar function of the ``math`` module (``erf``, ``lgamma``...: numpy has no
+    ufunc for them) applied to each value, in the argument's type."""
+    each = np.vectorize(fn, otypes=[np.float64])
+
+    def apply(x):
+        x = np.asarray(x)
+        return each(x).astype(x.dtype) if x.size else x
+    return apply
+
+
+def _tgamma(x):
+    try:
+        return math.gamma(x)
+    except (ValueError, OverflowError):  # a pole or an overflow: C gives ±inf or NaN
+        return math.nan if x != x or (x <= 0 and x == math.floor(x)) else math.copysign(math.inf, x)
+
+
+def _lgamma(x):
+    try:
+        return math.lgamma(x)
+    except (ValueError, OverflowError):
+        return math.inf
+
+
 # name: (typing rule, vector instructions, numpy implementation)
 MATH = {
     "sqrt": ("float1", 4, np.sqrt), "native_sqrt": ("float1", 1, np.sqrt),
@@ -203,6 +230,9 @@ MATH = {
     "select": ("select", 1, _select),
     "log10": ("float1", 4, np.log10), "exp10": ("float1", 4, lambda x: np.power(10, x)),
     "expm1": ("float1", 4, np.expm1), "log1p": ("float1", 4, np.log1p), "cbrt": ("float1", 8, np.cbrt),
+    "erf": ("float1", 8, _per_value(math.erf)), "erfc": ("float1", 8, _per_value(math.erfc)),
+    "lgamma": ("float1", 8, _per_value(_lgamma)), "tgamma": ("float1", 8, _per_value(_tgamma)),
+    "nan": ("float1", 1, lambda x: np.full_like(x, np.nan)),
     "sinh": ("float1", 8, np.sinh), "cosh": ("float1", 8, np.cosh), "asinh": ("float1", 8, np.arcsinh),
     "acosh": ("float1", 8, np.arccosh), "atanh": ("float1", 8, np.arctanh),
     "sinpi": ("float1", 8, lambda x: np.sin(np.pi * x)), "cospi": ("float1", 8, lambda x: np.cos(np.pi * x)),

@@ -14,6 +14,7 @@ lowered by ``address`` to a pointer *handle* expression (see ``types``) and read
 ``ir.PtrLoad``; the executor finds the memory object from the handle, so the access is
 recorded under that object's name too.
 """
+import numpy as np
 from pycparser import c_ast
 
 from . import ir
@@ -24,6 +25,7 @@ from .diagnostics import KernelError
 ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 COMPARE = {"<", ">", "<=", ">=", "==", "!="}
 SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
+ENUM_TYPES = (T.INT, T.UINT, T.LONG, T.ULONG)
 
 
 class ExpressionLowering:
@@ -131,11 +133,17 @@ class ExpressionLowering:
         return ty
 
     def enum_type(self, spec):
+        """An enumeration's constants, each an ``int`` where it fits and else the first of
+        ``uint``, ``long``, ``ulong`` that holds it (as Clang reads a value past INT_MAX,
+        such as MWC64X's ``MWC64X_A = 4294883355U``); the type is ``int``."""
         if spec.values is not None:
             value = -1
             for enumerator in spec.values.enumerators:
                 value = self.const_int(enumerator.value) if enumerator.value is not None else value + 1
-                self.file.constants[enumerator.name] = self.const(value, T.INT, enumerator)
+                ty = next((t for t in ENUM_TYPES if _fits(value, t)), None)
+                if ty is None:
+                    raise self.error(enumerator, f"enumerator value {value} fits no integer type")
+                self.file.constants[enumerator.name] = self.const(value, ty, enumerator)
         return T.INT
 
     # -- conversions -------------------------------------------------------------------
@@ -716,3 +724,9 @@ def fold_constant(expr):
                "&&": lambda: int(bool(a and b)), "||": lambda: int(bool(a or b))}
         return ops[expr.op]() if expr.op in ops else None
     return None
+
+
+def _fits(value, ty):
+    """Whether the integer ``value`` is a value of the integer type ``ty``."""
+    info = np.iinfo(ty.dtype)
+    return info.min <= value <= info.max

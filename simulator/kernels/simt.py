@@ -466,10 +466,12 @@ class Executor:
             r = _c_div(a, b) if integer else a / b
         elif op == "%":
             r = a - _c_div(a, b) * b
-        elif op == "<<":
-            r = a << (b & _shift_mask(ty))
-        elif op == ">>":
-            r = a >> (b & _shift_mask(ty))
+        elif op in ("<<", ">>"):
+            # The count, masked to the operand's width, takes the operand's type: numpy
+            # refuses to shift a uint64 by a signed count (OpenCL: the result has the
+            # left operand's type, whatever the count's).
+            count = np.asarray(b & _shift_mask(ty)).astype(np.asarray(a).dtype)
+            r = a << count if op == "<<" else a >> count
         elif op == "&":
             r = a & b
         elif op == "|":
