@@ -431,6 +431,32 @@ __kernel void k(__global const float4 *a, __global const float4 *b, __global flo
     np.testing.assert_array_equal(u, (ref_u % 2**32).astype(np.uint32))
 
 
+def test_a_row_of_a_multidimensional_array_is_a_pointer_to_its_first_element():
+    """``__local float *row = tile[ty];``, as tiled kernels walk a row of their tile."""
+    src = """
+__kernel void k(__global const float *x, __global float *o) {
+    __local float tile[4][17];
+    __local float cube[2][3][5];
+    int l = get_local_id(0);
+    for (int j = 0; j < 17; j++) tile[l][j] = x[l * 17 + j];
+    if (l < 2) for (int j = 0; j < 15; j++) cube[l][j / 5][j % 5] = j + 100 * l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local float *row = tile[(l + 1) % 4];
+    float m[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+    float *r = m[2];
+    __local float *plane = cube[1];
+    __local float *line = cube[1][2];
+    o[l] = row[16] + r[1] + plane[7] + line[4] + *(tile[l] + 3);
+}"""
+    x = np.arange(68, dtype=np.float32)
+    o = np.zeros(4, np.float32)
+    run(src, (4,), (4,), {"x": x, "o": o})
+    tile = x.reshape(4, 17)
+    cube = np.arange(15).reshape(3, 5) + 100
+    expect = [tile[(k + 1) % 4, 16] + 6 + cube.flat[7] + cube[2, 4] + tile[k, 3] for k in range(4)]
+    np.testing.assert_array_equal(o, expect)
+
+
 def test_special_functions_of_finance_and_statistics_kernels():
     """erf and erfc (the normal distribution in option pricing), lgamma and tgamma, and
     nan(), per value in the argument's type, in float and double."""

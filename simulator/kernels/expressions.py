@@ -14,6 +14,8 @@ lowered by ``address`` to a pointer *handle* expression (see ``types``) and read
 ``ir.PtrLoad``; the executor finds the memory object from the handle, so the access is
 recorded under that object's name too.
 """
+import math
+
 import numpy as np
 from pycparser import c_ast
 
@@ -482,6 +484,30 @@ class ExpressionLowering:
     # -- memory ----------------------------------------------------------------------------
     def element(self, node):
         """(ArrayInfo, flat int index) of ``a[i]`` or ``a[i][j]`` on a named array, or None."""
+        found = self._subscripted(node)
+        if found is None:
+            return None
+        info, subscripts, dims = found
+        if len(subscripts) < len(dims):
+            return None   # a row of a multi-dimensional array: a pointer (``row``)
+        return info, self._flat_index(info, subscripts, dims)
+
+    def row(self, node):
+        """(ArrayInfo, flat index of its first element, its length) of a row ``a[i]`` of a
+        multi-dimensional named array (``a[i][j]`` of a three-dimensional one...), which
+        decays to a pointer to that first element; else None."""
+        found = self._subscripted(node)
+        if found is None or len(found[1]) >= len(found[2]):
+            return None
+        info, subscripts, dims = found
+        length = math.prod(dims[len(subscripts):])
+        # a[i] of a[N][M] starts where a[i][0] does: index (i, 0...) in the full shape.
+        zeros = [c_ast.Constant("int", "0", node.coord)] * (len(dims) - len(subscripts))
+        return info, self._flat_index(info, subscripts + zeros, dims), length
+
+    def _subscripted(self, node):
+        """(ArrayInfo, subscript nodes outermost first, dims) of subscripts on a named
+        array, or None for anything else."""
         subscripts = []
         root = node
         while isinstance(root, c_ast.ArrayRef):
@@ -496,10 +522,12 @@ class ExpressionLowering:
                 raise self.error(root, f"'{root.name}' is not declared")
             return None
         dims = info.dims or (None,)
-        if len(subscripts) != len(dims):
-            if len(subscripts) < len(dims):
-                return None   # a row of a multi-dimensional array: a pointer
+        if len(subscripts) > len(dims):
             raise self.error(node, f"'{root.name}' needs {len(dims)} subscript(s), got {len(subscripts)}")
+        return info, subscripts, dims
+
+    def _flat_index(self, info, subscripts, dims):
+        """The flat int index of one subscript per dimension of ``dims``."""
         index = None
         for i, sub in enumerate(subscripts):
             value = self.expr(sub)
@@ -511,7 +539,7 @@ class ExpressionLowering:
             else:
                 scale = self.const(dims[i], T.INT, sub)
                 index = self.binary(sub, "+", self.binary(sub, "*", index, scale), value)
-        return info, index
+        return index
 
     def address(self, node):
         """(pointer handle expression, type of the object) of a memory lvalue, else None."""
@@ -525,12 +553,13 @@ class ExpressionLowering:
                 return pointer, T.ArrayType(entry.elem, entry.length)
             return None
         if isinstance(node, c_ast.ArrayRef):
-            named = self.element(node)
+            named = self.element(node) or self.row(node)
             if named is not None:
-                info, index = named
+                info, index = named[:2]
                 base = ir.AddrOf(info.name, type=T.Pointer(info.space, info.elem), uniform=True,
                                  **self.pos(node))
-                return self.advance(node, base, index), info.elem
+                ty = info.elem if len(named) == 2 else T.ArrayType(info.elem, named[2])
+                return self.advance(node, base, index), ty
             nested = isinstance(node.name, (c_ast.StructRef, c_ast.ArrayRef))
             inner = self.address(node.name) if nested else None
             if inner is not None and isinstance(inner[1], T.ArrayType):
