@@ -484,6 +484,28 @@ __kernel void k(__global const float *x, __global float *f, __global double *d) 
     np.testing.assert_allclose(d, [math.erf(t) - math.erfc(t) for t in v], rtol=1e-12, atol=1e-15)
 
 
+def test_ilogb_and_upsample():
+    src = """
+__kernel void k(__global const float *x, __global int *e, __global ulong *u, __global short4 *s) {
+    int i = get_global_id(0);
+    e[i] = ilogb(x[i]);
+    u[i] = upsample((uint)i, 0xFFFFFFFFu - (uint)i);
+    s[i] = upsample((char4)((char)i, (char)-i, 1, -1), (uchar4)(255, 0, (uchar)i, 7));
+}"""
+    x = np.array([0, 1, 2, 3.5, -8, 1e-3, np.inf, np.nan] * 2, dtype=np.float32)
+    e = np.zeros(16, np.int32)
+    u = np.zeros(16, np.uint64)
+    s = np.zeros((16, 4), np.int16)
+    run(src, (16,), (16,), {"x": x, "e": e, "u": u, "s": s})
+    # Clang's OpenCL headers: FP_ILOGB0 is INT_MIN, FP_ILOGBNAN INT_MAX.
+    np.testing.assert_array_equal(e[:8], [-2**31, 0, 1, 1, 3, -10, 2**31 - 1, 2**31 - 1])
+    i = np.arange(16, dtype=np.uint64)
+    np.testing.assert_array_equal(u, (i << np.uint64(32)) | (np.uint64(0xFFFFFFFF) - i))
+    hi = np.stack([np.arange(16), -np.arange(16), np.ones(16), -np.ones(16)], 1).astype(np.int8)
+    lo = np.stack([np.full(16, 255), np.zeros(16), np.arange(16), np.full(16, 7)], 1).astype(np.uint8)
+    np.testing.assert_array_equal(s, (hi.astype(np.int16) << 8) | lo.astype(np.int16))
+
+
 def test_atomics_including_cmpxchg_and_64_bit():
     src = """
 __kernel void k(__global int *lock, __global int *c, __global long *big, __global int *m) {

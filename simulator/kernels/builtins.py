@@ -185,6 +185,22 @@ def _per_value(fn):
     return apply
 
 
+def _ilogb(x):
+    """The exponent of ``x`` as an int; FP_ILOGB0 (INT_MIN) for 0, FP_ILOGBNAN (INT_MAX)
+    for NaN and INT_MAX for ±inf, as Clang's OpenCL headers define them."""
+    x = np.asarray(x)
+    exponent = np.frexp(np.where(np.isfinite(x) & (x != 0), x, 1))[1] - 1
+    special = np.where(x == 0, np.iinfo(np.int32).min, np.iinfo(np.int32).max)
+    return np.where(np.isfinite(x) & (x != 0), exponent, special).astype(np.int32)
+
+
+def _upsample(hi, lo):
+    """``hi`` above ``lo`` in an integer twice as wide (signed as ``hi`` is)."""
+    hi, lo = np.asarray(hi), np.asarray(lo)
+    wide = np.dtype(f"{hi.dtype.kind}{2 * hi.dtype.itemsize}")
+    return (hi.astype(wide) << (8 * lo.dtype.itemsize)) | lo.astype(wide)
+
+
 def _tgamma(x):
     try:
         return math.gamma(x)
@@ -198,6 +214,10 @@ def _lgamma(x):
     except (ValueError, OverflowError):
         return math.inf
 
+
+UNSIGNED = {T.CHAR: T.UCHAR, T.SHORT: T.USHORT, T.INT: T.UINT, T.LONG: T.ULONG}
+UPSAMPLED = {T.CHAR: T.SHORT, T.UCHAR: T.USHORT, T.SHORT: T.INT, T.USHORT: T.UINT,
+             T.INT: T.LONG, T.UINT: T.ULONG}
 
 # name: (typing rule, vector instructions, numpy implementation)
 MATH = {
@@ -233,6 +253,7 @@ MATH = {
     "erf": ("float1", 8, _per_value(math.erf)), "erfc": ("float1", 8, _per_value(math.erfc)),
     "lgamma": ("float1", 8, _per_value(_lgamma)), "tgamma": ("float1", 8, _per_value(_tgamma)),
     "nan": ("float1", 1, lambda x: np.full_like(x, np.nan)),
+    "ilogb": ("exponent1", 2, _ilogb), "upsample": ("upsample2", 2, _upsample),
     "sinh": ("float1", 8, np.sinh), "cosh": ("float1", 8, np.cosh), "asinh": ("float1", 8, np.arcsinh),
     "acosh": ("float1", 8, np.arccosh), "atanh": ("float1", 8, np.arctanh),
     "sinpi": ("float1", 8, lambda x: np.sin(np.pi * x)), "cospi": ("float1", 8, lambda x: np.cos(np.pi * x)),
@@ -297,6 +318,16 @@ def math_result_type(name, arg_types):
     if len(widths - {1}) > 1:
         return None, None
     real = T.DOUBLE if any(t.base is T.DOUBLE for t in arg_types) else T.FLOAT
+    if rule.startswith("exponent"):  # ilogb: an int of each real
+        ty = real if width == 1 else T.Vector(real, width)
+        return (T.INT if width == 1 else T.Vector(T.INT, width)), [ty]
+    if rule.startswith("upsample"):  # upsample(hi, lo): lo unsigned of hi's size
+        hi, lo = arg_types
+        wider = UPSAMPLED.get(hi.base)
+        if wider is None or hi.is_float or lo.base is not UNSIGNED.get(hi.base, hi.base) or \
+                hi.width != lo.width:
+            return None, None
+        return T.with_base(hi, wider), [hi, lo]
     if rule.startswith(("float", "relational")):
         ty = real if width == 1 else T.Vector(real, width)
         if rule.startswith("relational"):
@@ -317,8 +348,7 @@ def math_result_type(name, arg_types):
         base = max((t.base for t in arg_types), key=lambda b: b.rank)
         ty = base if width == 1 else T.Vector(base, width)
         if rule == "absdiff":
-            unsigned = {T.CHAR: T.UCHAR, T.SHORT: T.USHORT, T.INT: T.UINT, T.LONG: T.ULONG}.get(base, base)
-            return T.with_base(ty, unsigned), [ty] * arity
+            return T.with_base(ty, UNSIGNED.get(base, base)), [ty] * arity
         return ty, [ty] * arity
     if rule.startswith("generic"):
         base = arg_types[0].base
