@@ -528,3 +528,41 @@ def test_a_gzipped_export_imports_alike(sample, tmp_path):
     assert detect_format(zipped) == "nsys"
     again = _import(zipped, tmp_path / "out.sqlite")
     assert (again.tasks, again.links, again.skipped) == (report.tasks, report.links, report.skipped)
+
+
+GRAPH = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+
+
+def test_whole_cuda_graphs_are_tasks_on_their_stream_linked_from_their_launch(tmp_path):
+    """``--cuda-graph-trace=graph`` records each graph launch as one row of
+    CUPTI_ACTIVITY_KIND_GRAPH_TRACE instead of its kernels (the columns as nsys writes
+    them); here the sample's kernels are recorded so."""
+    path = _copy(
+        tmp_path,
+        f"CREATE TABLE {GRAPH} (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER"
+        " NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,"
+        " correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, graphExecId INTEGER"
+        " NOT NULL)",
+        f"INSERT INTO {GRAPH} SELECT start, end, deviceId, contextId, NULL, streamId,"
+        f" correlationId, globalPid, 1, 100 + rowid FROM {KERNEL}",
+        f"DELETE FROM {KERNEL}")
+    _import(path, tmp_path / "out.sqlite")
+    db = _ro(tmp_path / "out.sqlite")
+    db.execute("ATTACH DATABASE ? AS src", (f"file:{path}?mode=ro",))
+    graphs = _tasks(db, "cuda_graph")
+    expected = db.execute(f"SELECT rowid, start * 1000, end * 1000, correlationId, graphExecId"
+                          f" FROM src.{GRAPH} ORDER BY start").fetchall()
+    assert len(graphs) == len(expected) == 5
+    shift = graphs[0][1] - expected[0][1]  # one constant shift to relative time
+    for (ext, start, end, details, action, location), (row, s, e, corr, exec_id) in zip(
+            graphs, expected):
+        assert (ext, action, location) == (f"{GRAPH}:{row}", f"Graph Exec {exec_id}",
+                                           "GPU[0].stream[7]")
+        assert (start - s, end - e) == (shift, shift)
+        assert json.loads(details)["correlation"] == corr
+    launched = db.execute(
+        "SELECT count(DISTINCT l.dst) FROM task_link l JOIN task g ON g.id = l.dst JOIN kind k"
+        " ON k.id = g.kind JOIN task c ON c.id = l.src WHERE k.category = 'cuda_graph'"
+        " AND json_extract(c.details, '$.correlation') = json_extract(g.details, '$.correlation')"
+    ).fetchone()[0]
+    assert launched == 5

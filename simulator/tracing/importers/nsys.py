@@ -5,13 +5,15 @@ the table-by-table mapping):
 
 * kernels, memory copies and memsets (``CUPTI_ACTIVITY_KIND_KERNEL/_MEMCPY/_MEMSET``)
   are tasks on their GPU stream, ``GPU[0].stream[7]``, named as the Kineto importer
-  names them;
+  names them; so are whole CUDA graphs (``CUPTI_ACTIVITY_KIND_GRAPH_TRACE``, what
+  ``--cuda-graph-trace=graph`` records instead of the graph's kernels), named
+  "Graph Exec N" as nsys names them;
 * CUDA runtime and driver calls (``CUPTI_ACTIVITY_KIND_RUNTIME``), NVTX ranges
   (``NVTX_EVENTS``), OS runtime calls (``OSRT_API``) and synchronizations
   (``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``) are tasks on their CPU thread, under their
   process, named from ``ThreadNames``/``PROCESSES``; on one thread they nest by time,
   so a runtime call inside an NVTX range is its child; NVTX marks are instants;
-* each kernel, copy and memset is linked to the runtime call that launched it (equal
+* each kernel, copy, memset and graph is linked to the runtime call that launched it (equal
   ``correlationId`` in the same process), each synchronization to the call that waited;
 * ``GPU_METRICS`` samples are counters at their GPU, ``GPU[0]``.
 
@@ -45,6 +47,7 @@ STRINGS = "StringIds"
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+GRAPH = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 SYNC = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
 NVTX = "NVTX_EVENTS"
@@ -60,7 +63,7 @@ MEMCPY_ENUM = "ENUM_CUDA_MEMCPY_OPER"
 MEMKIND_ENUM = "ENUM_CUDA_MEM_KIND"
 EVENT_TYPE_ENUM = "ENUM_NSYS_EVENT_TYPE"
 
-ACTIVITY = (RUNTIME, NVTX, OSRT, SYNC, KERNEL, MEMCPY, MEMSET)
+ACTIVITY = (RUNTIME, NVTX, OSRT, SYNC, KERNEL, MEMCPY, MEMSET, GRAPH)
 """Tables of tasks, in the order they are read (so task keys group by table)."""
 MARKERS = (STRINGS, SESSION_START, EXPORT_META, GPU_INFO) + ACTIVITY
 """Tables only an nsys export has: any of them makes a file one."""
@@ -71,6 +74,7 @@ REQUIRED = {
     KERNEL: ("start", "end", "deviceId", "streamId"),
     MEMCPY: ("start", "end", "deviceId", "streamId"),
     MEMSET: ("start", "end", "deviceId", "streamId"),
+    GRAPH: ("start", "end", "deviceId", "streamId"),
     RUNTIME: ("start", "end", "globalTid", "nameId"),
     SYNC: ("start", "end"),
     NVTX: ("start", "end", "eventType", "globalTid"),
@@ -86,6 +90,7 @@ OPTIONAL = {
     MEMCPY: ("contextId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind",
              "dstKind", "srcDeviceId", "dstDeviceId"),
     MEMSET: ("contextId", "correlationId", "globalPid", "bytes", "value", "memKind"),
+    GRAPH: ("contextId", "correlationId", "globalPid", "graphId", "graphExecId"),
     RUNTIME: ("correlationId", "returnValue", "eventClass"),
     SYNC: ("deviceId", "contextId", "streamId", "correlationId", "globalPid", "syncType",
            "eventId"),
@@ -538,6 +543,15 @@ class _Reader:
                           "memory kind": kind,
                           "memory bandwidth (GB/s)": _bandwidth(size, start, end)}))
 
+    def graphs(self) -> None:
+        for rowid, start, end, device, stream, context, corr, _gpid, graph, graph_exec in \
+                self.rows(GRAPH):
+            name = "CUDA graph" if graph_exec is None else f"Graph Exec {graph_exec}"
+            self.task(GRAPH, rowid, "cuda_graph", name, self.places.stream(device, stream),
+                      start, end, _clean({
+                          "device": device, "context": context, "stream": stream,
+                          "correlation": corr, "graph id": graph, "graph exec id": graph_exec}))
+
     def links(self, table: str) -> None:
         """Runtime call -> GPU work, by correlationId within a process (Kineto's ac2g)."""
         match = self._call_match(table)
@@ -586,11 +600,11 @@ def read(db: sqlite3.Connection, path: str | os.PathLike, loader: Loader,
     reader.clock()
     steps = {RUNTIME: reader.runtime, NVTX: reader.nvtx, OSRT: reader.osrt,
              SYNC: reader.synchronization, KERNEL: reader.kernels, MEMCPY: reader.memcpys,
-             MEMSET: reader.memsets, GPU_METRICS: reader.gpu_metrics}
+             MEMSET: reader.memsets, GRAPH: reader.graphs, GPU_METRICS: reader.gpu_metrics}
     for table, step in steps.items():
         if reader.schema.has(table):
             step()
-    for table in (KERNEL, MEMCPY, MEMSET):
+    for table in (KERNEL, MEMCPY, MEMSET, GRAPH):
         if reader.schema.has(table):
             reader.links(table)
     reader.flush_progress()
