@@ -566,3 +566,11 @@ def test_whole_cuda_graphs_are_tasks_on_their_stream_linked_from_their_launch(tm
         " AND json_extract(c.details, '$.correlation') = json_extract(g.details, '$.correlation')"
     ).fetchone()[0]
     assert launched == 5
+
+
+def test_the_exporters_version_is_read_from_either_tables_name(tmp_path):
+    """nsys 2023 and later name the exporter's table META_DATA_EXPORT."""
+    path = _copy(tmp_path, "ALTER TABLE EXPORT_META_DATA RENAME TO META_DATA_EXPORT")
+    _import(path, tmp_path / "out.sqlite")
+    meta = json.loads(_ro(tmp_path / "out.sqlite").execute("SELECT metadata FROM run").fetchone()[0])
+    assert meta["export"]["EXPORT_PRODUCT_VERSION"] == "2022.2.1.31"

@@ -59,13 +59,14 @@ PROCESSES = "PROCESSES"
 GPU_INFO = "TARGET_INFO_GPU"
 SESSION_START = "TARGET_INFO_SESSION_START_TIME"
 EXPORT_META = "EXPORT_META_DATA"
+EXPORT_META_NEW = "META_DATA_EXPORT"  # its name since nsys 2023
 MEMCPY_ENUM = "ENUM_CUDA_MEMCPY_OPER"
 MEMKIND_ENUM = "ENUM_CUDA_MEM_KIND"
 EVENT_TYPE_ENUM = "ENUM_NSYS_EVENT_TYPE"
 
 ACTIVITY = (RUNTIME, NVTX, OSRT, SYNC, KERNEL, MEMCPY, MEMSET, GRAPH)
 """Tables of tasks, in the order they are read (so task keys group by table)."""
-MARKERS = (STRINGS, SESSION_START, EXPORT_META, GPU_INFO) + ACTIVITY
+MARKERS = (STRINGS, SESSION_START, EXPORT_META, EXPORT_META_NEW, GPU_INFO) + ACTIVITY
 """Tables only an nsys export has: any of them makes a file one."""
 
 # Columns without which a table means nothing; the others are read where present.
@@ -350,9 +351,10 @@ class _Reader:
             names = [d[0] for d in cursor.description]
             meta["gpus"] = [{k: v for k, v in zip(names, row) if v is not None and v != ""}
                             for row in cursor]
-        if self.schema.has(EXPORT_META) and {"name", "value"} <= self.schema.columns(EXPORT_META):
-            export = dict(self.db.execute(f'SELECT name, value FROM "{EXPORT_META}"'))
-            meta["export"] = {k: export[k] for k in EXPORT_KEYS if k in export}
+        for table in (EXPORT_META, EXPORT_META_NEW):
+            if self.schema.has(table) and {"name", "value"} <= self.schema.columns(table):
+                export = dict(self.db.execute(f'SELECT name, value FROM "{table}"'))
+                meta["export"] = {k: export[k] for k in EXPORT_KEYS if k in export}
         self.loader.set_metadata(meta)
 
     # -- CPU side ----------------------------------------------------------------------
