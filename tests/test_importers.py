@@ -150,6 +150,8 @@ BAD_INPUTS = [
      r"t.json:2:\d+: invalid JSON"),
     ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1, "pid": [1]}]',
      r"t.json:1:2: 'pid' must be an integer or a string, not \[1\]"),
+    ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1, "pid": NaN}]',
+     r"t.json:1:2: 'pid' must be an integer or a string, not NaN"),
     ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1, "tid": 1.5}]',
      r"t.json:1:2: 'tid' must be an integer or a string, not 1.5"),
     ("t.json", '[{"name": "a", "ph": "X", "dur": 1}]', r"t.json:1:2: event has no 'ts'"),

@@ -37,6 +37,7 @@ The file is read incrementally, so memory stays bounded: runs of plain complete 
 event one at a time.
 """
 import json
+import math
 import re
 from decimal import Decimal
 
@@ -457,7 +458,7 @@ def _ident(event, field, where):
     value = event.get(field, 0)
     if isinstance(value, (int, str)) and not isinstance(value, bool):
         return value
-    if isinstance(value, (Decimal, float)) and value == int(value):
+    if isinstance(value, (Decimal, float)) and math.isfinite(value) and value == int(value):
         return int(value)
     raise TraceFormatError(f"{where}: '{field}' must be an integer or a string, not"
                            f" {json.dumps(_plain(value))}")
