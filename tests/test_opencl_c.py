@@ -482,6 +482,15 @@ __kernel void k(__global const float *x, __global float *f, __global double *d) 
                         1.0] for t in v])
     np.testing.assert_allclose(f.reshape(n, 5), expect, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(d, [math.erf(t) - math.erfc(t) for t in v], rtol=1e-12, atol=1e-15)
+    # C's values at the poles and past the range: tgamma(±0) = ±inf, NaN at the negative
+    # integers and -inf, +inf past its range; lgamma +inf at the poles and the infinities.
+    edges = np.array([0.0, -0.0, -2.0, -np.inf, 200.0, np.inf], np.float32)
+    out = np.zeros(12, np.float32)
+    run("""__kernel void k(__global const float *x, __global float *o) {
+    int i = get_global_id(0); o[i] = tgamma(x[i]); o[6 + i] = lgamma(x[i]); }""",
+        (6,), (6,), {"x": edges, "o": out})
+    np.testing.assert_array_equal(out[:6], [np.inf, -np.inf, np.nan, np.nan, np.inf, np.inf])
+    np.testing.assert_allclose(out[6:], [np.inf] * 4 + [math.lgamma(200), np.inf], rtol=1e-6)
 
 
 def test_ilogb_and_upsample():

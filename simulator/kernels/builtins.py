@@ -204,8 +204,9 @@ def _upsample(hi, lo):
 def _tgamma(x):
     try:
         return math.gamma(x)
-    except (ValueError, OverflowError):  # a pole or an overflow: C gives ±inf or NaN
-        return math.nan if x != x or (x <= 0 and x == math.floor(x)) else math.copysign(math.inf, x)
+    except (ValueError, OverflowError):  # C: ±inf at ±0 and on overflow, NaN at -inf
+        negative_whole = x == -math.inf or (x < 0 and math.isfinite(x) and x == math.floor(x))
+        return math.nan if x != x or negative_whole else math.copysign(math.inf, x)
 
 
 def _lgamma(x):

@@ -490,7 +490,7 @@ class ExpressionLowering:
         info, subscripts, dims = found
         if len(subscripts) < len(dims):
             return None   # a row of a multi-dimensional array: a pointer (``row``)
-        return info, self._flat_index(info, subscripts, dims)
+        return info, self._flat_index(subscripts, dims)
 
     def row(self, node):
         """(ArrayInfo, flat index of its first element, its length) of a row ``a[i]`` of a
@@ -503,7 +503,7 @@ class ExpressionLowering:
         length = math.prod(dims[len(subscripts):])
         # a[i] of a[N][M] starts where a[i][0] does: index (i, 0...) in the full shape.
         zeros = [c_ast.Constant("int", "0", node.coord)] * (len(dims) - len(subscripts))
-        return info, self._flat_index(info, subscripts + zeros, dims), length
+        return info, self._flat_index(subscripts + zeros, dims), length
 
     def _subscripted(self, node):
         """(ArrayInfo, subscript nodes outermost first, dims) of subscripts on a named
@@ -526,7 +526,7 @@ class ExpressionLowering:
             raise self.error(node, f"'{root.name}' needs {len(dims)} subscript(s), got {len(subscripts)}")
         return info, subscripts, dims
 
-    def _flat_index(self, info, subscripts, dims):
+    def _flat_index(self, subscripts, dims):
         """The flat int index of one subscript per dimension of ``dims``."""
         index = None
         for i, sub in enumerate(subscripts):
