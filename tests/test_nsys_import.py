@@ -426,10 +426,20 @@ def test_schema_built_export_is_detected_and_counted(built, tmp_path):
     report, _ = built
     assert detect_format(build_export(tmp_path / "again.sqlite")) == "nsys"
     # 5 calls (the backtrace row is its call's), 3 kernels, 1 memset, 1 memcpy, 2 waits,
-    # 4 NVTX ranges (the unfinished one is left out), 1 OS runtime call.
-    assert report.tasks == 17
-    assert report.skipped == 3  # the backtrace row, the unfinished range, a sample before 0
+    # 5 NVTX ranges (one never ended), 1 OS runtime call.
+    assert report.tasks == 18
+    assert report.skipped == 2  # the backtrace row, a sample before 0
     assert report.instants == 1 and report.counters == 3
+
+
+def test_schema_built_range_never_ended_lasts_to_the_recordings_end_flagged_open(built):
+    """The recording stopped inside the range: it ends where the export's last activity
+    does (a synchronization, at T + 950), flagged still open, as Perfetto draws it."""
+    _, db = built
+    rows = db.execute("SELECT k.action, t.start_ps, t.end_ps, t.flags & 1 FROM task t JOIN kind k"
+                      " ON k.id = t.kind WHERE t.flags & 1").fetchall()
+    assert rows == [("unfinished", (T + 800) * 1000, (T + 950) * 1000, 1)]
+    assert db.execute("SELECT open_tasks FROM run").fetchone() == (1,)
 
 
 def test_schema_built_locations(built):

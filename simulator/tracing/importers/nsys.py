@@ -37,6 +37,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..api import OPEN_AT_STOP
 from . import naming
 from .loader import ForeignTask, Loader, TraceFormatError
 
@@ -293,6 +294,7 @@ class _Reader:
         self.places = _Places(db, self.schema, loader)
         self._progress, self._pending = progress, 0
         self.skipped = 0
+        self._last: int | None = None  # ``last_time``, once asked
         self.copy_kinds = {**self.schema.enum(MEMCPY_ENUM), **COPY_KINDS}
         self.memory_kinds = {**self.schema.enum(MEMKIND_ENUM), **MEMORY_KINDS}
 
@@ -316,14 +318,15 @@ class _Reader:
         return self.db.execute(sql)
 
     def task(self, table: str, rowid: int, category: str, action: str, location: str,
-             start: int | None, end: int | None, details: str, track: int | None = None) -> None:
+             start: int | None, end: int | None, details: str, track: int | None = None,
+             flags: int = 0) -> None:
         where = f"{self.path}: {table} row {rowid}"
         if start is None or end is None:
             raise TraceFormatError(f"{where}: start or end is NULL")
         self.loader.add(ForeignTask(
             ext_id=f"{table}:{rowid}", parent_ext=None, category=category, action=action,
             location=location, start_ps=start * PS_PER_NS, end_ps=end * PS_PER_NS, where=where,
-            details=details, track=track))
+            details=details, track=track, flags=flags))
         self.tick()
 
     # -- metadata --------------------------------------------------------------------
@@ -421,14 +424,22 @@ class _Reader:
                                         where=f"{self.path}: {NVTX} row {rowid}")
                 self.tick()
                 continue
-            if end is None:
-                self.skipped += 1  # a range that was never closed (the process ended first)
-                self.tick()
-                continue
+            flags = 0
+            if end is None:  # never closed (the recording stopped first): open to its end
+                end, flags = max(start, self.last_time()), OPEN_AT_STOP
             if end_gtid is not None and end_gtid != gtid:
                 details["ended on thread"] = _tid(end_gtid)
             self.task(NVTX, rowid, "nvtx", name or "(unnamed range)", self.places.thread(gtid),
-                      start, end, _clean(details), track=gtid)
+                      start, end, _clean(details), track=gtid, flags=flags)
+
+    def last_time(self) -> int:
+        """The last time any activity table records (ns): where a range never closed ends."""
+        if self._last is None:
+            ends = [self.db.execute(f'SELECT max("{REQUIRED[t][1]}") FROM "{t}"').fetchone()[0]
+                    for t in ACTIVITY if self.schema.has(t)]
+            starts = self.db.execute(f'SELECT max(start) FROM "{NVTX}"').fetchone()[0]
+            self._last = max((v for v in ends + [starts] if v is not None), default=0)
+        return self._last
 
     def _nvtx_names(
         self, types: dict[str, int]
@@ -596,7 +607,7 @@ def _bandwidth(size: int | None, start: int | None, end: int | None) -> float | 
 
 def read(db: sqlite3.Connection, path: str | os.PathLike, loader: Loader,
          progress: Callable[[int], object] | None = None) -> int:
-    """Stream an nsys export into ``loader``; returns the rows skipped (open ranges,
+    """Stream an nsys export into ``loader``; returns the rows skipped (backtrace rows,
     samples without a time)."""
     reader = _Reader(db, path, loader, progress)
     reader.clock()
