@@ -100,6 +100,9 @@ class Executor:
         self.printed = 0              # bytes of printf output of this launch
         self._live_per_group = None   # per-group count of lanes that have not returned
         self._live_retired = -1
+        # Line of a barrier each lane's group passed without it (0: none): such a lane
+        # may still end the kernel, but not reach another barrier.
+        self.skipped_barrier = np.zeros(L, dtype=np.int64)
         self.env = {}
         for name, ty in kernel.variables.items():
             shape = (ty.width,) if ty.width > 1 else ()
@@ -317,12 +320,26 @@ class Executor:
             self.probes.barrier(s.line, lanes, bool(self.watched))
 
     def check_barrier(self, s, lanes):
-        """Every work-item of a group that has not returned must reach the barrier.
+        """The work-items of a group that reach a barrier must be the same at every
+        barrier, but for those that return or end the kernel on the way.
 
-        OpenCL leaves a barrier in divergent control flow undefined (on a GPU it
-        hangs or silently mis-synchronises); here it is an error naming the group.
+        OpenCL leaves a barrier in divergent control flow undefined; on a GPU a barrier
+        counts the work-items (waves) still running, so one that skips a barrier under an
+        ``if`` and then ends releases it, as the suites' kernels rely on (Rodinia's
+        streamcluster, SHOC's SpMV: ``if (row < n) { ... barrier ... }`` on a launch
+        rounded up). One that skipped a barrier and reaches another would pair the two:
+        that is an error naming the group, and so is reaching one that a work-item still
+        to come would have to reach as well (a barrier in a loop some leave early).
         """
         geo = self.geo
+        late = self.skipped_barrier[lanes.idx]
+        if late.any():
+            lane = int(lanes.idx[np.flatnonzero(late)[0]])
+            g = lane // geo.slots_per_group
+            raise self.error(s, f"work-items of work-group {geo.group_ids(g)[:geo.dims]} reach"
+                             f" this barrier after skipping the one at line {late.max()} that"
+                             " the rest of their group passed: a barrier in divergent control"
+                             " flow is undefined")
         present = np.bincount(lanes.idx // geo.slots_per_group, minlength=geo.groups)
         if self._live_per_group is None or self.retired != self._live_retired:
             alive = geo.valid & ~self.returned
@@ -331,10 +348,10 @@ class Executor:
             self._live_retired = self.retired
         short = np.flatnonzero((present > 0) & (present < self._live_per_group))
         if len(short):
-            g = int(short[0])
-            raise self.error(s, f"barrier reached by {present[g]} of {self._live_per_group[g]}"
-                             f" work-items of work-group {geo.group_ids(g)[:geo.dims]}: a barrier"
-                             " in divergent control flow is undefined")
+            missing = geo.valid & ~self.returned & np.isin(
+                np.arange(len(geo.valid)) // geo.slots_per_group, short)
+            missing[lanes.idx] = False
+            self.skipped_barrier[missing] = s.line
 
     def s_switch(self, s, lanes):
         value = self.eval(s.value, lanes)
