@@ -327,9 +327,9 @@ class Executor:
         counts the work-items (waves) still running, so one that skips a barrier under an
         ``if`` and then ends releases it, as the suites' kernels rely on (Rodinia's
         streamcluster, SHOC's SpMV: ``if (row < n) { ... barrier ... }`` on a launch
-        rounded up). One that skipped a barrier and reaches another would pair the two:
-        that is an error naming the group, and so is reaching one that a work-item still
-        to come would have to reach as well (a barrier in a loop some leave early).
+        rounded up). One that skipped a barrier and reaches another would pair the two
+        (a barrier in a loop some leave early, and another after it): that is an error
+        naming the group and the barrier skipped.
         """
         geo = self.geo
         late = self.skipped_barrier[lanes.idx]
