@@ -62,15 +62,14 @@ HEADROOM = 1.05
 """An axis's top over its largest value: the room Plotly's own autorange leaves a line."""
 
 
-def _value_axis(series, key, colour, **extra):
-    """A y axis from zero for metric ``key`` of ``series``, its range fixed (the grid
-    draws the right axis's line against the left one, so both scales must be known).
+def _value_axis(key, values, colour, **extra):
+    """A y axis from zero for metric ``key`` drawn as ``values``, its range fixed (the
+    grid draws the right axis's line against the left one, so both scales must be known).
     An all-zero (or empty) metric gets one honest 0 tick, not Plotly's 0 / 0.464 / 0.929;
     a hidden one (None) no axis at all."""
     if key is None:
         return dict(visible=False, title=None, range=[0, 1], fixedrange=True, **extra)
-    metric = describe(key)
-    peak = float(np.nanmax(series.values(key) * metric.axis_scale, initial=0))
+    peak = float(np.nanmax(values, initial=0))
     title = dict(text=_axis_title(key), font=dict(size=9, color=colour))
     axis = dict(title=title, range=[0, peak * HEADROOM if peak > 0 else 1], fixedrange=True,
                 exponentformat="SI", tickfont=dict(size=9, color=colour), **TICK_LABELS,
@@ -89,13 +88,15 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
     # The bins are evenly spaced: their centres go as a first one and a step, not as a
     # list for each series (two fifths of an Overview page's JSON: 136 to 80 kB).
     x = dict(x0=(series.first_bin + 0.5) * series.width_ps * PS, dx=series.width_ps * PS)
+    drawn = {key: series.values(key) * describe(key).axis_scale
+             for key in (primary, secondary) if key is not None}
     data = []
     for key, axis, colour in ((primary, "y", PRIMARY_COLOUR), (secondary, "y2", SECONDARY_COLOUR)):
         if key is None:
             continue
         metric = describe(key)
         unit = metric.axis_unit or metric.unit
-        values = series.values(key) * metric.axis_scale
+        values = drawn[key]
         trace = dict(
             type="scatter", **x, y=_gaps(values), yaxis=axis, name=metric.title, mode="lines",
             line=dict(color=colour, width=1.5), connectgaps=False,
@@ -109,9 +110,9 @@ def overview_chart(series, primary, secondary, window_ps, height=190):
     return dict(data=data, layout=dict(
         height=height, margin=dict(l=48, r=48, t=22, b=28), showlegend=False,
         xaxis=_time_axis(window_ps), hovermode="closest", dragmode="zoom",
-        yaxis=_value_axis(series, primary, PRIMARY_COLOUR),
-        yaxis2=_value_axis(series, secondary, SECONDARY_COLOUR, overlaying="y", side="right",
-                           showgrid=False),
+        yaxis=_value_axis(primary, drawn.get(primary), PRIMARY_COLOUR),
+        yaxis2=_value_axis(secondary, drawn.get(secondary), SECONDARY_COLOUR, overlaying="y",
+                           side="right", showgrid=False),
         plot_bgcolor="white"))
 
 
