@@ -113,8 +113,11 @@ def test_ctrl_c_during_the_damage_check_is_an_interruption_not_damage(tmp_path):
     trace = tmp_path / "big.sqlite"
     generate(trace, tasks=600_000, seed=3)
     root = Path(__file__).resolve().parents[1]
+    # Ctrl-C as a terminal delivers it, whatever the test runner inherited: started in the
+    # background, it ignores SIGINT, and so would the check it starts.
     proc = subprocess.Popen([sys.executable, "-m", "simulator", "check", str(trace)], cwd=root,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:  # the check opens it last
         fds = Path(f"/proc/{proc.pid}/fd")
