@@ -5,7 +5,8 @@
  *    Component view;
  *  - "PNG" buttons download a chart with Plotly's toImage, named like its SVG export
  *    (one chart of the Overview's grid as a figure of its own);
- *  - links drawn outside Dash navigate like dcc.Link (``gpuscope.link``);
+ *  - links drawn outside Dash navigate like dcc.Link (``gpuscope.link``), except to the
+ *    kernel page from a page with plotly.js's cartesian bundle: a full page load;
  *  - graphs follow their container's width, and only that.
  * Bars are Plotly Bar traces whose trace.meta is [kindLabel, role] and whose
  * customdata[i][0] is the task key (see dashapp/daisen/figures.py).
@@ -201,6 +202,25 @@
         window.Plotly.Plots.resize(gd);
       }
     });
+  });
+
+  // A page that loaded plotly.js's cartesian bundle (dashapp/plotly_bundle.py) cannot
+  // draw the kernel page's WebGL scatter: an in-app navigation there (a dcc.Link, a link
+  // of ours, the navbar) becomes a full page load, whose HTML takes the full bundle.
+  function needsFullBundle(url) {
+    if (!document.getElementById("gs-plotly-cartesian")) { return false; }
+    var path = new URL(url, window.location.href).pathname.replace(/\/+$/, "");
+    return /\/kernel$/.test(path);
+  }
+  ["pushState", "replaceState"].forEach(function (name) {
+    var original = window.history[name].bind(window.history);
+    window.history[name] = function (state, title, url) {
+      if (url != null && needsFullBundle(url)) {
+        window.location.assign(url);
+        return undefined;
+      }
+      return original(state, title, url);
+    };
   });
 
   // In-app navigation, as dcc.Link does it: history plus Dash's pushstate event, no reload.

@@ -8,7 +8,9 @@ small one, against the real app (``python -m dashapp`` in a subprocess):
 * a zoom: the Overview redrawn at a 1/100 window (the URL a zoom writes, followed inside
   the app as a drag does);
 * the Component view of one compute unit, followed inside the app;
-* the kernel page of a small reduction-v2 launch, followed inside the app.
+* the kernel page of a small reduction-v2 launch, loaded: a link to it from the other
+  pages is a full page load, since it needs plotly.js's full bundle
+  (``dashapp/plotly_bundle.py``).
 
 Beside each, the server's own time for the same navigation: the summed time of the
 ``_dash-update-component`` requests it made (request sent to last byte, read from the
@@ -155,8 +157,9 @@ def measure(directory, name, kernel, repeat):
                 loc = f"GPU.SA%5B{i}%5D.CU%5B{4 * i}%5D"
                 samples["component"].append(follow(
                     driver, f"/component{search}&loc={loc}", "component"))
-                samples["kernel"].append(follow(
-                    driver, f"/kernel?trace={kernel.name}&group={i}", "kernel"))
+                kernel_search = f"?trace={kernel.name}&group={i}"
+                samples["kernel"].append(load(
+                    driver, f"{url}/kernel{kernel_search}", kernel_search, "kernel"))
                 driver.get(f"{url}/")
             for key, values in samples.items():
                 results[key] = (statistics.median(v[0] for v in values),

@@ -14,6 +14,7 @@ import importlib
 import logging
 import os
 import pkgutil
+import re
 from pathlib import Path
 
 import dash
@@ -22,7 +23,7 @@ import flask
 from dash import dcc, html
 from werkzeug.exceptions import HTTPException
 
-from . import navigation
+from . import navigation, plotly_bundle
 from .catalog import Catalog
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -46,6 +47,16 @@ def _bad_request(err):
     return "bad request", 400
 
 
+class _App(dash.Dash):
+    """Dash, with the page's plotly.js chosen by ``plotly_bundle``."""
+
+    def interpolate_index(self, **kwargs):
+        page = dash.strip_relative_path(flask.request.path) if flask.request else None
+        kwargs["scripts"] = plotly_bundle.script_tag(
+            ASSETS, self.get_asset_url(plotly_bundle.FILE), page) + kwargs["scripts"]
+        return super().interpolate_index(**kwargs)
+
+
 def page_modules():
     """Every module of ``dashapp.pages``: each registers its page when imported."""
     folder = Path(__file__).resolve().parent / "pages"
@@ -57,8 +68,10 @@ def create_app(trace_dir=None, trace=None):
     if _created:
         raise RuntimeError("create_app() was already called in this process")
     catalog = Catalog(trace_dir=trace_dir, trace=trace)
-    app = dash.Dash(
+    app = _App(
         __name__, use_pages=True, pages_folder="", assets_folder=str(ASSETS),
+        # Served, but not put on every page: plotly_bundle chooses where it loads.
+        assets_ignore=re.escape(plotly_bundle.FILE),
         suppress_callback_exceptions=True, title="GPUscope",
         # Bootstrap is vendored in assets/ (served offline), not taken from a CDN.
         external_stylesheets=[])

@@ -223,6 +223,43 @@ def test_the_assets_folder_is_served(app):
     assert b"gpuscope.css" in page and b"bootstrap" in page
 
 
+def test_pages_load_the_cartesian_plotly_bundle_but_the_kernel_page_the_full_one(app):
+    from plotly.offline import get_plotlyjs_version
+
+    from dashapp import plotly_bundle
+    from dashapp.app import ASSETS
+
+    assert plotly_bundle.vendored_version(ASSETS) == get_plotlyjs_version(), (
+        f"assets/{plotly_bundle.FILE} is not the plotly.js release the installed plotly "
+        "ships: replace it with that release's cartesian bundle (npm "
+        "plotly.js-cartesian-dist-min)")
+    client = app.server.test_client()
+    tag = b'<script id="gs-plotly-cartesian" src="/assets/plotly-cartesian.min.js?m='
+    for path in ("/", "/overview?trace=exact.sqlite", "/component", "/compare"):
+        page = client.get(path).data
+        # Before Dash's own scripts, so graphs find it defined and fetch nothing.
+        assert tag in page and page.index(tag) < page.index(b"dash_renderer"), path
+    assert b"plotly-cartesian" not in client.get("/kernel?trace=exact.sqlite").data
+    assert b"plotly-cartesian" not in client.get("/kernel/").data
+    bundle = client.get("/assets/plotly-cartesian.min.js")
+    assert bundle.status_code == 200 and b"cartesian" in bundle.data[:200]
+
+
+def test_a_bundle_of_another_plotly_release_is_not_used(tmp_path, monkeypatch):
+    from dashapp import plotly_bundle
+
+    monkeypatch.setattr(plotly_bundle, "get_plotlyjs_version", lambda: "4.1.1")
+    (tmp_path / plotly_bundle.FILE).write_bytes(b"/**\n* plotly.js (cartesian - minified) v4.0.9\n")
+    assert plotly_bundle.script_tag(tmp_path, "/assets/x.js", "overview") == ""
+    other = tmp_path / "same"
+    other.mkdir()
+    (other / plotly_bundle.FILE).write_bytes(b"/**\n* plotly.js (cartesian - minified) v4.1.1\n")
+    assert plotly_bundle.script_tag(other, "/assets/x.js", "overview").startswith(
+        '<script id="gs-plotly-cartesian" src="/assets/x.js?m=')
+    assert plotly_bundle.script_tag(other, "/assets/x.js", "kernel") == ""
+    assert plotly_bundle.script_tag(tmp_path / "missing", "/assets/x.js", "overview") == ""
+
+
 def test_gunicorn_entry_point_builds_the_app_from_the_environment(tmp_path):
     import subprocess
     import sys

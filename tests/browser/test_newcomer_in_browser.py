@@ -127,9 +127,19 @@ def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(brows
     second = next(e for e in browser.find_elements(By.CSS_SELECTOR, ".gs-launch-link")
                   if "trace=v2.sqlite" in e.get_attribute("href") and "launch=1" in
                   e.get_attribute("href"))
-    browser.execute_script("arguments[0].click();", second)
+    # The Traces page draws with plotly.js's cartesian bundle, which has no WebGL scatter;
+    # the memory view below needs it, so the link must bring the full bundle.
+    assert browser.execute_script("return !!document.getElementById('gs-plotly-cartesian')")
+    browser.execute_script("window.gsSamePage = true; arguments[0].click();", second)
     drive.wait(browser, lambda d: d.find_element(By.ID, "kv-title").text == "reduce, launch 1",
                "the link did not open the kernel views of that launch")
+    drive.wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector('.kv-memview .js-plotly-plot');"
+        "return !!gd && !!gd._fullData && gd._fullData.some(t => t.type === 'scattergl'"
+        " && t.visible === true) && !!gd.querySelector('canvas.gl-canvas-context');"),
+        "the memory view's accesses were not drawn (WebGL scatter)")
+    assert browser.execute_script(
+        "return window.gsSamePage === undefined && !document.getElementById('gs-plotly-cartesian')")
     # The navbar offers the kernel views of a trace that has kernel records.
     assert browser.find_element(By.ID, "gs-nav-kernel").is_displayed()
 
