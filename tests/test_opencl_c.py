@@ -764,3 +764,310 @@ def test_build_options_round_trip_through_their_text():
     assert again == options and again.include_dirs == ["my dir"]
     program = compile_source("t.cl", "__kernel void k(__global int *a) { a[0] = SCALE; }", options)
     assert parse_build_options(program.options) == options
+
+
+# -- vector built-ins, pointer results, vec_step ------------------------------------------------
+def test_shuffle_and_shuffle2_use_only_the_low_bits_of_each_mask_component():
+    """OpenCL C 6.13.12: shuffle keeps log2(m) bits of each mask component (m the
+    source's components), shuffle2 one more (its two sources count as 2m components)."""
+    src = """
+__kernel void k(__global const float4 *x, __global const uint8 *m, __global float8 *wide,
+                __global float4 *same, __global int2 *narrow, __global ulong16 *two,
+                __global uchar4 *bytes) {
+    int i = get_global_id(0);
+    uint8 mask = m[i];
+    wide[i] = shuffle(x[i], mask);
+    same[i] = shuffle(x[i], (uint4)(3, 2, 1, 0) + 0xFFF0u);
+    narrow[i] = shuffle((int16)(100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113,
+                                114, 115), mask.s01 + 32u);
+    ulong8 lo = (ulong8)(0, 1, 2, 3, 4, 5, 6, 7), hi = lo + 8ul;
+    two[i] = shuffle2(lo + (ulong)i * 100ul, hi, (ulong16)(convert_ulong8(mask), convert_ulong8(mask) + 8ul));
+    bytes[i] = shuffle2((uchar2)(1, 2), (uchar2)(3, 4), convert_uchar4(mask.lo + (uint4)(0, 4, 8, 252)));
+}"""
+    n = 64
+    x = RNG.random((n, 4), dtype=np.float32)
+    m = RNG.integers(0, 2**32, (n, 8), dtype=np.uint32)   # high bits set: they must not count
+    wide, same = np.zeros((n, 8), np.float32), np.zeros((n, 4), np.float32)
+    narrow, two = np.zeros((n, 2), np.int32), np.zeros((n, 16), np.uint64)
+    bytes_ = np.zeros((n, 4), np.uint8)
+    run(src, (n,), (64,), {"x": x, "m": m, "wide": wide, "same": same, "narrow": narrow, "two": two,
+                           "bytes": bytes_})
+    rows = np.arange(n)[:, None]
+    np.testing.assert_array_equal(wide, x[rows, m & 3])
+    np.testing.assert_array_equal(same, x[:, ::-1])
+    np.testing.assert_array_equal(narrow, 100 + (m[:, :2] & 15))
+    pool = np.concatenate([np.arange(8) + np.arange(n)[:, None] * 100, np.tile(np.arange(8, 16), (n, 1))], 1)
+    mask16 = np.concatenate([m, m + 8], 1).astype(np.uint64)   # the ulong mask keeps 4 bits
+    np.testing.assert_array_equal(two, pool[rows, mask16 & 15])
+    picks = (m[:, :4] + np.array([0, 4, 8, 252], np.uint32)).astype(np.uint8) & 3
+    np.testing.assert_array_equal(bytes_, np.array([1, 2, 3, 4])[picks])
+
+
+@pytest.mark.parametrize("call,message", [
+    ("shuffle(v, (int4)(0, 1, 2, 3))", "shuffle does not accept (float4, int4)"),
+    ("shuffle(v, (ushort4)(0, 1, 2, 3))", "shuffle does not accept (float4, ushort4)"),
+    ("shuffle(v.xyz, (uint4)(0))", "shuffle does not accept (float3, uint4)"),
+    ("shuffle2(v, (int4)(1), (uint4)(0))", "shuffle2 does not accept (float4, int4, uint4)"),
+    ("shuffle(1.0f, 0u)", "shuffle does not accept (float, uint)"),
+])
+def test_shuffle_refuses_masks_and_sources_the_specification_does_not_allow(call, message):
+    src = f"__kernel void k(__global float4 *a) {{\n  float4 v = a[0];\n  a[1] = {call};\n}}"
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+
+
+def test_frexp_splits_into_a_mantissa_and_an_exponent_with_the_specified_edge_values():
+    """Mantissa in [1/2, 1) (or 0) times 2 to the exponent; OpenCL C 7.5.1: ±inf and NaN
+    return themselves and store exponent 0; ±0 give ±0 and 0; denormals are exact."""
+    src = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void k(__global const float *x, __global float *m, __global int *e,
+                __global float4 *m4, __global int4 *e4, __global double *md, __global int *ed, double s) {
+    int i = get_global_id(0);
+    m[i] = frexp(x[i], &e[i]);
+    int4 exps;
+    m4[i] = frexp((float4)(x[i], -x[i], x[i] * 4.0f, 0.5f), &exps);
+    e4[i] = exps;
+    __private int de;
+    md[i] = frexp((double)x[i] * s, &de);
+    ed[i] = de;
+}"""
+    x = np.array([0.0, -0.0, 1.0, -3.0, 0.1, 1e-40, -1.4e-45, np.finfo(np.float32).max,
+                  np.inf, -np.inf, np.nan, 6.5e-39, 1e30, -7.0, 2.0**-126, 3.0], np.float32)
+    n = len(x)
+    m, e = np.zeros(n, np.float32), np.zeros(n, np.int32)
+    m4, e4 = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.int32)
+    md, ed = np.zeros(n), np.zeros(n, np.int32)
+    run(src, (n,), (n,), {"x": x, "m": m, "e": e, "m4": m4, "e4": e4, "md": md, "ed": ed, "s": 1e300})
+    finite = np.isfinite(x)
+    ref_m, ref_e = np.frexp(x)
+    np.testing.assert_array_equal(m, ref_m)
+    np.testing.assert_array_equal(e, np.where(finite, ref_e, 0))
+    np.testing.assert_array_equal(np.signbit(m), np.signbit(x))
+    assert (np.abs(m[finite & (x != 0)]) >= 0.5).all() and (np.abs(m[finite]) < 1).all()
+    np.testing.assert_array_equal(np.ldexp(m[finite], e[finite]), x[finite])   # exact, denormals too
+    assert np.isnan(m[10]) and list(m[8:10]) == [np.inf, -np.inf] and e[5] == -132 and e[6] == -148
+    with np.errstate(over="ignore"):
+        cols = np.stack([x, -x, x * np.float32(4), np.full(n, 0.5, np.float32)], 1)
+        big = x.astype(np.float64) * 1e300
+    ref4_m, ref4_e = np.frexp(cols)
+    np.testing.assert_array_equal(m4, ref4_m)
+    np.testing.assert_array_equal(e4, np.where(np.isfinite(cols), ref4_e, 0))
+    np.testing.assert_array_equal(md, np.frexp(big)[0])
+    np.testing.assert_array_equal(ed, np.where(np.isfinite(big), np.frexp(big)[1], 0))
+
+
+def _remquo_reference(x, y):
+    """(remainder, quotient bits) by the definition: n the integer nearest x / y (ties to
+    even) in exact arithmetic, r = x - n * y, the quotient's 7 lowest bits signed as x / y."""
+    from fractions import Fraction
+
+    if math.isnan(x) or math.isnan(y) or math.isinf(x) or y == 0:
+        return math.nan, 0
+    if math.isinf(y):
+        return x, 0
+    n = round(Fraction(x) / Fraction(y))
+    r = float(Fraction(x) - n * Fraction(y))
+    bits = abs(n) % 128
+    return math.copysign(r, x) if r == 0 else r, -bits if (x < 0) != (y < 0) else bits
+
+
+def test_remquo_returns_the_remainder_and_stores_the_signed_low_quotient_bits():
+    """OpenCL C: r = x - n*y, n nearest x/y (ties to even), r = 0 has x's sign; the lowest
+    seven bits of n, signed as x/y, go through the pointer; NaN and 0 for an infinite x, a
+    zero y or a NaN (7.5.1)."""
+    src = """
+__kernel void k(__global const float *x, __global const float *y, __global float *r, __global int *q,
+                __global float2 *r2, __global int2 *q2, __global float *rem) {
+    int i = get_global_id(0);
+    r[i] = remquo(x[i], y[i], &q[i]);
+    int2 quo;
+    r2[i] = remquo((float2)(x[i], y[i]), (float2)(y[i], 3.0f), &quo);
+    q2[i] = quo;
+    rem[i] = remainder(x[i], y[i]);
+}"""
+    pairs = [(29, 3), (-29, 3), (29, -3), (-29, -3), (5, 2), (7, 2), (-5, 2), (6, 3), (-6, 3),
+             (0.0, 1), (-0.0, 1), (1e30, 3), (-1e30, 7e-30), (3.4e38, 1e-38), (1, 0), (np.inf, 2),
+             (np.nan, 2), (2, np.nan), (5, np.inf), (-0.7, 0.25), (1e-40, 3e-41), (255.5, 2)]
+    x = np.array([p[0] for p in pairs], np.float32)
+    y = np.array([p[1] for p in pairs], np.float32)
+    n = len(pairs)
+    r, q, rem = np.zeros(n, np.float32), np.zeros(n, np.int32), np.zeros(n, np.float32)
+    r2, q2 = np.zeros((n, 2), np.float32), np.zeros((n, 2), np.int32)
+    run(src, (n,), (n,), {"x": x, "y": y, "r": r, "q": q, "r2": r2, "q2": q2, "rem": rem})
+    ref = [_remquo_reference(float(a), float(b)) for a, b in zip(x, y)]
+    np.testing.assert_array_equal(r, np.array([v for v, _ in ref], np.float32))
+    np.testing.assert_array_equal(q, [k for _, k in ref])
+    np.testing.assert_array_equal(np.signbit(r[9:11]), [False, True])   # a zero r has x's sign
+    assert list(q[:9]) == [10, -10, -10, 10, 2, 4, -2, 2, -2]        # ties go to the even quotient
+    np.testing.assert_array_equal(rem, r)                             # the remainder() value
+    ref2 = [_remquo_reference(float(a), float(b)) for a, b in zip(y, np.full(n, 3, np.float32))]
+    np.testing.assert_array_equal(r2, np.stack([r, [v for v, _ in ref2]], 1).astype(np.float32))
+    np.testing.assert_array_equal(q2, np.stack([q, [k for _, k in ref2]], 1))
+
+
+@pytest.mark.parametrize("call,message", [
+    ("frexp(v, &f)", "frexp needs a pointer to int as its last argument, not private float*"),
+    ("frexp(v, n)", "frexp needs a pointer to int as its last argument, not int"),
+    ("frexp((float2)(v), &n)", "frexp needs a pointer to int2 as its last argument, not private int*"),
+    ("remquo(v, v, &f)", "remquo needs a pointer to int as its last argument, not private float*"),
+    ("remquo(v, &n)", "remquo takes (x, y, quo)"),
+])
+def test_frexp_and_remquo_need_a_pointer_to_ints_of_the_values_width(call, message):
+    src = ("__kernel void k(__global float *a) {\n  float v = a[0], f; int n;\n"
+           f"  a[1] = {call};\n}}")
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+
+
+def test_vec_step_of_type_names_and_of_unevaluated_expressions():
+    """OpenCL C 6.13.12: the components of a vector type (a 3-component one counts 4), 1
+    for a scalar; the argument, a type name or an expression, is not evaluated."""
+    src = """
+typedef float4 vec;
+__kernel void k(__global int *o, __global const float *a) {
+    int i = 0;
+    float3 p = (float3)(1.0f, 2.0f, 3.0f);
+    o[0] = vec_step(float4); o[1] = vec_step(float3); o[2] = vec_step(int);
+    o[3] = vec_step(double16); o[4] = vec_step(vec); o[5] = vec_step(p);
+    o[6] = vec_step(a[i++]); o[7] = i; o[8] = sizeof(int[vec_step(uchar8)]) / sizeof(int);
+    o[9] = vec_step(p.xy + 1.0f) + vec_step(char2) * 10 + vec_step(unsigned int) * 100;
+}"""
+    o = np.zeros(10, np.int32)
+    run(src, (1,), (1,), {"o": o, "a": np.zeros(4, np.float32)})
+    np.testing.assert_array_equal(o, [4, 4, 1, 16, 4, 4, 1, 0, 8, 2 + 20 + 100])
+
+
+@pytest.mark.parametrize("arg,shown", [("struct S", "struct S"), ("float *", "private float*"),
+                                       ("s", "struct S"), ("a", "global float*")])
+def test_vec_step_refuses_what_is_not_a_scalar_or_vector(arg, shown):
+    src = f"struct S {{ int x; }};\n__kernel void k(__global float *a) {{\n  struct S s;\n  a[0] = vec_step({arg});\n}}"
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:4:")
+    assert f"vec_step takes a scalar or vector type, not {shown}" in str(info.value)
+
+
+# -- designated initializers --------------------------------------------------------------------
+def test_designated_initializers_for_structs_arrays_and_constant_tables():
+    """C99 6.7.8: ``.member`` and ``[index]`` designators, chained; positional initializers
+    go on after the designated subobject (into a nested struct or row without braces);
+    what is left out is zero; an array of unknown size ends at its last initializer."""
+    src = """
+typedef struct { float w; int tap; float2 at; } Tap;
+struct P { int x, y; struct { int a, b; } in; float4 v; };
+enum Channel { RED, GREEN, BLUE };
+__constant int table[] = {[4] = 9, 10, [1] = 3};
+__constant Tap taps[3] = {[2] = {.tap = 7, .w = 0.5f}, [0].at = {1.0f, 2.0f}, [0].tap = 4};
+__constant float2 points[2][2] = {[1][0] = (float2)(5.0f, 6.0f), [0] = {{1.0f, 2.0f}}};
+void set_b(struct P *p) { p->in.b += 100; }
+__kernel void k(__global int *o, __global float *f) {
+    int i = get_global_id(0);
+    struct P p = {.y = i, 30, 40, .v = {1.5f, 2.5f}, .x = -1};
+    struct P q = {.in.b = 8, .v = {0.0f, 0.0f, 3.0f}};
+    int a[6] = {[2] = 5, 6, [0] = i};
+    int b[] = {[3] = 1, [GREEN] = 7};
+    int m[2][3] = {[1][1] = 5, 6, [0] = {1, 2}};
+    Tap t[2] = {[1].tap = 9, [0] = {.at = {0.25f}, .w = 0.75f}};
+    struct P r = {.in = {.b = 2}};
+    set_b(&r);
+    int acc = 0;
+    for (int k = 0; k < 3; k++) {
+        struct P z = {.x = k};
+        acc += z.y + z.in.a;   /* zero again on every trip */
+        z.y = 50; z.in.a = 60;
+        acc += z.x;
+    }
+    int *out = o + i * 32;
+    out[0] = p.x; out[1] = p.y; out[2] = p.in.a; out[3] = p.in.b;
+    out[4] = q.x; out[5] = q.in.a; out[6] = q.in.b;
+    for (int k = 0; k < 6; k++) out[7 + k] = a[k];
+    out[13] = b[GREEN]; out[14] = b[3]; out[15] = b[0];
+    for (int k = 0; k < 6; k++) out[16 + k] = m[k / 3][k % 3];
+    out[22] = t[1].tap; out[23] = t[0].tap; out[24] = r.in.b; out[25] = acc;
+    for (int k = 0; k < 6; k++) out[26 + k] = table[k];
+    float *g = f + i * 16;
+    g[0] = p.v.x; g[1] = p.v.y; g[2] = p.v.w; g[3] = q.v.z; g[4] = t[0].w; g[5] = t[0].at.x;
+    g[6] = t[0].at.y; g[7] = t[1].w; g[8] = taps[2].w; g[9] = taps[0].at.y;
+    g[10] = taps[0].tap + taps[2].tap * 10 + taps[1].tap * 100;
+    g[11] = points[0][0].y; g[12] = points[0][1].x; g[13] = points[1][0].y; g[14] = points[1][1].x;
+}"""
+    n = 4
+    o, f = np.zeros(n * 32, np.int32), np.zeros(n * 16, np.float32)
+    program = run(src, (n,), (n,), {"o": o, "f": f})
+    assert program.kernel().arrays["b"].length == 4
+    o, f = o.reshape(n, 32), f.reshape(n, 16)
+    i = np.arange(n)
+    np.testing.assert_array_equal(o[:, 0:4], np.stack([np.full(n, -1), i, np.full(n, 30), np.full(n, 40)], 1))
+    np.testing.assert_array_equal(o[:, 4:7], np.tile([0, 0, 8], (n, 1)))
+    np.testing.assert_array_equal(o[:, 7:13], np.stack([i] + [np.full(n, v) for v in (0, 5, 6, 0, 0)], 1))
+    np.testing.assert_array_equal(o[:, 13:16], np.tile([7, 1, 0], (n, 1)))
+    np.testing.assert_array_equal(o[:, 16:22], np.tile([1, 2, 0, 0, 5, 6], (n, 1)))
+    np.testing.assert_array_equal(o[:, 22:26], np.tile([9, 0, 102, 0 + 1 + 2], (n, 1)))
+    np.testing.assert_array_equal(o[:, 26:32], np.tile([0, 3, 0, 0, 9, 10], (n, 1)))
+    np.testing.assert_array_equal(f[:, :15], np.tile([1.5, 2.5, 0, 3, 0.75, 0.25, 0, 0, 0.5, 2, 4 + 70,
+                                                       2, 0, 6, 0], (n, 1)))
+
+
+def test_a_union_initializer_sets_its_first_or_its_designated_member():
+    """C99 6.7.8p17: a union takes one initializer; the one after it goes past the union."""
+    src = """
+union U { int i; float f; };
+struct S { int a; union U u; int b; };
+__constant struct S table[2] = {{1, {.f = 1.5f}, 2}, [1] = {.u.i = 7, 9}};
+__kernel void k(__global int *o, __global float *f) {
+    union U u = {.f = 2.5f}, v = {3};
+    struct S s = {1, {4}, 5}, t = {.u = {.f = 0.5f}, 6};
+    o[0] = v.i; o[1] = s.a; o[2] = s.u.i; o[3] = s.b; o[4] = t.a; o[5] = t.b;
+    o[6] = table[0].b; o[7] = table[1].u.i; o[8] = table[1].b;
+    f[0] = u.f; f[1] = t.u.f; f[2] = table[0].u.f;
+}"""
+    o, f = np.zeros(9, np.int32), np.zeros(3, np.float32)
+    run(src, (1,), (1,), {"o": o, "f": f})
+    np.testing.assert_array_equal(o, [3, 1, 4, 5, 0, 6, 2, 7, 9])
+    np.testing.assert_array_equal(f, [2.5, 0.5, 1.5])
+
+
+@pytest.mark.parametrize("decl,message", [
+    ("struct P p = {.z = 1};", "struct P has no member 'z'"),
+    ("int a[4] = {[4] = 1};", "array index 4 is outside int[4]"),
+    ("int a[4] = {.x = 1};", "'.x' names a member, but int[4] is not a struct or union"),
+    ("struct P p = {[0] = 1};", "'[...]' names an element, but struct P is not an array"),
+    ("int a[2] = {[1] = 1, 2};", "too many initializers for 'a' (one goes past its 2 elements)"),
+    ("struct P p = {1, 2, 3};", "too many initializers for struct P"),
+    ("int a[4] = {[n] = 1};", "an integer constant is needed here"),
+    ("struct P p = {.x.y = 1};", "'.y' names a member, but int is not a struct or union"),
+    ("float4 v[1] = {[0].z = 1};", "'.z' names a member, but float4 is not a struct or union"),
+])
+def test_designators_that_name_nothing_are_located_errors(decl, message):
+    src = f"struct P {{ int x, y; }};\n__kernel void k(__global int *o, int n) {{\n  {decl}\n}}"
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+
+
+# -- printf with strings ---------------------------------------------------------------------------
+def test_printf_prints_string_literals_with_percent_s(capfd):
+    """OpenCL C 6.15.14: %s takes a literal string (its precision cuts it); arguments past
+    the format are evaluated and ignored."""
+    src = r"""
+__kernel void k(__global int *a) {
+    int i = get_global_id(0);
+    printf("%s %d [%6s|%-4s|%.2s]\n", "tag", i, "ab", "c\td", "xyz", "ignored");
+}"""
+    run(src, (2,), (2,), {"a": np.zeros(2, np.int32)})
+    assert capfd.readouterr().out == "tag 0 [    ab|c\td |xy]\ntag 1 [    ab|c\td |xy]\n"
+
+
+@pytest.mark.parametrize("call,message", [
+    (r'printf("%d\n", "x")', "a string literal can only be printed with %s, not %d"),
+    (r'printf("%s\n", a[0])', "%s prints a string literal, not a value of type int"),
+    (r'printf("%s\n", a)', "%s prints a string literal, not a value of type global int*"),
+])
+def test_printf_percent_s_takes_string_literals_only(call, message):
+    src = "__kernel void k(__global int *a) {\n  " + call + ";\n}"
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:2:") and message in str(info.value), str(info.value)

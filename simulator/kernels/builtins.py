@@ -5,6 +5,7 @@ Each math built-in has a typing rule (used by the frontend), a numpy implementat
 streams: transcendentals and integer division expand to several GCN instructions).
 """
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -12,11 +13,18 @@ from . import types as T
 from .images import SAMPLER_FLAGS
 
 # How a work-item function's value varies: per lane, per wavefront (work-group), or never.
+# A sub-group (cl_khr_subgroups) is a wavefront: see ``collectives``.
 WORK_ITEM = {
     "get_global_id": "lane", "get_local_id": "lane", "get_group_id": "wave",
     "get_global_size": "uniform", "get_local_size": "uniform", "get_num_groups": "uniform",
-    "get_global_offset": "uniform",
+    "get_global_offset": "uniform", "get_work_dim": "uniform",
+    "get_sub_group_id": "wave", "get_sub_group_local_id": "lane", "get_sub_group_size": "wave",
+    "get_max_sub_group_size": "uniform", "get_num_sub_groups": "uniform",
+    "get_enqueued_num_sub_groups": "uniform",
 }
+# The work-item functions that take no dimension argument.
+NO_DIMENSION = {"get_work_dim", "get_sub_group_id", "get_sub_group_local_id", "get_sub_group_size",
+                "get_max_sub_group_size", "get_num_sub_groups", "get_enqueued_num_sub_groups"}
 
 CONSTANTS = {
     "CLK_LOCAL_MEM_FENCE": (T.INT, 1),
@@ -155,8 +163,42 @@ def _msb(x):
     return x < 0 if x.dtype.kind == "i" else (x >> (_bits(x) - 1)) != 0
 
 
-def _remainder(x, y):
-    return x - y * np.rint(x / y)
+def _ieee_remainder(x, y):
+    """``x - n * y``, ``n`` the integer nearest ``x / y`` (ties to even), exact; NaN for an
+    infinite ``x``, a zero ``y`` or a NaN (C99 F.9.7.2)."""
+    if math.isinf(x) or y == 0 or math.isnan(x) or math.isnan(y):
+        return math.nan
+    return math.remainder(x, y)
+
+
+def _remquo_quotient(x, y):
+    """The quotient bits remquo stores: the lowest seven bits of the integer nearest
+    ``x / y`` (computed exactly), signed as ``x / y``; 0 where remquo returns NaN
+    (OpenCL C 7.5.1), and 0 for an infinite ``y`` (the quotient is 0)."""
+    if math.isinf(x) or y == 0 or math.isnan(x) or math.isnan(y) or math.isinf(y):
+        return 0
+    bits = abs(round(Fraction(x) / Fraction(y))) & 0x7F   # round(): ties to even
+    return -bits if math.copysign(1, x) != math.copysign(1, y) else bits
+
+
+def _frexp(x):
+    """(mantissa in [1/2, 1) or 0, exponent) of each value; ±inf and NaN return themselves
+    with exponent 0 (OpenCL C 7.5.1)."""
+    x = np.asarray(x)
+    mantissa, exponent = np.frexp(x)
+    return mantissa, np.where(np.isfinite(x), exponent, 0).astype(np.int32)
+
+
+def _shuffle(*args):
+    """shuffle(x, mask) and shuffle2(x, y, mask): component ``mask[i]`` of x (of x then y
+    for shuffle2), where only the mask's low bits that can number a component count
+    (OpenCL C 6.13.12: log2 of the components, one more bit for shuffle2)."""
+    *sources, mask = (np.asarray(a) for a in args)
+    pool = np.concatenate(np.broadcast_arrays(*sources), axis=-1)
+    index = (mask & (pool.shape[-1] - 1)).astype(np.intp)
+    lead = np.broadcast_shapes(pool.shape[:-1], index.shape[:-1])
+    return np.take_along_axis(np.broadcast_to(pool, lead + pool.shape[-1:]),
+                              np.broadcast_to(index, lead + index.shape[-1:]), axis=-1)
 
 
 def _maxmag(x, y):
@@ -174,14 +216,16 @@ def _select(a, b, c):
     return np.where(test, b, a)
 
 
-def _per_value(fn):
+def _per_value(fn, otype=None):
     """A scalar function of the ``math`` module (``erf``, ``lgamma``...: numpy has no
-    ufunc for them) applied to each value, in the argument's type."""
-    each = np.vectorize(fn, otypes=[np.float64])
+    ufunc for them) applied to each value, in the arguments' type (or ``otype``)."""
+    each = np.vectorize(fn, otypes=[np.float64 if otype is None else otype])
 
-    def apply(x):
-        x = np.asarray(x)
-        return each(x).astype(x.dtype) if x.size else x
+    def apply(*args):
+        args = [np.asarray(a) for a in args]
+        dtype = otype or np.result_type(*args)
+        return each(*args).astype(dtype) if all(a.size for a in args) else np.zeros(
+            np.broadcast_shapes(*(a.shape for a in args)), dtype)
     return apply
 
 
@@ -254,7 +298,7 @@ MATH = {
     "erf": ("float1", 8, _per_value(math.erf)), "erfc": ("float1", 8, _per_value(math.erfc)),
     "lgamma": ("float1", 8, _per_value(_lgamma)), "tgamma": ("float1", 8, _per_value(_tgamma)),
     "nan": ("float1", 1, lambda x: np.full_like(x, np.nan)),
-    "ilogb": ("exponent1", 2, _ilogb), "upsample": ("upsample2", 2, _upsample),
+    "ilogb": ("int_of_real1", 2, _ilogb), "upsample": ("upsample2", 2, _upsample),
     "sinh": ("float1", 8, np.sinh), "cosh": ("float1", 8, np.cosh), "asinh": ("float1", 8, np.arcsinh),
     "acosh": ("float1", 8, np.arccosh), "atanh": ("float1", 8, np.arctanh),
     "sinpi": ("float1", 8, lambda x: np.sin(np.pi * x)), "cospi": ("float1", 8, lambda x: np.cos(np.pi * x)),
@@ -267,7 +311,12 @@ MATH = {
     "modf_frac": ("float1", 1, lambda x: x - np.trunc(x)),
     "maxmag": ("float2", 1, _maxmag), "minmag": ("float2", 1, _minmag),
     "fdim": ("float2", 1, lambda x, y: np.where(x > y, x - y, 0)), "nextafter": ("float2", 1, np.nextafter),
-    "remainder": ("float2", 8, _remainder), "pown": ("float2", 8, np.power),
+    "remainder": ("float2", 8, _per_value(_ieee_remainder)), "pown": ("float2", 8, np.power),
+    # frexp and remquo return one part and store the other (see calls._POINTER_RESULTS)
+    "frexp_mantissa": ("float1", 2, lambda x: _frexp(x)[0]),
+    "frexp_exponent": ("int_of_real1", 2, lambda x: _frexp(x)[1]),
+    "remquo_quotient": ("int_of_real2", 8, _per_value(_remquo_quotient, np.int32)),
+    "shuffle": ("shuffle2", 1, _shuffle), "shuffle2": ("shuffle3", 1, _shuffle),
     "rootn": ("float2", 8, lambda x, n: np.power(x, 1 / n)),
     "ldexp": ("float2", 2, lambda x, n: x * np.exp2(n)),
     "smoothstep": ("float3", 4, _smoothstep),
@@ -314,14 +363,16 @@ def math_result_type(name, arg_types):
         return None, None
     if any(isinstance(t, (T.Pointer, T.Struct, T.Opaque)) for t in arg_types):
         return None, None
+    if rule.startswith("shuffle"):
+        return _shuffle_type(arg_types)
     widths = {t.width for t in arg_types}
     width = max(widths)
     if len(widths - {1}) > 1:
         return None, None
     real = T.DOUBLE if any(t.base is T.DOUBLE for t in arg_types) else T.FLOAT
-    if rule.startswith("exponent"):  # ilogb: an int of each real
+    if rule.startswith("int_of_real"):  # ilogb, frexp's exponent, remquo's quotient
         ty = real if width == 1 else T.Vector(real, width)
-        return (T.INT if width == 1 else T.Vector(T.INT, width)), [ty]
+        return (T.INT if width == 1 else T.Vector(T.INT, width)), [ty] * arity
     if rule.startswith("upsample"):  # upsample(hi, lo): lo unsigned of hi's size
         hi, lo = arg_types
         wider = UPSAMPLED.get(hi.base)
@@ -382,6 +433,20 @@ def math_result_type(name, arg_types):
     if ty is None:
         return None, None
     return ty, [ty, ty, c]
+
+
+def _shuffle_type(arg_types):
+    """shuffle(x, mask) / shuffle2(x, y, mask): x (and y, of x's type) a vector of 2, 4, 8
+    or 16 components, mask an unsigned vector of 2, 4, 8 or 16 components of x's
+    component size; the result has x's components, as many as the mask."""
+    *sources, mask = arg_types
+    x = sources[0]
+    shapes = (2, 4, 8, 16)
+    if any(not isinstance(t, T.Vector) for t in arg_types) or any(s != x for s in sources) or \
+            x.width not in shapes or mask.width not in shapes or mask.is_float or \
+            mask.base.is_signed or mask.base.size != x.base.size:
+        return None, None
+    return T.Vector(x.base, mask.width), list(arg_types)
 
 
 def apply_math(name, values):

@@ -3,7 +3,8 @@
 ``CallLowering.expr_FuncCall`` dispatches a call by name: work-item functions, math and
 integer built-ins (typed by ``builtins.math_result_type``), ``convert_<type>[_sat][_rte]``
 and ``as_<type>``, atomics, ``vloadN``/``vstoreN``, images, built-ins with pointer results
-(``sincos``, ``fract``, ``modf``) and finally the program's own functions, which
+(``sincos``, ``fract``, ``modf``, ``frexp``, ``remquo``), the work-group and sub-group
+functions (``collectives``) and finally the program's own functions, which
 ``statements.KernelLowering.call_user`` inlines.
 """
 from pycparser import c_ast
@@ -12,11 +13,17 @@ from . import ir
 from . import types as T
 from .annotations import WATCH_CALL
 from .builtins import MATH, WORK_ITEM, math_result_type
+from .collectives import arity, split, value_type
 from .expressions import fold_constant
+from .formatting import conversions
 
 ATOMIC_OPS = ("add", "sub", "inc", "dec", "xchg", "min", "max", "and", "or", "xor", "cmpxchg")
-# Built-ins that return one value and store another through their pointer argument.
-_POINTER_RESULTS = {"sincos": ("sin", "cos"), "fract": ("fract", "floor"), "modf": ("modf_frac", "trunc")}
+# Built-ins that return one value and store another through their last argument, a pointer:
+# name -> (parameters, math built-in returned, math built-in stored).
+_POINTER_RESULTS = {"sincos": ("x, cosval", "sin", "cos"), "fract": ("x, iptr", "fract", "floor"),
+                    "modf": ("x, iptr", "modf_frac", "trunc"),
+                    "frexp": ("x, exp", "frexp_mantissa", "frexp_exponent"),
+                    "remquo": ("x, y, quo", "remainder", "remquo_quotient")}
 _IMAGE_READS = {"read_imagef": T.FLOAT, "read_imagei": T.INT, "read_imageui": T.UINT}
 _IMAGE_WRITES = {"write_imagef": T.FLOAT, "write_imagei": T.INT, "write_imageui": T.UINT}
 _IMAGE_QUERIES = {"get_image_width", "get_image_height", "get_image_dim"}
@@ -33,7 +40,7 @@ class CallLowering:
         pos = self.pos(node)
         if name in self.file.functions:
             return self.call_user(node, name, args)
-        if name in WORK_ITEM or name == "get_work_dim":
+        if name in WORK_ITEM:
             return self.work_item(node, name, args)
         if name.startswith(("convert_", "as_")):
             return self.conversion(node, name, args)
@@ -41,7 +48,8 @@ class CallLowering:
             return self.pointer_result(node, name, args)
         if name in MATH:
             return self.call_math(node, name, [self.expr(a) for a in args])
-        if name in ("barrier", "mem_fence", "read_mem_fence", "write_mem_fence", WATCH_CALL):
+        if name in ("barrier", "sub_group_barrier", "mem_fence", "read_mem_fence", "write_mem_fence",
+                    WATCH_CALL):
             raise self.error(node, f"{name} is a statement, not a value")
         if name.startswith(("atomic_", "atom_")):
             return self.atomic(node, name, args)
@@ -49,6 +57,8 @@ class CallLowering:
             return self.image_read(node, name, args)
         if name in _IMAGE_QUERIES:
             return self.image_query(node, name, args)
+        if split(name) is not None:
+            return self.collective(node, name, args)
         if name in ("async_work_group_copy", "async_work_group_strided_copy"):
             return self.async_copy(node, name, args)
         if name.startswith(("vload_half", "vloada_half")):
@@ -76,19 +86,45 @@ class CallLowering:
         return ir.Call(name, values, type=result, **self.pos(node))
 
     def pointer_result(self, node, name, args):
-        """``sincos(x, &c)``, ``fract(x, &i)``, ``modf(x, &i)``: store one result, return the other."""
-        if len(args) != 2:
-            raise self.error(node, f"{name} takes (x, pointer)")
-        value = self.expr(args[0])
-        pointer = self.expr(args[1])
-        if not isinstance(pointer.type, T.Pointer):
-            raise self.error(node, f"{name} needs a pointer as its second argument")
-        returned, stored = _POINTER_RESULTS[name]
-        store = ir.PtrStore(pointer, self.convert(self.call_math(node, stored, [value]), pointer.type.elem),
-                            None, **self.pos(node))
-        result = self.call_math(node, returned, [value])
+        """``sincos(x, &c)``, ``fract(x, &i)``, ``modf(x, &i)``, ``frexp(x, &e)``,
+        ``remquo(x, y, &q)``: store one result through the pointer, return the other. The
+        pointer must point to the stored result's type (``int4 *`` for frexp of a float4)."""
+        params, returned, stored = _POINTER_RESULTS[name]
+        if len(args) != params.count(",") + 1:
+            raise self.error(node, f"{name} takes ({params})")
+        values = [self.expr(a) for a in args[:-1]]
+        pointer = self.expr(args[-1])
+        part = self.call_math(node, stored, values)
+        if not isinstance(pointer.type, T.Pointer) or pointer.type.elem != part.type:
+            raise self.error(args[-1], f"{name} needs a pointer to {part.type} as its last argument,"
+                                       f" not {pointer.type}")
+        store = ir.PtrStore(pointer, part, None, **self.pos(node))
+        result = self.call_math(node, returned, values)
         return ir.StmtExpr(ir.Block([store], **self.pos(node)), result, False, type=result.type,
                            **self.pos(node))
+
+    def collective(self, node, name, args):
+        """A work-group or sub-group function (see ``collectives``): its value argument
+        converted to the type it works in, its local ids (broadcast) to size_t."""
+        scope, kind, _ = split(name)
+        fewest, most = arity(scope, kind)
+        if not fewest <= len(args) <= most:
+            count = str(fewest) if fewest == most else f"{fewest} to {most}"
+            raise self.error(node, f"{name} takes {count} argument{'s' if most > 1 else ''}")
+        value = self.expr(args[0])
+        ty = value_type(kind, value.type)
+        if ty is None:
+            wanted = "an int predicate" if kind in ("all", "any") else \
+                "a scalar int, uint, long, ulong, float or double"
+            raise self.error(args[0], f"{name} takes {wanted}, not {value.type}")
+        values = [self.convert(value, ty)]
+        for arg in args[1:]:
+            local_id = self.expr(arg)
+            if isinstance(local_id.type, (T.Pointer, T.Struct, T.Opaque)) or local_id.type.is_float \
+                    or local_id.type.width != 1:
+                raise self.error(arg, f"{name} needs an integer local id, not {local_id.type}")
+            values.append(self.convert(local_id, T.UINT))
+        return ir.Collective(name, values, type=ty, **self.pos(node))
 
     def conversion(self, node, name, args):
         if len(args) != 1:
@@ -252,13 +288,28 @@ class CallLowering:
         return ir.PtrStore(pointer, self.convert(value, pointer.type.elem), None, **self.pos(node))
 
     def printf(self, node, args):
-        if not args or not isinstance(args[0], c_ast.Constant) or args[0].type != "string":
+        """``printf(format, args...)``. A string literal argument is kept as its text (a
+        ``Const`` of type ``constant char *``): OpenCL C 6.15.14 lets ``%s`` print string
+        literals only, and a string literal is no value for any other conversion."""
+        if not args or not _is_string(args[0]):
             raise self.error(node, "printf needs a string literal format")
-        text = args[0].value[1:-1].encode().decode("unicode_escape")
-        values = [self.expr(a) for a in args[1:]]
-        for value, arg in zip(values, args[1:]):
+        text = _string_text(args[0])
+        wanted = conversions(text)
+        values = []
+        for k, arg in enumerate(args[1:]):
+            conv = wanted[k] if k < len(wanted) else None   # arguments past the format are ignored
+            if _is_string(arg):
+                if conv not in ("s", None):
+                    raise self.error(arg, f"a string literal can only be printed with %s, not %{conv}")
+                values.append(ir.Const(_string_text(arg), type=T.Pointer("constant", T.CHAR), uniform=True,
+                                       **self.pos(arg)))
+                continue
+            value = self.expr(arg)
+            if conv == "s":
+                raise self.error(arg, f"%s prints a string literal, not a value of type {value.type}")
             if isinstance(value.type, (T.Struct, T.Opaque)):
                 raise self.error(arg, f"printf cannot print a {value.type}")
+            values.append(value)
         return ir.Printf(text, values, **self.pos(node))
 
     # -- images ----------------------------------------------------------------------------
@@ -313,6 +364,11 @@ class CallLowering:
             if flags is None:
                 raise self.error(node, "barrier flags must be constant")
             return ir.Barrier(flags, **pos)
+        if name == "sub_group_barrier":
+            if len(args) not in (1, 2) or fold_constant_expr(self, args[0]) is None:
+                raise self.error(node, "sub_group_barrier takes constant fence flags (and a memory scope)")
+            # A sub-group is a wavefront, whose work-items run in lockstep: nothing to wait for.
+            return ir.Block([], **pos)
         if name in ("mem_fence", "read_mem_fence", "write_mem_fence", "wait_group_events", "prefetch"):
             # Ordering is already sequential in the functional model, and async copies are
             # complete when issued: nothing to wait for.
@@ -327,6 +383,16 @@ class CallLowering:
         if name in _IMAGE_WRITES:
             return self.image_write(node, name, args)
         return None
+
+
+def _is_string(node):
+    return isinstance(node, c_ast.Constant) and node.type == "string"
+
+
+def _string_text(node):
+    """The characters of a string literal, its escapes decoded."""
+    literal = node.value
+    return literal[literal.index('"') + 1:-1].encode().decode("unicode_escape")
 
 
 def fold_constant_expr(lowering, node):

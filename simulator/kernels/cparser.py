@@ -9,13 +9,19 @@ the AST next to the declaration it qualifies:
   the underscores (``Decl.quals``/``TypeDecl.quals`` hold ``"global"``);
 * ``kernel``/``__kernel`` becomes a function specifier (``Decl.funcspec``);
 * ``__const``, ``__restrict``, ``__inline`` become their C99 keyword;
+* ``vec_step`` is read as ``sizeof`` is, so it takes a type name too (``vec_step(float4)``):
+  it becomes a ``UnaryOp`` whose operator is ``"vec_step"``;
 * ``__attribute__((...))`` hints (``reqd_work_group_size``, ``aligned``...) are skipped.
+
+pycparser gives a designator ``.name`` and ``[name]`` alike, as the ``ID``; here an
+element designator ``[expr]`` is an ``ArrayRef`` without a name, so ``[RED] = 1`` (an
+enumerator) stays an index.
 
 OpenCL's type names (``uint``, ``float4``, ``image2d_t``...) are type names to the parser
 from the start, as if declared by typedefs in an enclosing scope (a user's declaration
 of the same name shadows them, as C's scoping says).
 """
-from pycparser import c_lexer, c_parser
+from pycparser import c_ast, c_lexer, c_parser
 
 from .diagnostics import KernelError
 from .types import TYPE_NAMES
@@ -35,6 +41,7 @@ _RENAMED.update({
     "__const": ("CONST", "const"), "__restrict": ("RESTRICT", "restrict"),
     "__restrict__": ("RESTRICT", "restrict"), "__inline": ("INLINE", "inline"),
     "__inline__": ("INLINE", "inline"), "__volatile__": ("VOLATILE", "volatile"),
+    "vec_step": ("SIZEOF", "vec_step"),
 })
 _ATTRIBUTE = {"__attribute__", "__attribute"}
 _BUILTIN_TYPES = frozenset(TYPE_NAMES)
@@ -90,6 +97,12 @@ class _Parser(c_parser.CParser):
             if in_scope is not None:
                 return in_scope
         return name in _BUILTIN_TYPES
+
+    def _parse_designator(self):
+        if self._peek_type() == "LBRACKET":
+            coord = self._tok_coord(self._peek())
+            return c_ast.ArrayRef(None, super()._parse_designator(), coord)
+        return super()._parse_designator()
 
     def _lex_error_func(self, msg, line, column):
         raise ParseFailure(self.clex.filename, line, column, msg)

@@ -21,7 +21,7 @@ from pycparser import c_ast
 
 from . import ir
 from . import types as T
-from .builtins import CONSTANTS, WORK_ITEM
+from .builtins import CONSTANTS, NO_DIMENSION, WORK_ITEM
 from .diagnostics import KernelError
 
 ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
@@ -317,10 +317,16 @@ class ExpressionLowering:
         op = node.op
         if op in ("p++", "++", "p--", "--"):
             return self.increment_value(node)
-        if op == "sizeof":
+        if op in ("sizeof", "vec_step"):
             target = node.expr
             ty = self.type_of(node, target) if isinstance(target, c_ast.Typename) else self.expr(target).type
-            return self.const(T.storage_size(ty), T.UINT, node)
+            if op == "sizeof":
+                return self.const(T.storage_size(ty), T.UINT, node)
+            # OpenCL C 6.13.12: the components of a vector (a 3-component one counts as 4),
+            # 1 for a scalar; the argument is not evaluated.
+            if not isinstance(ty, (T.Scalar, T.Vector)) or ty is T.VOID:
+                raise self.error(node, f"vec_step takes a scalar or vector type, not {ty}")
+            return self.const(4 if ty.width == 3 else ty.width, T.INT, node)
         if op == "&":
             return self.address_of(node)
         if op == "*":
@@ -629,10 +635,11 @@ class ExpressionLowering:
 
     def work_item(self, node, name, args):
         pos = self.pos(node)
-        if name == "get_work_dim":
+        if name in NO_DIMENSION:
             if args:
-                raise self.error(node, "get_work_dim takes no argument")
-            return ir.WorkItem(name, 0, type=T.UINT, uniform=True, **pos)
+                raise self.error(node, f"{name} takes no argument")
+            return ir.WorkItem(name, 0, type=T.UINT, uniform=WORK_ITEM[name] == "uniform",
+                               wave=WORK_ITEM[name] != "lane", **pos)
         if len(args) != 1:
             raise self.error(node, f"{name} takes one argument (the dimension)")
         dim = fold_constant(self.expr(args[0]))

@@ -3,7 +3,8 @@
 OpenCL's printf is C99's with one addition: ``%v4f`` (``v`` and a width before the
 length modifier and conversion) prints a vector's components separated by commas.
 Length modifiers (``hh``, ``h``, ``l``, ``hl``) only say how wide the argument is and are
-dropped; ``%a`` prints a hexadecimal float as C does.
+dropped; ``%a`` prints a hexadecimal float as C does; ``%s`` prints a string literal (the
+only argument OpenCL C lets it take), cut to the precision if one is given.
 """
 import re
 
@@ -25,9 +26,16 @@ def _one(spec, conv, value):
             conv = "d"
     elif conv == "p":
         return hex(int(value))
+    elif conv == "s":
+        value = str(value)
     else:
         value = float(value)
     return ("%" + spec + conv) % value
+
+
+def conversions(fmt: str) -> list:
+    """The conversion letter of each conversion of ``fmt`` that takes an argument, in order."""
+    return [m.group("conv") for m in _SPEC.finditer(fmt) if m.group("conv") != "%"]
 
 
 def c_format(fmt, values):

@@ -40,6 +40,9 @@ def _expr(cls):
 
 
 class Const(Expr):
+    """A constant: a numpy scalar, vector or struct, or the text of a string literal (a
+    printf argument for ``%s``)."""
+
     fields = ("value",)
 
 
@@ -81,6 +84,13 @@ class Select(Expr):
 
 class Call(Expr):
     """A math built-in such as ``sqrt`` or ``min``; ``fn`` names it."""
+
+    fields = ("fn", "args")
+
+
+class Collective(Expr):
+    """A work-group or sub-group function (``work_group_reduce_add``...; see
+    ``collectives``): ``fn`` names it, ``args`` are its value and local ids."""
 
     fields = ("fn", "args")
 
@@ -253,7 +263,7 @@ class Eval(Stmt):
     fields = ("expr",)
 
 
-for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, Load,
+for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, Collective, Load,
              Swizzle, VecLit, Atomic, AddrOf, PtrLoad, Member, StmtExpr, ImageRead):
     _expr(_cls)
 for _cls in (Block, Assign, Store, EmitStore, If, Loop, Break, Continue, Return, Barrier,

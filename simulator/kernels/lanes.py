@@ -75,6 +75,12 @@ class Geometry:
             out = group_xyz[dim]
         elif fn == "get_global_id":
             out = group_xyz[dim] * self.local_size[dim] + local_xyz[dim]
+        elif fn == "get_sub_group_id":
+            out = local // WAVEFRONT_SIZE
+        elif fn == "get_sub_group_local_id":
+            out = local % WAVEFRONT_SIZE
+        elif fn == "get_sub_group_size":   # the group's last wavefront may be partly empty
+            out = np.minimum(WAVEFRONT_SIZE, self.group_items - local // WAVEFRONT_SIZE * WAVEFRONT_SIZE)
         elif fn == "group_index":
             out = group
         elif fn == "local_linear":
@@ -90,6 +96,10 @@ class Geometry:
         """A launch-wide work-item value: sizes, group counts, offsets, dimensions."""
         if fn == "get_work_dim":
             return np.uint32(self.dims)
+        if fn == "get_max_sub_group_size":
+            return np.uint32(min(WAVEFRONT_SIZE, self.group_items))
+        if fn in ("get_num_sub_groups", "get_enqueued_num_sub_groups"):
+            return np.uint32(self.waves_per_group)
         return np.uint32({"get_global_size": self.global_size, "get_local_size": self.local_size,
                           "get_num_groups": self.num_groups,
                           "get_global_offset": (0, 0, 0)}[fn][dim])

@@ -9,7 +9,10 @@ operating on the active lanes' values:
 * loops run until no lane is active; ``break``/``continue``/``return`` retire lanes
   for the rest of the loop iteration, the loop or the kernel;
 * ``barrier`` needs no waiting: every lane finishes a statement before any lane
-  starts the next, which is a stronger order than a barrier guarantees;
+  starts the next, which is a stronger order than a barrier guarantees; a work-group
+  function (``work_group_reduce_add``...) is such a barrier, whose value combines every
+  lane's of the group at once (``collectives``), and a sub-group function the same over
+  a wavefront;
 * local memory is one array per work-group, private arrays one row per lane;
   global buffers are the host's numpy arrays, written in place;
 * a pointer is a handle (see ``types``): ``PtrLoad``/``PtrStore``/``Atomic`` find the
@@ -35,7 +38,7 @@ import sys
 import numpy as np
 
 from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
-from . import ir
+from . import collectives, ir
 from . import types as T
 from .atomics import atomic_update
 from .builtins import MATH, apply_math, math_cost
@@ -126,6 +129,7 @@ class Executor:
         self._expr = {ir.Const: self.e_const, ir.Var: self.e_var, ir.WorkItem: self.e_workitem,
                       ir.Binary: self.e_binary, ir.Logical: self.e_logical, ir.Unary: self.e_unary,
                       ir.Cast: self.e_cast, ir.Select: self.e_select, ir.Call: self.e_call,
+                      ir.Collective: self.e_collective,
                       ir.Load: self.e_load, ir.Swizzle: self.e_swizzle, ir.VecLit: self.e_veclit,
                       ir.Atomic: self.e_atomic, ir.AddrOf: self.e_addrof, ir.PtrLoad: self.e_ptrload,
                       ir.Member: self.e_member, ir.StmtExpr: self.e_stmtexpr,
@@ -313,11 +317,15 @@ class Executor:
         self.retired += 1
 
     def s_barrier(self, s, lanes):
-        self.check_barrier(s, lanes)
+        self.group_barrier(s, lanes)
+
+    def group_barrier(self, node, lanes):
+        """``lanes`` pass a work-group barrier: ``barrier`` or a work-group function."""
+        self.check_barrier(node, lanes)
         self.wait(lanes)
-        self.log.alu(lanes, Unit.BARRIER, s.line)
+        self.log.alu(lanes, Unit.BARRIER, node.line)
         if self.probes is not None:
-            self.probes.barrier(s.line, lanes, bool(self.watched))
+            self.probes.barrier(node.line, lanes, bool(self.watched))
 
     def check_barrier(self, s, lanes):
         """The work-items of a group that reach a barrier must be the same at every
@@ -583,6 +591,41 @@ class Executor:
         if e.type.width > 1 and MATH[e.fn][0].startswith("relational"):
             result = np.where(result, -1, 0)   # vector comparisons give -1 for true
         return _as_type(result, e.type)
+
+    def e_collective(self, e, lanes):
+        """A work-group or sub-group function (see ``collectives``). Every work-item of a
+        group that calls it must call it together: a work-group one is a barrier too, and
+        a sub-group (a wavefront) runs in lockstep, so it needs none."""
+        values = self.operands(e, lanes, *e.args)
+        scope, kind, op = collectives.split(e.fn)
+        size = collectives.group_size(scope, self.geo)
+        if scope == "work_group":
+            self.group_barrier(e, lanes)
+        self.check_whole_groups(e, lanes, scope, size)
+        self.log.alu(lanes, Unit.VALU, e.line, collectives.WAVE_STEPS)
+        targets = None
+        if kind == "broadcast":
+            try:
+                targets = collectives.broadcast_columns(scope, values[1:], lanes.idx, self.geo)
+            except ValueError as exc:
+                raise self.error(e, f"{e.fn}: {exc}") from None
+        return collectives.combine(kind, op, values[0], lanes.idx, size, targets)
+
+    def check_whole_groups(self, e, lanes, scope, size):
+        """Each work-group (or sub-group) that has work-items in ``lanes`` has all of them
+        there: OpenCL leaves a work-group or sub-group function that some skip undefined."""
+        geo = self.geo
+        present = np.bincount(lanes.idx // size, minlength=geo.lanes // size)
+        members = np.bincount(np.flatnonzero(geo.valid) // size, minlength=geo.lanes // size)
+        short = np.flatnonzero((present > 0) & (present < members))
+        if len(short):
+            k = int(short[0])
+            group = k * size // geo.slots_per_group
+            where = f"work-group {geo.group_ids(group)[:geo.dims]}"
+            if scope == "sub_group":
+                where = f"sub-group {k % geo.waves_per_group} of {where}"
+            raise self.error(e, f"{e.fn} is reached by {present[k]} of the {members[k]} work-items of"
+                                f" {where}: all of them must reach it")
 
     def e_addrof(self, e, lanes):
         return self.memory.handle(e.array)

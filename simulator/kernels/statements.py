@@ -2,8 +2,9 @@
 
 ``KernelLowering`` walks one kernel: it resolves names and scopes (each variable gets a
 unique name), lowers declarations (private and ``__local`` variables and arrays, with
-initializers), assignments to every kind of lvalue, ``if``/loops/``switch``, and builds
-Klein's semantic model: one ``BranchNode`` per conditional, loop and case label.
+initializers: ``initializers`` says which subobject each initializer of a braced list
+sets, designators included), assignments to every kind of lvalue, ``if``/loops/``switch``,
+and builds Klein's semantic model: one ``BranchNode`` per conditional, loop and case label.
 
 A call to one of the program's functions is *inlined*: its body is lowered again at
 each call site, in a scope of its own, as an ``ir.StmtExpr`` frame whose ``return``s
@@ -22,6 +23,7 @@ from . import ir
 from . import types as T
 from .calls import CallLowering
 from .expressions import ARITH, ExpressionLowering, _space, fold_constant
+from .initializers import Placement, place
 
 
 class KernelLowering(CallLowering, ExpressionLowering):
@@ -200,8 +202,8 @@ class KernelLowering(CallLowering, ExpressionLowering):
         if init is None:
             return None
         if isinstance(init, list):
-            return ir.Block([ir.Assign(name, value, None, path, **self.pos(node)) for path, value in init],
-                            **self.pos(node))
+            return ir.Block([ir.Assign(name, value, None, path or None, **self.pos(node))
+                             for path, value in init], **self.pos(node))
         return ir.Assign(name, init, None, **self.pos(node))
 
     def memory_variable(self, node, space, ty):
@@ -211,46 +213,50 @@ class KernelLowering(CallLowering, ExpressionLowering):
         name = self.unique(node.name)
         info = ir.ArrayInfo(name, space, ty, length=1, dims=("scalar",))
         self.arrays[name] = info
-        init = self.convert(self.expr(node.init), ty) if node.init is not None else None
+        if isinstance(ty, T.Struct) and isinstance(node.init, c_ast.InitList):
+            placements, _ = place(self, ty, node.init, node.name)
+            self.declare(node, node.name, info)
+            return self.element_stores(node, info, [(0, p) for p in placements])
+        init = self.initial_value(node, ty) if node.init is not None else None
         self.declare(node, node.name, info)
         if init is None:
             return None
         return ir.Store(name, self.const(0, T.INT, node), init, None, **self.pos(node))
 
     def initial_value(self, node, ty):
-        """The lowered initializer: a value, or (field path, value) pairs for a struct list."""
+        """The lowered initializer: a value, or (field path, value) pairs for a struct list
+        (the first pair zeroes the struct: C zeroes the members the list leaves out)."""
         if isinstance(node.init, c_ast.InitList):
             if isinstance(ty, T.Struct):
-                return self.struct_init(node.init, ty, ())
+                placements, _ = place(self, ty, node.init, node.name)
+                pairs = [((), self.zero(node, ty))]
+                for placement in placements:
+                    if any(isinstance(key, int) for key in placement.path):
+                        raise self.unsupported(placement.node, "array members of struct variables")
+                    pairs.append((placement.path, self.placed_value(placement)))
+                return pairs
             if ty.width > 1:
-                parts = [self.expr(e) for e in node.init.exprs]
-                parts = [self.convert(p, T.with_base(p.type, ty.base)) for p in parts]
-                return ir.VecLit(parts, type=ty, **self.pos(node))
+                return self.vector_literal(node.init, ty, [self.expr(e) for e in node.init.exprs])
             if len(node.init.exprs) == 1:
                 return self.convert(self.expr(node.init.exprs[0]), ty)
             raise self.error(node, f"too many initializers for {ty}")
         return self.convert(self.expr(node.init), ty)
 
-    def struct_init(self, init, ty, path):
-        pairs = []
-        exprs = init.exprs
-        if len(exprs) > len(ty.fields):
-            raise self.error(init, f"too many initializers for {ty}")
-        for expr, (name, field_ty, _) in zip(exprs, ty.fields):
-            if isinstance(expr, c_ast.NamedInitializer):
-                raise self.unsupported(expr, "designated initializers")
-            if isinstance(field_ty, T.Struct) and isinstance(expr, c_ast.InitList):
-                pairs.extend(self.struct_init(expr, field_ty, path + (name,)))
-            elif isinstance(field_ty, T.ArrayType):
-                raise self.unsupported(expr, "array members of struct variables")
-            elif isinstance(expr, c_ast.InitList):
-                parts = [self.expr(e) for e in expr.exprs]
-                pairs.append((path + (name,), ir.VecLit(
-                    [self.convert(p, T.with_base(p.type, field_ty.base)) for p in parts],
-                    type=field_ty, **self.pos(expr))))
-            else:
-                pairs.append((path + (name,), self.convert(self.expr(expr), field_ty)))
-        return pairs
+    def vector_literal(self, node, ty, parts):
+        """``{x, y, ...}`` for vector type ``ty``: the parts fill its components in order,
+        and components left out are zero."""
+        parts = [self.convert(p, T.with_base(p.type, ty.base)) for p in parts]
+        filled = sum(p.type.width for p in parts)
+        if filled > ty.width:
+            raise self.error(node, f"too many initializers for {ty} ({filled} components)")
+        parts += [self.zero(node, ty.base)] * (ty.width - filled)
+        return ir.VecLit(parts, type=ty, **self.pos(node))
+
+    def placed_value(self, placement):
+        """The value an initializer gives its subobject, converted to the subobject's type."""
+        if isinstance(placement.value, list):
+            return self.vector_literal(placement.node, placement.ty, placement.value)
+        return self.convert(placement.value, placement.ty)
 
     def array_dims(self, node):
         dims = []
@@ -260,19 +266,34 @@ class KernelLowering(CallLowering, ExpressionLowering):
             inner = inner.type
         return dims, inner
 
+    def array_placements(self, node, elem, dims):
+        """The placements of an array's initializer, each with the flat index of the element
+        it sets; an unknown first extent (``a[]``) becomes what the initializer reaches."""
+        if not isinstance(node.init, c_ast.InitList):
+            raise self.error(node, "an array needs a { ... } initializer")
+        ty = elem
+        for extent in reversed(dims):
+            ty = T.ArrayType(ty, extent)
+        placements, dims[0] = place(self, ty, node.init, node.name)
+        flat = []
+        for placement in placements:
+            index = 0
+            for extent, key in zip(dims, placement.path):
+                index = index * extent + key
+            flat.append((index, Placement(placement.path[len(dims):], placement.ty, placement.value,
+                                          placement.node)))
+        return flat
+
     def array_decl(self, node, space):
         dims, inner = self.array_dims(node)
         elem = self.type_of(node, inner)
-        values = self.init_values(node, elem, dims) if node.init is not None else None
+        placed = self.array_placements(node, elem, dims) if node.init is not None else None
         if dims and dims[0] is None:
-            if values is None:
-                raise self.error(node, f"array '{node.name}' needs a size")
-            rest = int(np.prod(dims[1:])) if len(dims) > 1 else 1
-            dims[0] = -(-len(values) // rest)
+            raise self.error(node, f"array '{node.name}' needs a size")
         space = space or "private"
         if space not in ("local", "private"):
             raise self.error(node, f"arrays declared in a function must be local or private, not {space}")
-        if space == "local" and values is not None:
+        if space == "local" and placed is not None:
             raise self.error(node, "a __local array cannot be initialized")
         length = 1
         for d in dims:
@@ -283,48 +304,51 @@ class KernelLowering(CallLowering, ExpressionLowering):
         info = ir.ArrayInfo(name, space, elem, length=length, dims=tuple(dims))
         self.arrays[name] = info
         self.declare(node, node.name, info)
-        if values is None:
+        if placed is None:
             return None
-        stores = [ir.Store(name, self.const(i, T.INT, node), value, None, **self.pos(node))
-                  for i, value in enumerate(values)]
-        return ir.Block(stores, **self.pos(node))
+        return self.element_stores(node, info, placed)
 
-    def init_values(self, node, elem, dims):
-        """Lowered element values of an array initializer, flattened (missing ones are zero)."""
-        flat = []
+    def element_stores(self, node, info, placed):
+        """The stores that initialize private array ``info`` from (flat index, placement)
+        pairs: each element is stored once, whole, in order (zero where the initializer
+        leaves it out); a struct element is zeroed, then its placed members stored."""
+        pos = self.pos(node)
+        whole, members = {}, {}
+        for index, placement in placed:
+            if placement.path:
+                members.setdefault(index, []).append(placement)
+            else:
+                whole[index] = self.placed_value(placement)   # the last one wins, as in C
+                members.pop(index, None)
+        stores = []
+        for index in range(info.length):
+            value = whole[index] if index in whole else self.zero(node, info.elem)
+            stores.append(ir.Store(info.name, self.const(index, T.INT, node), value, None, **pos))
+            for placement in members.get(index, ()):
+                pointer = self.member_pointer(placement.node, info, index, placement.path)
+                stores.append(ir.PtrStore(pointer, self.placed_value(placement), None, **pos))
+        return ir.Block(stores, **pos)
 
-        def walk(init, depth):
-            extent = dims[depth] if depth < len(dims) else None
-            items = init.exprs if isinstance(init, c_ast.InitList) else [init]
-            count = 0
-            for item in items:
-                if depth + 1 < len(dims) and isinstance(item, c_ast.InitList):
-                    walk(item, depth + 1)
-                elif isinstance(elem, T.Struct) and isinstance(item, c_ast.InitList):
-                    flat.append(("struct", item))
-                elif elem.width > 1 and isinstance(item, c_ast.InitList):
-                    parts = [self.expr(e) for e in item.exprs]
-                    flat.append(ir.VecLit([self.convert(p, T.with_base(p.type, elem.base)) for p in parts],
-                                          type=elem, **self.pos(item)))
-                else:
-                    flat.append(self.convert(self.expr(item), elem))
-                count += 1
-            if extent is not None and count > extent:
-                raise self.error(init, f"too many initializers for '{node.name}' ({count} for {extent})")
-            inner = int(np.prod(dims[depth + 1:])) if depth + 1 < len(dims) else 1
-            if extent is not None and count * (inner if depth + 1 < len(dims) else 1) < extent * inner:
-                missing = extent * inner - (count * inner if depth + 1 < len(dims) else count)
-                flat.extend(self.zero(node, elem) for _ in range(missing))
+    def member_pointer(self, node, info, index, path):
+        """A pointer to subobject ``path`` (member names, array indexes) of element ``index``
+        of array ``info``."""
+        ty, offset = info.elem, index * T.storage_size(info.elem)
+        for key in path:
+            if isinstance(key, str):
+                ty, member_offset = ty.field(key)
+                offset += member_offset
+            else:
+                ty = ty.elem
+                offset += key * T.storage_size(ty)
+        base = ir.AddrOf(info.name, type=T.Pointer(info.space, info.elem), uniform=True, **self.pos(node))
+        moved = self.advance(node, base, self.const(offset, T.LONG, node), scale=1)
+        return ir.Cast(moved, type=T.Pointer(info.space, ty), uniform=True, **self.pos(node))
 
-        if not isinstance(node.init, c_ast.InitList):
-            raise self.error(node, "an array needs a { ... } initializer")
-        walk(node.init, 0)
-        return flat
-
-    def zero(self, node, elem):
-        if isinstance(elem, T.Struct):
-            return ("zero", elem)
-        return self.convert(self.const(0, T.INT, node), elem)
+    def zero(self, node, ty):
+        """The zero value of ``ty``: what C gives what an initializer leaves out."""
+        if isinstance(ty, T.Struct):
+            return ir.Const(np.zeros((), dtype=ty.dtype), type=ty, uniform=True, **self.pos(node))
+        return self.convert(self.const(0, T.INT, node), ty)
 
     # -- file-scope constants ------------------------------------------------------------
     def constant_table(self, decl):
@@ -333,33 +357,19 @@ class KernelLowering(CallLowering, ExpressionLowering):
         elem = self.type_of(decl, inner)
         if decl.init is None:
             raise self.error(decl, f"__constant array '{decl.name}' needs an initializer")
-        values = self.init_values(decl, elem, dims)
-        if dims[0] is None:
-            rest = int(np.prod(dims[1:])) if len(dims) > 1 else 1
-            dims[0] = -(-len(values) // rest)
-        data = self.constant_data(decl, elem, values)
-        return ir.ArrayInfo(decl.name, "constant", elem, length=len(data), dims=tuple(dims), init=data)
-
-    def constant_data(self, decl, elem, values):
-        rows = []
-        for value in values:
-            if isinstance(value, tuple) and value[0] == "zero":
-                rows.append(np.zeros((), dtype=elem.dtype))
-            elif isinstance(value, tuple):
-                pairs = self.struct_init(value[1], elem, ())
-                row = np.zeros((), dtype=elem.dtype)
-                for path, item in pairs:
-                    target = row
-                    for field_name in path[:-1]:
-                        target = target[field_name]
-                    target[path[-1]] = self.fold_value(decl, item)
-                rows.append(row)
-            else:
-                rows.append(self.fold_value(decl, value))
-        if isinstance(elem, T.Struct):
-            return np.array(rows, dtype=elem.dtype)
-        shape = (len(rows),) + ((elem.width,) if elem.width > 1 else ())
-        return np.array(rows, dtype=elem.dtype).reshape(shape)
+        placed = self.array_placements(decl, elem, dims)
+        length = int(np.prod(dims))
+        data = np.zeros((length,) + ((elem.width,) if isinstance(elem, T.Vector) else ()), dtype=elem.dtype)
+        for index, placement in placed:
+            # Member names select fields of every row, indexes go after the row's.
+            view, where = data, (index,)
+            for key in placement.path:
+                if isinstance(key, str):
+                    view = view[key]
+                else:
+                    where += (key,)
+            view[where] = self.fold_value(decl, self.placed_value(placement))
+        return ir.ArrayInfo(decl.name, "constant", elem, length=length, dims=tuple(dims), init=data)
 
     def fold_value(self, decl, value):
         """A constant initializer's value (numbers, vectors, arithmetic on them)."""

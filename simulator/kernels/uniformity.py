@@ -48,6 +48,13 @@ class _Analysis:
             e.uniform = e.index.uniform and space in ("global", "constant")
             e.wave = e.index.wave and space != "private"
             return
+        if kind is ir.Collective:
+            for child in e.args:
+                self.expr(child)
+            # Combined over a group (each lane's own for a scan): per group, so per wavefront.
+            e.uniform = False
+            e.wave = "_scan_" not in e.fn
+            return
         if kind is ir.AddrOf:
             e.uniform = e.wave = True
             return
