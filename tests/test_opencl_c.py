@@ -375,6 +375,87 @@ __kernel void k(__global ulong *h, __global const int *s, __global ulong *e) {
     np.testing.assert_array_equal(e, [4294883355, 4077358422479273989, 4, 2 * 4294883355])
 
 
+def test_vectors_of_narrow_integers_compute_in_their_own_width():
+    """OpenCL C 6.2.6: the integer promotions apply to scalars only; ``uchar4 + uchar4`` is a
+    ``uchar4`` and wraps, so what is computed from it (a shift, a conversion, a comparison)
+    sees the wrapped sum. A scalar beside a vector takes the vector's component type; two
+    ``uchar`` scalars still add as ints. Shift counts use the component's low bits (6.3.j)."""
+    src = """
+__kernel void k(__global const uchar4 *a, __global const uchar4 *b, __global uchar4 *avg,
+                __global float4 *sum, __global int4 *carry, __global uchar4 *ops,
+                __global const short4 *s, __global short4 *halved, __global uint4 *u,
+                __global float4 *f, __global int *scalar, __global uchar4 *mask) {
+    int i = get_global_id(0), n = get_global_size(0);
+    uchar4 x = a[i], y = b[i];
+    avg[i] = (x + y) >> 1;
+    sum[i] = convert_float4(x + y);
+    carry[i] = convert_int4(x + y < x);
+    ops[i * 4 + 0] = -x;
+    ops[i * 4 + 1] = ~x ^ (uchar)0x0F;
+    ops[i * 4 + 2] = x * (uchar)3 / (uchar)2;
+    uchar4 c = x;
+    c++;
+    c += (uchar)1;
+    ops[i * 4 + 3] = c << 9;
+    avg[n + i] = (max(x, y) + min(x, y)) >> 1;
+    avg[2 * n + i] = (abs(as_char4(x)) + y) >> 1;
+    halved[i] = (s[i] + s[i]) / (short)2 + (char)1;
+    u[i] = convert_uint4(x) + 1;
+    f[i] = convert_float4(y) * 2;
+    scalar[i] = (x.x + y.x) >> 1;
+    mask[i] = as_uchar4(x > y);
+}"""
+    n = 64
+    a = RNG.integers(0, 256, (n, 4), dtype=np.uint8)
+    b = RNG.integers(0, 256, (n, 4), dtype=np.uint8)
+    s = RNG.integers(-2**15, 2**15, (n, 4), dtype=np.int16)
+    avg, ops = np.zeros((n * 3, 4), np.uint8), np.zeros((n * 4, 4), np.uint8)
+    total, f = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32)
+    carry, u = np.zeros((n, 4), np.int32), np.zeros((n, 4), np.uint32)
+    halved, scalar, mask = np.zeros((n, 4), np.int16), np.zeros(n, np.int32), np.zeros((n, 4), np.uint8)
+    run(src, (n,), (64,), {"a": a, "b": b, "avg": avg, "sum": total, "carry": carry, "ops": ops,
+                           "s": s, "halved": halved, "u": u, "f": f, "scalar": scalar, "mask": mask})
+    x, y = a.astype(np.int64), b.astype(np.int64)
+    wrapped = (x + y) % 256
+    magnitude = np.abs(a.view(np.int8).astype(np.int64))
+    np.testing.assert_array_equal(avg.reshape(3, n, 4), [wrapped >> 1, wrapped >> 1,
+                                                         (magnitude + y) % 256 >> 1])
+    np.testing.assert_array_equal(total, wrapped)
+    np.testing.assert_array_equal(carry, np.where(wrapped < x, -1, 0))
+    ops = ops.reshape(n, 4, 4)
+    np.testing.assert_array_equal(ops[:, 0], -x % 256)
+    np.testing.assert_array_equal(ops[:, 1], (~x ^ 0x0F) % 256)
+    np.testing.assert_array_equal(ops[:, 2], x * 3 % 256 // 2)
+    np.testing.assert_array_equal(ops[:, 3], (x + 2) % 256 * 2 % 256)
+    doubled = (2 * s.astype(np.int64) + 2**15) % 2**16 - 2**15
+    np.testing.assert_array_equal(halved, np.trunc(doubled / 2) + 1)
+    np.testing.assert_array_equal(u, x + 1)
+    np.testing.assert_array_equal(f, y * 2)
+    np.testing.assert_array_equal(scalar, (x[:, 0] + y[:, 0]) >> 1)
+    np.testing.assert_array_equal(mask, np.where(x > y, 255, 0))   # a char4 of -1 and 0
+
+
+@pytest.mark.parametrize("stmt,message", [
+    ("x = x + 1;", "operator '+': the scalar operand (int) has a greater rank than the vector's "
+                   "components (uchar4); cast it to uchar"),
+    ("x += 1;", "operator '+': the scalar operand (int)"),
+    ("v = v + 1u;", "the scalar operand (uint) has a greater rank than the vector's components (int4)"),
+    ("v = v * 2.0f;", "the scalar operand (float) has a greater rank than the vector's components (int4)"),
+    ("v = v + g;", "operator '+': vectors of different types (int4, float4)"),
+    ("x = v.x ? x : 1;", "operator '?:': the scalar operand (int)"),
+])
+def test_a_vector_refuses_a_scalar_of_greater_rank_and_other_vector_types(stmt, message):
+    """OpenCL C 6.2.6: a scalar operand that outranks the vector's component type (an
+    unsigned integer outranks the signed one of its size, a float every integer) is an
+    error, literals included, and so are two vectors of different types."""
+    src = ("__kernel void k(__global uchar4 *a, __global int4 *b, __global float4 *f) {\n"
+           "  uchar4 x = a[0]; int4 v = b[0]; float4 g = f[0];\n"
+           f"  {stmt}\n}}")
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+
+
 def test_builtins_real_kernels_use():
     src = """
 __kernel void k(__global const float4 *a, __global const float4 *b, __global float *f,
@@ -907,6 +988,46 @@ __kernel void k(__global const float *x, __global const float *y, __global float
     np.testing.assert_array_equal(q2, np.stack([q, [k for _, k in ref2]], 1))
 
 
+def test_builtins_with_a_pointer_result_evaluate_each_argument_once():
+    """``sincos``, ``fract``, ``modf``, ``frexp`` and ``remquo`` compute two results from
+    their value arguments; an argument with an effect (``x[j++]``) still runs once."""
+    src = """
+__kernel void k(__global const float *x, __global float *r, __global int *e, __global int *steps) {
+    int i = get_global_id(0);
+    int j = i * 5;
+    float c, whole, part;
+    int exponent, quo;
+    r[i * 8 + 0] = sincos(x[j++], &c);
+    r[i * 8 + 1] = c;
+    r[i * 8 + 2] = fract(x[j++], &whole);
+    r[i * 8 + 3] = whole;
+    r[i * 8 + 4] = modf(x[j++], &part);
+    r[i * 8 + 5] = part;
+    r[i * 8 + 6] = frexp(x[j++], &exponent);
+    r[i * 8 + 7] = remquo(x[j++], 0.75f, &quo);
+    e[i * 2] = exponent;
+    e[i * 2 + 1] = quo;
+    steps[i] = j - i * 5;
+}"""
+    n = 64
+    x = (RNG.random(n * 10, dtype=np.float32) * 20 - 10).astype(np.float32)   # room to read twice
+    r, e, steps = np.zeros(n * 8, np.float32), np.zeros(n * 2, np.int32), np.zeros(n, np.int32)
+    run(src, (n,), (64,), {"x": x, "r": r, "e": e, "steps": steps})
+    np.testing.assert_array_equal(steps, 5)
+    v = x[:n * 5].reshape(n, 5)
+    r, e = r.reshape(n, 8), e.reshape(n, 2)
+    np.testing.assert_allclose(r[:, 0], np.sin(v[:, 0]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(r[:, 1], np.cos(v[:, 0]), rtol=1e-5, atol=1e-6)
+    below_one = np.nextafter(np.float32(1), np.float32(0))
+    np.testing.assert_array_equal(r[:, 2], np.minimum(v[:, 1] - np.floor(v[:, 1]), below_one))
+    np.testing.assert_array_equal(r[:, 3], np.floor(v[:, 1]))
+    np.testing.assert_array_equal(r[:, 4:6], np.stack(np.modf(v[:, 2]), 1))
+    np.testing.assert_array_equal(np.stack([r[:, 6], e[:, 0]], 1), np.stack(np.frexp(v[:, 3]), 1))
+    ref = [_remquo_reference(float(a), 0.75) for a in v[:, 4]]
+    np.testing.assert_array_equal(r[:, 7], np.array([value for value, _ in ref], np.float32))
+    np.testing.assert_array_equal(e[:, 1], [bits for _, bits in ref])
+
+
 @pytest.mark.parametrize("call,message", [
     ("frexp(v, &f)", "frexp needs a pointer to int as its last argument, not private float*"),
     ("frexp(v, n)", "frexp needs a pointer to int as its last argument, not int"),
@@ -920,6 +1041,48 @@ def test_frexp_and_remquo_need_a_pointer_to_ints_of_the_values_width(call, messa
     with pytest.raises(KernelError) as info:
         compile_source("t.cl", src)
     assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+
+
+def test_sizeof_an_array_is_the_whole_array_and_its_operand_is_not_evaluated():
+    """OpenCL C 6.3.k: ``sizeof`` of an array is the bytes of the whole array (private,
+    ``__local``, multi-dimensional, of structs, a ``__constant`` table, a struct's array
+    member), so ``sizeof(a) / sizeof(a[0])`` counts its elements; an array passed to a
+    pointer parameter and a kernel's pointer argument are pointers; the operand of sizeof
+    is not evaluated."""
+    src = """
+typedef struct { float w[3]; int tap; } Tap;
+__constant float coeffs[5] = {0.1f, 0.2f, 0.4f, 0.2f, 0.1f};
+__constant Tap taps[2] = {{{1.0f, 2.0f, 3.0f}, 4}, {{5.0f, 6.0f, 7.0f}, 8}};
+int pointer_size(int *row) { return sizeof(row) + 100 * (sizeof(row[0]) == 4); }
+__kernel void k(__global int *o, __global const float *g) {
+    int a[10];
+    __local float tile[4][17];
+    Tap arr[3];
+    Tap t;
+    float m[2][3];
+    uchar bytes[7];
+    int i = 0;
+    o[0] = sizeof(a);
+    o[1] = sizeof(a) / sizeof(a[0]);
+    o[2] = sizeof(tile);
+    o[3] = sizeof(tile[1]);
+    o[4] = sizeof(tile) / sizeof(tile[0]);
+    o[5] = sizeof(arr);
+    o[6] = sizeof(arr[0].w) + 100 * sizeof(t.w);
+    o[7] = sizeof(coeffs) / sizeof(coeffs[0]);
+    o[8] = sizeof(taps);
+    o[9] = sizeof(g);
+    o[10] = sizeof(m) + 100 * sizeof(m[1]);
+    o[11] = pointer_size(a);
+    o[12] = sizeof(a + 1) + 100 * sizeof(&a[0]);
+    o[13] = sizeof(bytes);
+    o[14] = sizeof(a[i++]) + 100 * sizeof(g[i++]);
+    o[15] = i;
+}"""
+    o = np.full(16, -1, np.int32)
+    run(src, (1,), (1,), {"o": o, "g": np.zeros(4, np.float32)})
+    np.testing.assert_array_equal(o, [40, 10, 4 * 17 * 4, 17 * 4, 4, 3 * 16, 12 + 1200, 5, 32, 8,
+                                      24 + 1200, 108, 8 + 800, 7, 4 + 400, 0])
 
 
 def test_vec_step_of_type_names_and_of_unevaluated_expressions():

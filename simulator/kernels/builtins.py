@@ -403,19 +403,16 @@ def math_result_type(name, arg_types):
             return T.with_base(ty, UNSIGNED.get(base, base)), [ty] * arity
         return ty, [ty] * arity
     if rule.startswith("generic"):
-        base = arg_types[0].base
+        ty = arg_types[0]
         for t in arg_types[1:]:
-            base = T.promote(base, t.base)
-        ty = T.with_base(arg_types[0], base) if arg_types[0].width == width else (
-            base if width == 1 else T.Vector(base, width))
-        return ty, [T.with_base(t, base) for t in arg_types]
+            ty = T.promote(ty, t)   # max(uchar4, uchar4) is a uchar4: vectors are not promoted
+        return ty, [T.with_base(t, ty.base) for t in arg_types]
     if rule == "abs":
         t = arg_types[0]
         if t.is_float:
             return t, [t]
-        base = T.promote(t.base, T.INT)
-        unsigned = {T.INT: T.UINT, T.LONG: T.ULONG}.get(base, base)
-        return T.with_base(t, unsigned), [T.with_base(t, base)]
+        base = T.promote(t, T.INT).base   # abs(char4) is a uchar4: vectors are not promoted
+        return T.with_base(t, UNSIGNED.get(base, base)), [T.with_base(t, base)]
     if rule.startswith("int"):
         if any(t.is_float for t in arg_types):
             return None, None

@@ -92,16 +92,23 @@ class CallLowering:
         params, returned, stored = _POINTER_RESULTS[name]
         if len(args) != params.count(",") + 1:
             raise self.error(node, f"{name} takes ({params})")
-        values = [self.expr(a) for a in args[:-1]]
+        pos = self.pos(node)
+        # Both results read the value arguments, which run once: into temporaries.
+        saves, values = [], []
+        for arg in args[:-1]:
+            value = self.expr(arg)
+            temp = self.unique("tmp")
+            self.variables[temp] = value.type
+            saves.append(ir.Assign(temp, value, None, **self.pos(arg)))
+            values.append(ir.Var(temp, type=value.type, **self.pos(arg)))
         pointer = self.expr(args[-1])
         part = self.call_math(node, stored, values)
         if not isinstance(pointer.type, T.Pointer) or pointer.type.elem != part.type:
             raise self.error(args[-1], f"{name} needs a pointer to {part.type} as its last argument,"
                                        f" not {pointer.type}")
-        store = ir.PtrStore(pointer, part, None, **self.pos(node))
+        store = ir.PtrStore(pointer, part, None, **pos)
         result = self.call_math(node, returned, values)
-        return ir.StmtExpr(ir.Block([store], **self.pos(node)), result, False, type=result.type,
-                           **self.pos(node))
+        return ir.StmtExpr(ir.Block([*saves, store], **pos), result, False, type=result.type, **pos)
 
     def collective(self, node, name, args):
         """A work-group or sub-group function (see ``collectives``): its value argument

@@ -273,16 +273,27 @@ class ExpressionLowering:
         if op in ("%", "<<", ">>", "&", "|", "^") and (a.type.is_float or b.type.is_float):
             raise self.error(node, f"operator '{op}' needs integer operands, not {a.type} and {b.type}")
         if op in ("<<", ">>"):
-            ty = T.promote(a.type, T.INT) if a.type.width == 1 else a.type
+            # Each operand is promoted on its own (a vector is not): the result has the
+            # left operand's type, and a vector's count is masked to its component's bits.
+            ty = T.promote(a.type, T.INT)
             a = self.convert(a, ty)
-            b = self.convert(b, T.with_base(ty, ty.base) if b.type.width != 1 else T.promote(b.type, T.INT))
+            b = self.convert(b, ty if b.type.width != 1 else T.promote(b.type, T.INT))
         else:
-            ty = _literal_promote(a, b)
+            ty = self.common_type(node, op, a, b)
             a, b = self.convert(a, ty), self.convert(b, ty)
         result = ty
         if op in COMPARE:
             result = T.INT if ty.width == 1 else T.Vector(_signed_of(ty.base), ty.width)
         return ir.Binary(op, a, b, type=result, **pos)
+
+    def common_type(self, node, op, a, b):
+        """The type operands ``a`` and ``b`` of ``op`` are converted to (OpenCL C 6.2.6); an
+        error where a vector cannot combine with the other operand."""
+        ty_a, ty_b = _operand_types(a, b)
+        problem = T.vector_operand_error(ty_a, ty_b)
+        if problem is not None:
+            raise self.error(node, f"operator '{op}': {problem} (OpenCL C 6.2.6)")
+        return T.promote(ty_a, ty_b)
 
     def pointer_binary(self, node, op, a, b):
         pos = self.pos(node)
@@ -319,7 +330,8 @@ class ExpressionLowering:
             return self.increment_value(node)
         if op in ("sizeof", "vec_step"):
             target = node.expr
-            ty = self.type_of(node, target) if isinstance(target, c_ast.Typename) else self.expr(target).type
+            typename = isinstance(target, c_ast.Typename)
+            ty = self.type_of(node, target) if typename else self.lvalue_type(target)
             if op == "sizeof":
                 return self.const(T.storage_size(ty), T.UINT, node)
             # OpenCL C 6.13.12: the components of a vector (a 3-component one counts as 4),
@@ -352,14 +364,14 @@ class ExpressionLowering:
             return ir.Unary("!", a, type=ty, **pos)
         if op == "~" and a.type.is_float:
             raise self.error(node, "'~' needs an integer operand")
-        ty = T.promote(a.type, T.INT) if a.type.width == 1 else a.type
+        ty = T.promote(a.type, T.INT)   # a scalar is promoted, a vector keeps its type
         return ir.Unary(op, self.convert(a, ty), type=ty, **pos)
 
     def expr_TernaryOp(self, node):
         cond = self.expr(node.cond)
         a, b = self.expr(node.iftrue), self.expr(node.iffalse)
         if cond.type.width > 1 and not isinstance(cond.type, (T.Pointer, T.Struct)):
-            ty = _literal_promote(a, b)
+            ty = self.common_type(node, "?:", a, b)
             if ty.width != cond.type.width:
                 ty = T.Vector(ty.base, cond.type.width)
             return self.call_math(node, "select", [self.convert(b, ty), self.convert(a, ty), cond])
@@ -369,7 +381,7 @@ class ExpressionLowering:
         elif isinstance(b.type, T.Pointer):
             ty = b.type
         else:
-            ty = _literal_promote(a, b)
+            ty = self.common_type(node, "?:", a, b)
         return ir.Select(cond, self.convert(a, ty), self.convert(b, ty), type=ty, **self.pos(node))
 
     def expr_Cast(self, node):
@@ -474,17 +486,26 @@ class ExpressionLowering:
         return None
 
     def lvalue_type(self, node):
-        """The static type of ``node`` without lowering it twice for its effects."""
+        """The static type of the object ``node`` designates, as ``sizeof`` sees it: an array
+        keeps its array type (only its value decays to a pointer), a pointer parameter is a
+        pointer. The IR lowered on the way is dropped: the operand is not evaluated."""
         if isinstance(node, c_ast.ID):
             entry = self.resolve(node, node.name)
             if isinstance(entry, tuple) and entry[0] == "var":
                 return entry[2]
             if isinstance(entry, ir.ArrayInfo) and entry.dims == ("scalar",):
                 return entry.elem
+            if isinstance(entry, ir.ArrayInfo) and not entry.is_param and entry.space != "image":
+                return T.ArrayType(entry.elem, entry.length)
         addressable = isinstance(node, (c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp))
         address = self.address(node) if addressable else None
         if address is not None:
             return address[1]
+        if isinstance(node, c_ast.StructRef) and node.type == ".":
+            struct = self.lvalue_type(node.name)   # a member of a private struct variable
+            field = struct.field(node.field.name) if isinstance(struct, T.Struct) else None
+            if field is not None:
+                return field[0]
         return self.expr(node).type
 
     # -- memory ----------------------------------------------------------------------------
@@ -678,14 +699,15 @@ def _signed_of(base):
     return {1: T.CHAR, 2: T.SHORT, 4: T.INT, 8: T.LONG}.get(base.size, T.INT)
 
 
-def _literal_promote(a, b):
-    """C's usual conversions, except that an unsuffixed floating literal is float next
-    to a float operand (as compiled with -cl-single-precision-constant)."""
+def _operand_types(a, b):
+    """The types the usual arithmetic conversions see for operands ``a`` and ``b``: their
+    own, except that an unsuffixed floating literal takes the type of a floating operand
+    beside it (as compiled with -cl-single-precision-constant)."""
     if getattr(a, "exact", None) is not None and b.type.is_float:
-        return T.promote(T.with_base(a.type, b.type.base), b.type)
+        return T.with_base(a.type, b.type.base), b.type
     if getattr(b, "exact", None) is not None and a.type.is_float:
-        return T.promote(a.type, T.with_base(b.type, a.type.base))
-    return T.promote(a.type, b.type)
+        return a.type, T.with_base(b.type, a.type.base)
+    return a.type, b.type
 
 
 def _constant(lowering, node):
@@ -708,7 +730,7 @@ def _constant(lowering, node):
         value = float.fromhex(digits) if is_hex else float(digits)
         suffixed = lower.endswith(("f", "h")) and not (is_hex and not lower.endswith("f"))
         const = ir.Const(T.FLOAT.dtype.type(value), type=T.FLOAT, uniform=True, **pos)
-        # An unsuffixed literal is a double in C; it is typed float (see _literal_promote)
+        # An unsuffixed literal is a double in C; it is typed float (see _operand_types)
         # but keeps its exact value for double arithmetic.
         const.exact = None if suffixed else value
         return const

@@ -506,7 +506,7 @@ class Executor:
         else:
             r = {"<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
                  "==": np.equal, "!=": np.not_equal}[op](a, b)
-            r = _as_type(r, e.type) if e.type.width == 1 else np.where(r, -1, 0).astype(np.int32)
+            r = _as_type(r if e.type.width == 1 else np.where(r, -1, 0), e.type)
             self.alu(e, lanes)
             return r
         self.alu(e, lanes, INT_DIV_COST if integer and op in "/%" and not _power_of_two(e.b) else 1)

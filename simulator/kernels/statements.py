@@ -16,6 +16,8 @@ that is already being inlined is a recursive call: OpenCL C forbids recursion.
 A private variable whose address is taken (``&x``) lives in memory: it becomes a
 one-element private array, so pointers to it work like pointers to any array.
 """
+from dataclasses import replace
+
 import numpy as np
 from pycparser import c_ast
 
@@ -486,7 +488,10 @@ class KernelLowering(CallLowering, ExpressionLowering):
 
     def stmt_UnaryOp(self, node):
         if node.op in ("p++", "++", "p--", "--"):
-            one = self.const(1, T.INT, node)
+            # A vector steps by 1 of its component type: an int would outrank narrower
+            # components (OpenCL C 6.2.6).
+            target = self.lvalue_type(node.expr)
+            one = self.const(1, target.base if target.width > 1 else T.INT, node)
             return self.assign(node, node.expr, one, "+" if "+" in node.op else "-")
         return ir.Eval(self.expr(node), **self.pos(node))
 
@@ -655,7 +660,8 @@ class KernelLowering(CallLowering, ExpressionLowering):
             if isinstance(value, ir.ArrayInfo):
                 if param.name not in reassigned and param.name not in self.addressed and \
                         (isinstance(ty, T.Pointer) or ty is T.IMAGE2D):
-                    self.declare(param, param.name, value)
+                    # The callee sees a parameter: a pointer to the array (sizeof says so).
+                    self.declare(param, param.name, replace(value, is_param=True))
                     continue
                 if value.space == "image":
                     raise self.unsupported(arg, "reassigning an image parameter")

@@ -240,14 +240,42 @@ def lookup(words):
     return None
 
 
-def promote(a, b):
-    """The type of ``a OP b`` under C's usual arithmetic conversions (OpenCL for vectors)."""
-    width = max(a.width, b.width)
-    base_a, base_b = a.base, b.base
-    base = base_a if base_a.rank >= base_b.rank else base_b
-    if base.rank < INT.rank:
-        base = INT
-    return base if width == 1 else Vector(base, width)
+def promote(a: Scalar | Vector, b: Scalar | Vector) -> Scalar | Vector:
+    """The type of ``a OP b`` under OpenCL's usual arithmetic conversions (6.2.6).
+
+    Two scalars follow C: the integer promotions (to ``int``), then the higher rank. A
+    vector is not promoted: ``uchar4 + uchar4`` is a ``uchar4`` and wraps, and a scalar
+    beside a vector takes the vector's component type (``vector_operand_error`` says when
+    that is not allowed). Of two vectors, the one of higher rank: the operators refuse two
+    vector types, built-ins such as ``min`` convert one to the other.
+    """
+    if a.width == 1 and b.width == 1:
+        base = a if a.rank >= b.rank else b
+        return INT if base.rank < INT.rank else base
+    if a.width == 1 or b.width == 1:
+        return a if b.width == 1 else b
+    return a if a.base.rank >= b.base.rank else b
+
+
+def vector_operand_error(a: Scalar | Vector, b: Scalar | Vector) -> str | None:
+    """Why operands of types ``a`` and ``b`` cannot be combined (OpenCL C 6.2.6), or None:
+    two vectors must be of one type, and a scalar beside a vector must not have a greater
+    rank than the vector's components. That rank is not C's: floating types rank above
+    integers, then the larger type ranks higher, and an unsigned integer ranks above the
+    signed one of its size (``int4 + 1u`` is an error, ``uint4 + 1`` is not)."""
+    if a.width != 1 and b.width != 1:
+        return None if a == b else f"vectors of different types ({a}, {b})"
+    vector, scalar = (a, b) if b.width == 1 else (b, a)
+    if vector.width == 1:
+        return None
+
+    def rank(t):
+        return t.is_float, t.size, not t.is_signed
+
+    if rank(scalar) > rank(vector.base):
+        return (f"the scalar operand ({scalar}) has a greater rank than the vector's components "
+                f"({vector}); cast it to {vector.base}")
+    return None
 
 
 def with_base(t, base):
