@@ -1234,3 +1234,25 @@ def test_printf_percent_s_takes_string_literals_only(call, message):
     with pytest.raises(KernelError) as info:
         compile_source("t.cl", src)
     assert str(info.value).startswith("t.cl:2:") and message in str(info.value), str(info.value)
+
+
+def test_abs_of_every_integer_width_is_the_unsigned_type_of_that_width():
+    """``abs`` of a long is a ulong (it was cut to 32 bits), of a char4 a uchar4, and the
+    most negative value's magnitude is exact in the unsigned type."""
+    src = """
+__kernel void k(__global const long *l, __global ulong *lo, __global const char4 *c,
+                __global uchar4 *co, __global const int *i, __global uint *io) {
+    int g = get_global_id(0);
+    lo[g] = abs(l[g]);
+    co[g] = abs(c[g]);
+    io[g] = abs(i[g]);
+}
+"""
+    longs = np.array([-5_000_000_000, 7, -(2**63), 2**62], dtype=np.int64)
+    chars = np.array([[-128, -1, 0, 127]] * 4, dtype=np.int8)
+    ints = np.array([-(2**31), -3, 0, 2**31 - 1], dtype=np.int32)
+    lo, co, io = np.zeros(4, np.uint64), np.zeros((4, 4), np.uint8), np.zeros(4, np.uint32)
+    run(src, (4,), (4,), {"l": longs, "lo": lo, "c": chars, "co": co, "i": ints, "io": io})
+    np.testing.assert_array_equal(lo, [5_000_000_000, 7, 2**63, 2**62])
+    np.testing.assert_array_equal(co, [[128, 1, 0, 127]] * 4)
+    np.testing.assert_array_equal(io, [2**31, 3, 0, 2**31 - 1])

@@ -68,7 +68,10 @@ def _clamp(x, lo, hi):
 
 
 def _abs(x):
-    return np.abs(x).astype(np.uint32 if x.dtype.kind == "i" else x.dtype)
+    """|x|, an integer's in the unsigned type of its width (abs(INT_MIN) is 2**31: numpy's
+    wrapped value read unsigned)."""
+    x = np.asarray(x)
+    return np.abs(x).astype(np.dtype(f"u{x.dtype.itemsize}") if x.dtype.kind == "i" else x.dtype)
 
 
 def _mul24(a, b):
