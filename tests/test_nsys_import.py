@@ -5,6 +5,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -584,3 +585,27 @@ def test_the_exporters_version_is_read_from_either_tables_name(tmp_path):
     _import(path, tmp_path / "out.sqlite")
     meta = json.loads(_ro(tmp_path / "out.sqlite").execute("SELECT metadata FROM run").fetchone()[0])
     assert meta["export"]["EXPORT_PRODUCT_VERSION"] == "2022.2.1.31"
+
+
+def test_an_export_with_times_on_the_unix_clock_imports_as_the_plain_one(built, tmp_path):
+    """``nsys export --ts-normalize=true`` writes every time as UTC nanoseconds (the session
+    start's ``utcEpochNs`` and on): the same tasks, times and origin as the plain export
+    (it was refused as spanning 54 years)."""
+    _, plain = built
+    path = build_export(tmp_path / "normalized.sqlite")
+    db = sqlite3.connect(path)
+    for table, columns in SCHEMA.items():
+        for column in ("start", "end", "timestamp"):
+            if re.search(rf"\b{column} INTEGER", columns):
+                db.execute(f'UPDATE "{table}" SET "{column}" = "{column}" + ?', (EPOCH_NS,))
+    db.commit()
+    db.close()
+    report = _import(path, tmp_path / "out.sqlite")
+    assert report.tasks == 18 and report.skipped == 2  # the sample before the session too
+    out = _ro(tmp_path / "out.sqlite")
+    query = ("SELECT k.action, l.name, t.start_ps, t.end_ps, t.flags FROM task t JOIN kind k"
+             " ON k.id = t.kind JOIN location l ON l.id = t.location ORDER BY t.id")
+    assert out.execute(query).fetchall() == plain.execute(query).fetchall()
+    run = "SELECT time_origin, clock FROM run"
+    assert out.execute(run).fetchone() == plain.execute(run).fetchone() == (
+        "1700000000.123456789", "unix")

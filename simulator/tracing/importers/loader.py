@@ -194,8 +194,9 @@ class Loader:
             self._base = ps
         rel = ps - self._base
         if not -INT64_MAX <= rel <= INT64_MAX:
+            origin = "first event" if self._origin is None else "time origin"
             raise TraceFormatError(
-                f"{where}: {column} is {rel / 1e12:.3g} s from the trace's first event; a trace"
+                f"{where}: {column} is {rel / 1e12:.3g} s from the trace's {origin}; a trace"
                 f" may span at most {INT64_MAX / 1e12 / 86400:.0f} days")
         return rel
 

@@ -294,6 +294,7 @@ class _Reader:
         self.places = _Places(db, self.schema, loader)
         self._progress, self._pending = progress, 0
         self.skipped = 0
+        self.session_start = 0  # in the export's times: 0 but after --ts-normalize (``clock``)
         self._last: int | None = None  # ``last_time``, once asked
         self.copy_kinds = {**self.schema.enum(MEMCPY_ENUM), **COPY_KINDS}
         self.memory_kinds = {**self.schema.enum(MEMKIND_ENUM), **MEMORY_KINDS}
@@ -331,15 +332,36 @@ class _Reader:
 
     # -- metadata --------------------------------------------------------------------
     def clock(self) -> None:
-        """Time 0 is the session start; its UTC time puts the times on the Unix clock."""
+        """Time 0 is the session start; its UTC time puts the times on the Unix clock.
+
+        An export written with ``nsys export --ts-normalize=true`` has every time on the
+        Unix clock already: its times are the session start's UTC time and more (a time
+        since the session start is never that large), so the session start is its origin
+        and the clock needs no shift."""
         epoch = None
         if self.schema.has(SESSION_START) and "utcEpochNs" in self.schema.columns(SESSION_START):
             row = self.db.execute(f'SELECT utcEpochNs FROM "{SESSION_START}" LIMIT 1').fetchone()
             epoch = row[0] if row and isinstance(row[0], int) else None
         if epoch is None:
             self.loader.set_clock("source", origin_ps=0)
+            return
+        sample = self._some_time()
+        if epoch > 0 and sample is not None and sample >= epoch:
+            self.session_start = epoch
+            self.loader.set_clock("unix", origin_ps=epoch * PS_PER_NS, epoch_ps=0)
         else:
             self.loader.set_clock("unix", origin_ps=0, epoch_ps=epoch * PS_PER_NS)
+
+    def _some_time(self) -> int | None:
+        """The start of one row of the first activity table that has rows (any row: the
+        scale of the times is all ``clock`` asks)."""
+        for table in ACTIVITY:
+            if self.schema.has(table):
+                row = self.db.execute(
+                    f'SELECT "{REQUIRED[table][0]}" FROM "{table}" LIMIT 1').fetchone()
+                if row and isinstance(row[0], int):
+                    return row[0]
+        return None
 
     def metadata(self) -> None:
         meta: dict[str, Any] = {"profiler": "Nsight Systems"}
@@ -586,7 +608,7 @@ class _Reader:
                 names[(type_id, metric)] = names.setdefault((None, metric), name)
         for rowid, time, metric, value, type_id in self.rows(GPU_METRICS):
             self.tick()
-            if time is None or time < 0 or not isinstance(value, (int, float)):
+            if time is None or time < self.session_start or not isinstance(value, (int, float)):
                 self.skipped += 1  # a sample before the session or without a value
                 continue
             name = names.get((type_id, metric)) or names.get((None, metric)) or f"metric {metric}"
