@@ -241,6 +241,12 @@ class TraceMeta:
     def format(self):
         return self.run.get("format", 1)
 
+    @property
+    def simulated(self):
+        """Whether the times are a simulator's (ours, or an imported akita/Daisen trace's)
+        rather than a profiled run's."""
+        return self.run.get("clock") in (None, "simulation")
+
     def absolute(self, ps):
         """Relative time ``ps`` on the run's own clock (a UTC time for a profile taken on
         the Unix clock), or None for a simulator trace."""

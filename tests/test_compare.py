@@ -218,6 +218,7 @@ def test_compare_page_views_render_in_the_server(app):
     text = _render(app, "compare", a="a.sqlite", b="b.sqlite")
     assert "1 of 2 keys differ" in text and "cp.rate" in text
     assert "B is 1.25× faster" in text and "1 faster" in text and "1 added" in text
+    assert "Simulated time: " in text
     text = _render(app, "compare", a="a.sqlite", b="b.sqlite", view="overview", mode="diff")
     assert "GPU.CU[0]" in text and "page 1 of 1" in text
     text = _render(app, "compare", a="a.sqlite", b="grid/l2.banks-8__local-64.sqlite",
@@ -298,3 +299,21 @@ def test_imported_runs_of_one_program_match_kernels_by_name(tmp_path):
     page = views.overview(*paths, urls.CompareState(align="kernel", metric="concurrency"))
     assert page.window[1] - page.window[0] < 2_000_000_000  # the runs' own spans, not the gap
     assert all(c.in_a and c.in_b for c in page.charts)
+    # Profiled runs' times are not simulated; each kernel's name sits in a cell that shows
+    # its start and the whole name on hover, so the numbers beside it stay on screen.
+    from dashapp.pages import compare
+
+    assert stats.time_name(*paths) == "run time"
+    summary = compare._summary(*paths)
+    assert "Run time: " in summary.children[0].children[0].children
+    spans = [c for c in _walk(summary) if getattr(c, "className", None) == "gs-long-name"]
+    assert sorted(s.title for s in spans) == ["gemm", "relu", "softmax"]
+    assert all(s.children == s.title for s in spans)
+
+
+def _walk(component):
+    yield component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if hasattr(child, "children") or hasattr(child, "title"):
+            yield from _walk(child)

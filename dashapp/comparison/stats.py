@@ -59,6 +59,12 @@ class RunStats:
         return self.kernels[0].start_ps if self.kernels else 0
 
 
+def time_name(path_a, path_b):
+    """What two runs' times are: "simulated time", or, if either was profiled, "run time"."""
+    return "simulated time" if trace_meta(path_a).simulated and trace_meta(path_b).simulated \
+        else "run time"
+
+
 def run_stats(path, top=8):
     """The ``RunStats`` of the trace at ``path`` (cached with its metadata)."""
     return trace_meta(path).memo(("compare_stats", top), lambda: _run_stats(path, top))

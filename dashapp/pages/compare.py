@@ -102,17 +102,24 @@ def _view_nav(state):
         for view, title in VIEW_TITLES.items()], pills=True, className="mb-2")
 
 
+def _name(text):
+    """A kernel's name in a table cell: C++ template names run to hundreds of characters,
+    so the cell shows its start and the whole name on hover."""
+    return html.Span(text, title=text, className="gs-long-name")
+
+
 def _summary(path_a, path_b):
     a, b = stats.run_stats(path_a), stats.run_stats(path_b)
     total = stats.speedup(a.simulated_ps, b.simulated_ps)
     faster = ("faster" if total and total >= 1 else "slower")
     factor = total if total and total >= 1 else (1 / total if total else None)
-    parts = [html.P([html.Span("Simulated time: ", className="fw-bold"),
+    parts = [html.P([html.Span(f"{stats.time_name(path_a, path_b).capitalize()}: ",
+                               className="fw-bold"),
                      f"A {fmt_ps(a.simulated_ps)}, B {fmt_ps(b.simulated_ps)}: ",
                      html.Span(f"B is {_times(factor)} {faster} (speed-up A/B {_times(total)})",
                                id="cmp-speedup")])]
     if stats.same_program(a.kernels, b.kernels):
-        rows = [(i, ka.name, fmt_ps(ka.duration_ps), fmt_ps(kb.duration_ps),
+        rows = [(i, _name(ka.name), fmt_ps(ka.duration_ps), fmt_ps(kb.duration_ps),
                  _difference(ka.duration_ps, kb.duration_ps, "ps"),
                  _times(stats.speedup(ka.duration_ps, kb.duration_ps)))
                 for i, (ka, kb) in enumerate(zip(a.kernels, b.kernels))]
@@ -121,7 +128,8 @@ def _summary(path_a, path_b):
                          "cmp-launches")]
     matches = stats.match_kernels(a.kernels, b.kernels)
     if matches:
-        rows = [(m.name, m.count_a, m.count_b, fmt_ps(m.time_a), fmt_ps(m.time_b),
+        rows = [(_name(m.name), m.count_a, m.count_b,
+                 fmt_ps(m.time_a) if m.count_a else "–", fmt_ps(m.time_b) if m.count_b else "–",
                  _difference(m.time_a, m.time_b, "ps"),
                  _times(stats.speedup(m.time_a, m.time_b)) if m.count_a and m.count_b else "–",
                  m.status) for m in matches]
@@ -152,10 +160,10 @@ def _summary(path_a, path_b):
     return html.Div(parts)
 
 
-def _time_bar(state, window):
+def _time_bar(state, window, path_a, path_b):
     return html.Div([
         dbc.RadioItems(id="cmp-align", value=state.align, inline=True, className="me-3",
-                       options=[{"label": "simulated time", "value": "absolute"},
+                       options=[{"label": stats.time_name(path_a, path_b), "value": "absolute"},
                                 {"label": "from each run's first kernel", "value": "kernel"}]),
         html.Span(f"window {fmt_ps(window[0])} – {fmt_ps(window[1])}", id="cmp-window",
                   className="small me-3"),
@@ -192,7 +200,7 @@ def _overview(path_a, path_b, state):
         ], className="gs-chart-card"), xl=3, lg=4, md=6, className="mb-2")
 
     return html.Div([
-        widgets.messages(page.messages), controls, _time_bar(state, page.window),
+        widgets.messages(page.messages), controls, _time_bar(state, page.window, path_a, path_b),
         html.Div([html.Span("A", className="gs-cmp-a fw-bold me-1"), "and ",
                   html.Span("B", className="gs-cmp-b fw-bold mx-1"),
                   f"· page {state.page} of {page.pages} · {page.matched} components"],
@@ -234,7 +242,7 @@ def _component(path_a, path_b, names, state, meta_a, meta_b):
         dbc.Row([dbc.Col(dcc.Dropdown(id="cmp-loc", value=page.location, clearable=False,
                                       options=[{"label": n, "value": n} for n in common]),
                          md=4)], className="mb-1"),
-        _time_bar(state, page.window),
+        _time_bar(state, page.window, path_a, path_b),
         panel("A", offsets[0]), panel("B", offsets[1]),
     ])
 
