@@ -379,3 +379,37 @@ def test_events_real_tools_write_that_perfetto_shows_are_kept(tmp_path):
     assert ("local", "process[1].async", 3_000_000, 6_000_000, 0) in tasks
     assert db.execute("SELECT s.name, c.value FROM counter c JOIN counter_series s"
                       " ON s.id = c.series").fetchall() == [("cpu.idle", 95.5)]
+
+
+def test_non_finite_numbers_as_old_kineto_and_python_write_them(tmp_path):
+    """libkineto once wrote a zero-length copy's bandwidth as a bare ``inf`` (C's spelling,
+    not JSON), and Python's json writes ``NaN``/``Infinity``: the file is read, the args
+    keep them as text (SQLite's JSON functions read the details), and a counter sample
+    that is not a finite number is skipped and counted."""
+    text = ('{"traceEvents": ['
+            '{"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": "stream 7",'
+            ' "ts": 1614800519473270, "dur": 0, "args": {"bytes": 200,'
+            ' "memory bandwidth (GB/s)": inf, "lo": -inf, "q": [nan, 1.5]}},\n'
+            '{"ph": "X", "name": "k", "pid": 0, "tid": "stream 7", "ts": 1614800519473280,'
+            ' "dur": 2, "args": {"ratio": NaN, "peak": Infinity, "inform": "inf"}},\n'
+            '{"ph": "C", "name": "mem", "pid": 0, "ts": 1614800519473281, "args": {"v": NaN}},\n'
+            '{"ph": "C", "name": "mem", "pid": 0, "ts": 1614800519473282, "args": {"v": inf}},\n'
+            '{"ph": "C", "name": "mem", "pid": 0, "ts": 1614800519473283, "args": {"v": 3}}]}')
+    source = tmp_path / "t.json"
+    source.write_text(text)
+    report = import_trace(source, tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.counters, report.skipped) == (2, 1, 2)
+    db = _db(tmp_path / "o.sqlite")
+    details = [json.loads(d) for d, in db.execute("SELECT details FROM task ORDER BY start_ps")]
+    assert details == [{"bytes": 200, "lo": "-inf", "memory bandwidth (GB/s)": "inf",
+                        "q": ["nan", "1.5"]},
+                       {"inform": "inf", "peak": "inf", "ratio": "nan"}]
+    assert db.execute("SELECT json_extract(details, '$.peak') FROM task WHERE details"
+                      " LIKE '%peak%'").fetchone() == ("inf",)
+    assert db.execute("SELECT value FROM counter").fetchall() == [(3.0,)]
+    # Where a number is needed, a non-finite one is still a clear error.
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "name": "k", "pid": 0, "tid": 0, "ts": inf,'
+                   ' "dur": 1}]}')
+    with pytest.raises(TraceFormatError, match=r"bad.json:1:\d+: ts is not a number: inf"):
+        import_trace(bad, tmp_path / "bad.sqlite", show_progress=False)

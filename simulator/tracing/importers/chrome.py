@@ -59,6 +59,7 @@ UNIX_AFTER_PS = 10 ** 21  # a source time past 10**9 s (2001) is taken as Unix t
 OWN_KEY = "gpuscope"
 NO_NAME = "(no name)"
 SEPARATOR = re.compile(r"[ \t\r\n]*,[ \t\r\n]*")
+NON_FINITE = re.compile(r"(-?inf|-?nan)(?=[ \t\r\n]*[,}\]])", re.I)
 GPU_LABEL = re.compile(r"^\s*GPU\s*(\d+)\s*$", re.I)
 STREAM_NAME = re.compile(r"^\s*stream\s*(\d+)\b", re.I)
 KINETO_THREAD = re.compile(r"^\s*thread\s+(\d+)\s*(\(.*\))?\s*$", re.I)
@@ -130,6 +131,8 @@ class _Reader:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
                 break
             except json.JSONDecodeError as exc:
+                if self._spell_non_finite(exc.pos):
+                    continue
                 if self.eof or len(self.buf) - start > MAX_EVENT_BYTES or not self._more():
                     raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
                 start = self.pos
@@ -144,6 +147,17 @@ class _Reader:
         where = self.where(start)
         self.pos = end
         return value, where
+
+    def _spell_non_finite(self, offset):
+        """Whether a bare ``inf``, ``-inf`` or ``nan`` (C's spelling, which libkineto wrote
+        for a zero-length copy's bandwidth; not JSON) starts at ``offset``: then it is
+        respelled as Python's JSON reads it (``Infinity``, ``NaN``) in the buffer."""
+        found = NON_FINITE.match(self.buf, offset)
+        if found is None:
+            return False
+        word = {"inf": "Infinity", "-inf": "-Infinity"}.get(found.group(1).lower(), "NaN")
+        self.buf = self.buf[:offset] + word + self.buf[found.end(1):]
+        return True
 
     def _expect(self, chars, what):
         ch = self._peek()
@@ -606,9 +620,11 @@ def _add_counters(loader, tracks, state, event, where):
 
 
 def _number(value):
-    """A counter's value: a JSON number, or a string that reads as a finite one (as
+    """A counter's value: a finite JSON number, or a string that reads as one (as
     Perfetto reads it); else None."""
-    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None  # NaN or inf: no value to draw
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
         return value
     if isinstance(value, str):
         try:

@@ -22,6 +22,7 @@ reads the text itself and leaves more shapes to the event-by-event reader (escap
 strings, exponents, more than six decimals), which changes nothing but the speed.
 """
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -63,12 +64,26 @@ def _json_default(value):
 
 
 # One encoder for every event: ``json.dumps`` with options builds a new one per call.
-_ENCODER = json.JSONEncoder(default=_json_default, sort_keys=True)
+_ENCODER = json.JSONEncoder(default=_json_default, sort_keys=True, allow_nan=False)
 
 
 def details_json(value):
-    """The details text of an event's ``args``: JSON with sorted keys (decimals as strings)."""
-    return _ENCODER.encode(value)
+    """The details text of an event's ``args``: JSON with sorted keys (decimals as strings,
+    and so are non-finite numbers, which JSON has no spelling for)."""
+    try:
+        return _ENCODER.encode(value)
+    except ValueError:  # a NaN or an infinity somewhere in the args
+        return _ENCODER.encode(_finite(value))
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 @dataclass
