@@ -105,6 +105,19 @@ __kernel void k(__global float *a) {
     assert program.binds[0][1]["class"] == "bar"
 
 
+def test_line_markers_of_preprocessed_sources_are_accepted_and_positions_stay_in_the_file():
+    # Suites ship preprocessed kernels with GNU line markers (`# 12 "kernel.cl" 2`).
+    src = '# 1 "../src/kernel.cl"\n# 1 "<built-in>"\ntypedef enum {A = 0, B, C} E;\n' \
+          '# 12 "../src/kernel.cl" 2\n__kernel void k(__global int *a) {\n#line 40 "other.cl"\n' \
+          '  a[get_global_id(0)] = C * 10 + B;\n}\n'
+    out = np.zeros(8, np.int32)
+    run(src, (8,), (8,), {"a": out})
+    np.testing.assert_array_equal(out, np.full(8, 21))
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src.replace("C * 10", "missing * 10"))
+    assert (info.value.path, info.value.line) == ("t.cl", 7), str(info.value)
+
+
 def test_bad_build_option_is_reported():
     with pytest.raises(KernelError, match="unknown option '--fast'"):
         compile_source("t.cl", "__kernel void k(__global int *a) { a[0] = 1; }", "--fast")
@@ -747,6 +760,32 @@ __kernel void k(__global const int *src, __global int *dst, int per_group) {
     run(src, (128,), (64,), {"src": src_data, "dst": dst, "per_group": 100})
     i = np.arange(128)
     np.testing.assert_array_equal(dst, src_data[(i // 64) * 100 + i % 64] * 10 + 1)
+
+
+def test_a_scalar_parameter_reassigned_per_lane_starts_as_the_argument_in_every_lane():
+    # Parboil's BFS_in_GPU_kernel sets `no_of_nodes = *tot_sum;` (a __local value) inside its
+    # level loop, so the parameter is per lane; each lane starts from the argument.
+    src = """
+__kernel void k(__global int *o, int n, float scale, __local int *t) {
+    int l = get_local_id(0);
+    if (l == 0) *t = 3;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l % 2) scale = scale * l;
+    while (1) {
+        if (l < n) o[l] += 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (*t == 0) break;
+        n = *t;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l == 0) *t = *t - 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    o[8 + l] = (int)scale;
+}"""
+    out = np.zeros(16, np.int32)
+    run(src, (8,), (8,), {"o": out, "n": 2, "scale": 5.0, "t": LocalMem(1)})
+    np.testing.assert_array_equal(out[:8], [4, 3, 1, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(out[8:], [5 * (lane if lane % 2 else 1) for lane in range(8)])
 
 
 def test_recording_a_2d_launch_with_a_struct_buffer():

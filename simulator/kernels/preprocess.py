@@ -10,7 +10,8 @@ leading whitespace, so columns stay right on every line without a macro expansio
 then runs ``#if/#ifdef/#ifndef/#elif/#else/#endif``, object- and function-like macros
 and ``#include "..."`` (searched next to the file, then in ``-I`` directories), with
 the macros an OpenCL 1.2 compiler predefines and the build options' ``-D``/``-U``.
-``#pragma`` lines (``OPENCL EXTENSION``, ``unroll``) are accepted and dropped.
+``#pragma`` lines (``OPENCL EXTENSION``, ``unroll``), ``#line`` and GNU line markers
+(``# 12 "file"``) are accepted and dropped.
 
 The output carries ``#line`` directives, so the parser's coordinates name the user's
 file or header and its line. ``Origin.column`` maps a column on a line changed by
@@ -187,7 +188,9 @@ class _Pcpp(Preprocessor):
         text = "".join(t.value for t in toks).strip()
         if directive.value == "error":
             raise KernelError(self._user_name(directive.source), directive.lineno, 1, f"#error {text}")
-        if directive.value in ("warning", "pragma", "line"):
+        # ``# 12 "file" 2`` is a GNU line marker, as in preprocessed sources some suites ship;
+        # like ``#line`` it is dropped, so positions keep naming the text the user sees.
+        if directive.value in ("warning", "pragma", "line") or directive.value.isdigit():
             return True
         raise KernelError(self._user_name(directive.source), directive.lineno, 1,
                           f"unknown directive '#{directive.value}'")

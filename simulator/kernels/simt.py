@@ -118,7 +118,12 @@ class Executor:
         self.memory = LaunchMemory(self.path, kernel, geometry, args)
         self.regions = self.memory.regions
         self.lds_bytes = self.memory.lds_bytes
-        self.env.update(self.memory.scalars)
+        for name, value in self.memory.scalars.items():
+            if name in kernel.varying:
+                # A parameter the kernel reassigns per lane starts as the argument in every lane.
+                self.env[name][...] = value
+            else:
+                self.env[name] = value
         self._stmt = {ir.Block: self.s_block, ir.Assign: self.s_assign, ir.Store: self.s_store,
                       ir.EmitStore: self.s_emit, ir.If: self.s_if, ir.Loop: self.s_loop,
                       ir.Break: self.s_break, ir.Continue: self.s_continue,
