@@ -26,7 +26,7 @@ _POINTER_RESULTS = {"sincos": ("x, cosval", "sin", "cos"), "fract": ("x, iptr", 
                     "remquo": ("x, y, quo", "remainder", "remquo_quotient")}
 _IMAGE_READS = {"read_imagef": T.FLOAT, "read_imagei": T.INT, "read_imageui": T.UINT}
 _IMAGE_WRITES = {"write_imagef": T.FLOAT, "write_imagei": T.INT, "write_imageui": T.UINT}
-_IMAGE_QUERIES = {"get_image_width", "get_image_height", "get_image_dim"}
+_IMAGE_QUERIES = {"get_image_width", "get_image_height", "get_image_depth", "get_image_dim"}
 
 
 class CallLowering:
@@ -323,28 +323,33 @@ class CallLowering:
     def image(self, node, arg):
         info = self.resolve(arg, arg.name) if isinstance(arg, c_ast.ID) else None
         if not isinstance(info, ir.ArrayInfo) or info.space != "image":
-            raise self.error(node, "the first argument must be an image2d_t argument")
+            raise self.error(node, "the first argument must be an image2d_t or image3d_t argument")
         return info
+
+    def image_coord(self, node, name, info, arg, bases):
+        """The coordinates of an image built-in: int2/float2 for a 2-D image, int4/float4
+        (x, y, z; w ignored) for a 3-D one, of one of ``bases``."""
+        coord = self.expr(arg)
+        width = 2 if info.elem.dims == 2 else 4
+        if coord.type.width != width or coord.type.base not in bases:
+            wanted = " or ".join(f"{base}{width}" for base in bases)
+            raise self.error(node, f"{name} on an {info.elem} needs {wanted} coordinates, not {coord.type}")
+        return coord
 
     def image_read(self, node, name, args):
         if len(args) not in (2, 3):
             raise self.error(node, f"{name} takes (image, sampler, coord) or (image, coord)")
         info = self.image(node, args[0])
         sampler = self.convert(self.expr(args[1]), T.UINT) if len(args) == 3 else None
-        coord = self.expr(args[-1])
-        if coord.type.width != 2 or coord.type.base not in (T.INT, T.FLOAT):
-            raise self.error(node, f"{name} needs int2 or float2 coordinates, not {coord.type}")
-        if sampler is None and coord.type.is_float:
-            raise self.error(node, f"{name} without a sampler needs int2 coordinates")
+        # The sampler-less forms (OpenCL C 1.2) take integer coordinates only.
+        coord = self.image_coord(node, name, info, args[-1], (T.INT, T.FLOAT) if sampler else (T.INT,))
         return ir.ImageRead(info.name, sampler, coord, type=T.Vector(_IMAGE_READS[name], 4), **self.pos(node))
 
     def image_write(self, node, name, args):
         if len(args) != 3:
             raise self.error(node, f"{name} takes (image, coord, color)")
         info = self.image(node, args[0])
-        coord = self.expr(args[1])
-        if coord.type != T.Vector(T.INT, 2):
-            raise self.error(node, f"{name} needs int2 coordinates, not {coord.type}")
+        coord = self.image_coord(node, name, info, args[1], (T.INT,))
         value = self.convert(self.expr(args[2]), T.Vector(_IMAGE_WRITES[name], 4))
         return ir.ImageWrite(info.name, coord, value, **self.pos(node))
 
@@ -352,8 +357,12 @@ class CallLowering:
         if len(args) != 1:
             raise self.error(node, f"{name} takes one image")
         info = self.image(node, args[0])
-        return ir.Call(name, [ir.AddrOf(info.name, type=T.IMAGE2D, uniform=True, **self.pos(node))],
-                       type=T.Vector(T.INT, 2) if name == "get_image_dim" else T.INT, **self.pos(node))
+        dims = info.elem.dims
+        if name == "get_image_depth" and dims != 3:
+            raise self.error(node, f"get_image_depth takes an image3d_t, not an {info.elem}")
+        ty = T.Vector(T.INT, 2 if dims == 2 else 4) if name == "get_image_dim" else T.INT
+        return ir.Call(name, [ir.AddrOf(info.name, type=info.elem, uniform=True, **self.pos(node))],
+                       type=ty, **self.pos(node))
 
     def builtin_statement(self, node, name, args):
         """Calls that are statements (barrier, vstoreN, write_image...), or None."""

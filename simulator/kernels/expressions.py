@@ -159,7 +159,7 @@ class ExpressionLowering:
             return self.pointer_convert(value, ty)
         if T.SAMPLER in (ty, value.type) and not (ty.is_float or value.type.is_float) and \
                 ty.width == value.type.width == 1 and not isinstance(ty, T.Struct) and \
-                not isinstance(value.type, T.Struct) and T.IMAGE2D not in (ty, value.type):
+                not isinstance(value.type, T.Struct) and not T.is_image(ty) and not T.is_image(value.type):
             return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
         if isinstance(ty, (T.Struct, T.Opaque)) or isinstance(value.type, (T.Struct, T.Opaque)):
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")

@@ -1,16 +1,22 @@
-"""``image2d_t``: reading with a sampler, writing, and the sampler's flags.
+"""``image2d_t`` and ``image3d_t``: reading with a sampler, writing, queries, the sampler's flags.
 
-An image argument is the host's (height, width) or (height, width, channels) numpy
-array (channels 1, 2 or 4: CL_R, CL_RG, CL_RGBA). Its dtype is the channel type:
-``float32`` is CL_FLOAT; ``uint8``/``uint16`` are CL_UNORM_INT8/16 and ``int8``/``int16``
-CL_SNORM_INT8/16 for ``read_imagef``/``write_imagef`` (normalized to [0, 1] or [-1, 1]),
-and the unnormalized integers for ``read_imagei``/``read_imageui``.
+An image argument is the host's numpy array, indexed as C would (the last spatial axis is
+x): a 2-D image is (height, width) or (height, width, channels), a 3-D image (depth,
+height, width) or (depth, height, width, channels); channels 1, 2 or 4 are CL_R, CL_RG,
+CL_RGBA. Its dtype is the channel type: ``float32`` is CL_FLOAT; ``uint8``/``uint16`` are
+CL_UNORM_INT8/16 and ``int8``/``int16`` CL_SNORM_INT8/16 for ``read_imagef``/``write_imagef``
+(normalized to [0, 1] or [-1, 1]), and the unnormalized integers for
+``read_imagei``/``read_imageui``.
 
 A sampler is the OR of the ``CLK_*`` flags below: normalized coordinates or not, the
 addressing mode (none, clamp-to-edge, clamp to the border color, repeat, mirrored
-repeat) and nearest or linear filtering, as OpenCL 1.2 section 8 defines them. Pixel
-addresses (row-major from the image's base) go to the timing model like buffer reads.
+repeat) and nearest or linear filtering (bilinear in 2-D, trilinear in 3-D), as the
+OpenCL 1.2 specification's "Image Addressing and Filtering" section defines them, one
+axis at a time. Texel addresses (row-major from the image's base) go to the timing
+model like buffer reads.
 """
+from itertools import product
+
 import numpy as np
 
 CLK_NORMALIZED_COORDS_FALSE = 0
@@ -26,9 +32,27 @@ _ADDRESS_BITS = 0xE
 
 SAMPLER_FLAGS = {name: value for name, value in globals().items() if name.startswith("CLK_")}
 
+_LAYOUTS = {2: "(height, width)", 3: "(depth, height, width)"}
 
-def _channels(data):
-    return 1 if data.ndim == 2 else data.shape[2]
+
+def shape_error(shape: tuple, dims: int) -> str | None:
+    """Why an array of ``shape`` is not a ``dims``-dimensional image, or None if it is one."""
+    layout = _LAYOUTS[dims]
+    channels = layout[:-1] + ", 1|2|4)"
+    if len(shape) not in (dims, dims + 1) or (len(shape) == dims + 1 and shape[dims] not in (1, 2, 4)):
+        return f"a {dims}-D image is a {layout} or {channels} array, not one of shape {tuple(shape)}"
+    if 0 in shape:
+        return f"an image has at least one texel, not shape {tuple(shape)}"
+    return None
+
+
+def _extent(data, dims):
+    """(width, height[, depth]): the sizes along x, y, z."""
+    return data.shape[:dims][::-1]
+
+
+def _channels(data, dims):
+    return 1 if data.ndim == dims else data.shape[dims]
 
 
 def _to_float(values, dtype):
@@ -42,88 +66,111 @@ def _to_float(values, dtype):
     return values.astype(np.float32)
 
 
-def _texel_coords(coord, flags, width, height):
-    """Unnormalized float coordinates of each lane's sample point."""
-    x = np.asarray(coord[..., 0], dtype=np.float64)
-    y = np.asarray(coord[..., 1], dtype=np.float64)
-    if flags & CLK_NORMALIZED_COORDS_TRUE:
-        mode = flags & _ADDRESS_BITS
-        if mode == CLK_ADDRESS_REPEAT:
-            x, y = x - np.floor(x), y - np.floor(y)
-        elif mode == CLK_ADDRESS_MIRRORED_REPEAT:
-            x = np.abs(x - 2 * np.rint(0.5 * x))
-            y = np.abs(y - 2 * np.rint(0.5 * y))
-        x, y = x * width, y * height
-    return x, y
+def _unnormalize(s, size, flags):
+    """The unnormalized coordinate u of float coordinate ``s`` along an axis of ``size`` texels."""
+    s = np.asarray(s, dtype=np.float64)
+    if not flags & CLK_NORMALIZED_COORDS_TRUE:
+        return s
+    mode = flags & _ADDRESS_BITS
+    if mode == CLK_ADDRESS_REPEAT:
+        s = s - np.floor(s)
+    elif mode == CLK_ADDRESS_MIRRORED_REPEAT:
+        s = np.abs(s - 2 * np.rint(0.5 * s))
+    return s * size
 
 
 def _address(i, size, flags):
-    """Integer texel index under the addressing mode; -1 marks the border (CLAMP)."""
+    """Integer texel index under the addressing mode; -1 marks the border (CLAMP).
+
+    With normalized coordinates REPEAT leaves i in [-1, size], which wrapping maps into
+    the image, and MIRRORED_REPEAT leaves it in [-1, size], which clamping does; with
+    unnormalized ones both are undefined and wrap.
+    """
     mode = flags & _ADDRESS_BITS
     if mode == CLK_ADDRESS_CLAMP:
         return np.where((i < 0) | (i >= size), -1, i)
-    if mode in (CLK_ADDRESS_REPEAT, CLK_ADDRESS_MIRRORED_REPEAT) and not flags & CLK_NORMALIZED_COORDS_TRUE:
+    if mode == CLK_ADDRESS_REPEAT or \
+            (mode == CLK_ADDRESS_MIRRORED_REPEAT and not flags & CLK_NORMALIZED_COORDS_TRUE):
         return np.mod(i, size)
-    return np.clip(i, 0, size - 1)   # clamp-to-edge; 'none' is undefined out of range
+    return np.clip(i, 0, size - 1)   # clamp-to-edge, mirrored repeat; 'none' is undefined out of range
 
 
-def _fetch(data, i, j, as_float):
-    """RGBA of texels (i, j) (rows j, columns i); border texels are (0, 0, 0, 0) or
-    (0, 0, 0, 1) for images without alpha."""
-    channels = _channels(data)
-    height, width = data.shape[:2]
-    border = (i < 0) | (j < 0)
-    ii, jj = np.clip(i, 0, width - 1), np.clip(j, 0, height - 1)
-    texels = data[jj, ii].reshape(np.shape(ii) + (channels,))
+def _fetch(data, dims, index, as_float):
+    """RGBA of the texels at ``index`` ((i, j[, k]) arrays); border texels are (0, 0, 0, 0),
+    or (0, 0, 0, 1) for images without alpha."""
+    channels = _channels(data, dims)
+    border = np.any([i < 0 for i in index], axis=0)
+    inside = tuple(np.clip(i, 0, size - 1) for i, size in zip(index, _extent(data, dims)))
+    texels = data[inside[::-1]].reshape(np.shape(inside[0]) + (channels,))
     values = _to_float(texels, data.dtype) if as_float else texels.astype(np.int64)
-    rgba = np.zeros(np.shape(ii) + (4,), dtype=values.dtype)
+    rgba = np.zeros(np.shape(inside[0]) + (4,), dtype=values.dtype)
     rgba[..., 3] = 1
-    if channels == 4:
-        rgba[...] = values
-    else:
-        rgba[..., :channels] = values
+    rgba[..., :channels] = values
     rgba[border] = 0 if channels == 4 else np.array([0, 0, 0, 1], dtype=values.dtype)
     return rgba
 
 
-def read_image(region, coord, flags, ty, lanes):
-    """(values of type ``ty`` per lane, byte addresses) of ``read_image*(image, sampler, coord)``."""
+def _linear(data, dims, u, flags, as_float):
+    """(filtered RGBA, the first texel's index) of the 2^dims texels around ``u``: each axis
+    contributes weight 1 - a to texel i0 and a to texel i1."""
+    sizes = _extent(data, dims)
+    low = [np.floor(x - 0.5) for x in u]
+    frac = [(x - 0.5 - x0)[:, None] for x, x0 in zip(u, low)]
+    i0 = [_address(x0.astype(np.int64), size, flags) for x0, size in zip(low, sizes)]
+    i1 = [_address(x0.astype(np.int64) + 1, size, flags) for x0, size in zip(low, sizes)]
+    value = 0
+    for corner in product((0, 1), repeat=dims):
+        corner = corner[::-1]   # x varies fastest, as the specification lists the terms
+        weight = np.prod([a if bit else 1 - a for a, bit in zip(frac, corner)], axis=0)
+        index = tuple(hi if bit else lo for lo, hi, bit in zip(i0, i1, corner))
+        value = value + weight * _fetch(data, dims, index, as_float)
+    return value, i0
+
+
+def _addresses(region, dims, index):
+    """Byte addresses of the texels at ``index`` (the border reads the nearest edge texel)."""
     data = region.data
-    height, width = data.shape[:2]
-    coord = np.broadcast_to(np.asarray(coord), (lanes, 2))
+    sizes = _extent(data, dims)
+    inside = tuple(np.clip(i, 0, size - 1) for i, size in zip(index, sizes))
+    texel = np.ravel_multi_index(inside[::-1], sizes[::-1])
+    return region.base + texel * _channels(data, dims) * data.itemsize
+
+
+def read_image(region, coord, flags: int, ty, lanes: int):
+    """(values of type ``ty`` per lane, byte addresses) of ``read_image*(image, sampler, coord)``.
+
+    ``coord`` holds (x, y) or (x, y, z, w) per lane; w is ignored.
+    """
+    data, dims = region.data, region.elem.dims
+    coord = np.asarray(coord)
+    coord = np.broadcast_to(coord, (lanes, coord.shape[-1]))[:, :dims]
+    sizes = _extent(data, dims)
     as_float = ty.base.is_float
     if coord.dtype.kind == "f":
-        x, y = _texel_coords(coord, flags, width, height)
+        u = [_unnormalize(coord[:, axis], size, flags) for axis, size in enumerate(sizes)]
         if flags & CLK_FILTER_LINEAR:
-            x0, y0 = np.floor(x - 0.5), np.floor(y - 0.5)
-            a, b = (x - 0.5 - x0)[:, None], (y - 0.5 - y0)[:, None]
-            i0, j0 = x0.astype(np.int64), y0.astype(np.int64)
-            i1, j1 = _address(i0 + 1, width, flags), _address(j0 + 1, height, flags)
-            i0, j0 = _address(i0, width, flags), _address(j0, height, flags)
-            value = ((1 - a) * (1 - b) * _fetch(data, i0, j0, True) + a * (1 - b) * _fetch(data, i1, j0, True)
-                     + (1 - a) * b * _fetch(data, i0, j1, True) + a * b * _fetch(data, i1, j1, True))
-            i, j = np.maximum(i0, 0), np.maximum(j0, 0)
+            value, index = _linear(data, dims, u, flags, as_float)
         else:
-            i = _address(np.floor(x).astype(np.int64), width, flags)
-            j = _address(np.floor(y).astype(np.int64), height, flags)
-            value = _fetch(data, i, j, as_float)
+            index = [_address(np.floor(x).astype(np.int64), size, flags) for x, size in zip(u, sizes)]
+            value = _fetch(data, dims, index, as_float)
     else:
-        i = _address(coord[:, 0].astype(np.int64), width, flags)
-        j = _address(coord[:, 1].astype(np.int64), height, flags)
-        value = _fetch(data, i, j, as_float)
-    addresses = region.base + (np.maximum(j, 0) * width + np.maximum(i, 0)) * _channels(data) * data.itemsize
-    return value.astype(ty.dtype), addresses
+        index = [_address(coord[:, axis].astype(np.int64), size, flags) for axis, size in enumerate(sizes)]
+        value = _fetch(data, dims, index, as_float)
+    return value.astype(ty.dtype), _addresses(region, dims, index)
 
 
-def write_image(region, coord, value, lanes):
-    """``write_image*(image, coord, color)`` for each lane; returns the byte addresses."""
-    data = region.data
-    height, width = data.shape[:2]
-    channels = _channels(data)
-    coord = np.broadcast_to(np.asarray(coord), (lanes, 2)).astype(np.int64)
+def write_image(region, coord, value, lanes: int):
+    """``write_image*(image, coord, color)`` for each lane; returns the byte addresses.
+
+    Texels outside the image are not written (the specification leaves them undefined).
+    """
+    data, dims = region.data, region.elem.dims
+    channels = _channels(data, dims)
+    coord = np.asarray(coord)
+    coord = np.broadcast_to(coord, (lanes, coord.shape[-1]))[:, :dims].astype(np.int64)
     value = np.broadcast_to(np.asarray(value), (lanes, 4))[:, :channels]
-    i, j = coord[:, 0], coord[:, 1]
-    inside = (i >= 0) & (i < width) & (j >= 0) & (j < height)
+    index = tuple(coord[:, axis] for axis in range(dims))
+    inside = np.all([(i >= 0) & (i < size) for i, size in zip(index, _extent(data, dims))], axis=0)
     dtype = data.dtype
     if dtype.kind in "iu" and value.dtype.kind == "f":
         info = np.iinfo(dtype)
@@ -132,17 +179,16 @@ def write_image(region, coord, value, lanes):
     elif dtype.kind in "iu":
         info = np.iinfo(dtype)
         value = np.clip(value, info.min, info.max)
-    target = data.reshape(height, width, channels)
-    target[j[inside], i[inside]] = value[inside].astype(dtype)
-    texel = np.clip(j, 0, height - 1) * width + np.clip(i, 0, width - 1)
-    return region.base + texel * channels * data.itemsize
+    target = data.reshape(data.shape[:dims] + (channels,))
+    target[tuple(i[inside] for i in index[::-1])] = value[inside].astype(dtype)
+    return _addresses(region, dims, index)
 
 
-def image_query(region, fn):
-    """get_image_width / get_image_height / get_image_dim."""
-    height, width = region.data.shape[:2]
-    if fn == "get_image_width":
-        return np.int32(width)
-    if fn == "get_image_height":
-        return np.int32(height)
-    return np.array([width, height], dtype=np.int32)
+def image_query(region, fn: str):
+    """get_image_width / get_image_height / get_image_depth / get_image_dim: an int, or
+    (width, height) for a 2-D image's dimensions and (width, height, depth, 0) for a 3-D one's."""
+    sizes = _extent(region.data, region.elem.dims)
+    axis = {"get_image_width": 0, "get_image_height": 1, "get_image_depth": 2}.get(fn)
+    if axis is not None:
+        return np.int32(sizes[axis])
+    return np.array(sizes + (0,) * (len(sizes) == 3), dtype=np.int32)

@@ -38,7 +38,7 @@ PREDEFINED = {
     "cl_khr_fp64": "1", "cl_khr_int64_base_atomics": "1", "cl_khr_int64_extended_atomics": "1",
     "cl_khr_global_int32_base_atomics": "1", "cl_khr_global_int32_extended_atomics": "1",
     "cl_khr_local_int32_base_atomics": "1", "cl_khr_local_int32_extended_atomics": "1",
-    "cl_khr_byte_addressable_store": "1", "cl_khr_subgroups": "1",
+    "cl_khr_byte_addressable_store": "1", "cl_khr_subgroups": "1", "cl_khr_3d_image_writes": "1",
     "CHAR_BIT": "8", "SCHAR_MAX": "127", "SCHAR_MIN": "(-127-1)", "CHAR_MAX": "127",
     "CHAR_MIN": "(-127-1)", "UCHAR_MAX": "255", "SHRT_MAX": "32767", "SHRT_MIN": "(-32767-1)",
     "USHRT_MAX": "65535", "INT_MAX": "2147483647", "INT_MIN": "(-2147483647-1)",

@@ -12,7 +12,8 @@ numbers) and allocates the arrays the kernel declares:
 * ``vloadN``/``vstoreN`` go through *views* that read a scalar array N at a time;
 * program-scope ``__constant`` tables are filled from their initializers, placed after
   the host's buffers;
-* an ``image2d_t`` argument is the host's (height, width[, channels]) array.
+* an ``image2d_t`` argument is the host's (height, width[, channels]) array, an
+  ``image3d_t`` one its (depth, height, width[, channels]) array (see ``images``).
 
 ``locate`` turns the active lanes' indices into storage positions and byte
 addresses, and reports an out-of-bounds access with the work-item that made it.
@@ -27,6 +28,7 @@ import numpy as np
 
 from . import types as T
 from .diagnostics import KernelError
+from .images import shape_error
 from .memory import Buffer, LocalMem
 
 LDS_BYTES = 65536
@@ -104,8 +106,8 @@ class LaunchMemory:
             value = args[plain]
             if isinstance(ty, T.Pointer):
                 self._bind_pointer(plain, ty, value)
-            elif ty is T.IMAGE2D:
-                self._bind_image(plain, value)
+            elif T.is_image(ty):
+                self._bind_image(plain, ty, value)
             else:
                 if isinstance(value, (Buffer, LocalMem)):
                     raise KernelError(self.path, kernel.line, 1,
@@ -142,15 +144,15 @@ class LaunchMemory:
             flat = flat.reshape(-1, elem.width)
         self.regions[name] = Region(name, ty.space, elem, flat, len(flat), value.base)
 
-    def _bind_image(self, name, value):
-        where = f"argument '{name}' (image2d_t)"
-        if not isinstance(value, Buffer) or value.array.ndim not in (2, 3) or \
-                (value.array.ndim == 3 and value.array.shape[2] not in (1, 2, 4)):
-            raise KernelError(self.path, self.kernel.line, 1,
-                              f"{where} needs an image: a (height, width) or (height, width, 1|2|4) array")
+    def _bind_image(self, name, ty, value):
+        where = f"argument '{name}' ({ty})"
+        problem = shape_error(value.array.shape, ty.dims) if isinstance(value, Buffer) else \
+            f"a {ty.dims}-D image is a numpy array, not {type(value).__name__}"
+        if problem:
+            raise KernelError(self.path, self.kernel.line, 1, f"{where}: {problem}")
         if value.array.dtype.kind not in "fiu":
             raise KernelError(self.path, self.kernel.line, 1, f"{where}: pixels must be numbers")
-        self.regions[name] = Region(name, "image", T.IMAGE2D, value.array, value.array.size, value.base)
+        self.regions[name] = Region(name, "image", ty, value.array, value.array.size, value.base)
 
     def _local(self, name, elem, length):
         align = max(4, elem.size)

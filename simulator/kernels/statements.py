@@ -94,7 +94,7 @@ class KernelLowering(CallLowering, ExpressionLowering):
             else:
                 self.declare(param, param.name, info)
             return param.name, pointer
-        if ty is T.IMAGE2D:
+        if T.is_image(ty):
             info = ir.ArrayInfo(param.name, "image", ty, is_param=True)
             self.arrays[param.name] = info
             self.declare(param, param.name, info)
@@ -191,8 +191,9 @@ class KernelLowering(CallLowering, ExpressionLowering):
         ty = self.type_of(node, node.type)
         if ty is T.VOID:
             raise self.error(node, "a variable cannot be void")
-        if isinstance(ty, T.Opaque) and ty is not T.SAMPLER:
-            raise self.unsupported(node, f"{ty} variables")
+        if T.is_image(ty):
+            # OpenCL C allows images only as function arguments.
+            raise self.unsupported(node, f"type {ty} for a variable (images are only parameters)")
         if space in ("global", "constant") and not isinstance(ty, T.Pointer):
             raise self.error(node, f"a {space} variable cannot be declared inside a function")
         if space == "local" or node.name in self.addressed:
@@ -658,17 +659,21 @@ class KernelLowering(CallLowering, ExpressionLowering):
             if isinstance(ty, T.ArrayType):   # 'float a[16]' as a parameter is a pointer
                 ty = T.Pointer(_space(param.type) or "private", ty.elem)
             if isinstance(value, ir.ArrayInfo):
+                image = value.space == "image"
+                if image and ty != value.elem:
+                    raise self.error(arg, f"argument '{param.name}' of '{name}' is declared {ty},"
+                                          f" not {value.elem}")
                 if param.name not in reassigned and param.name not in self.addressed and \
-                        (isinstance(ty, T.Pointer) or ty is T.IMAGE2D):
+                        (isinstance(ty, T.Pointer) or image):
                     # The callee sees a parameter: a pointer to the array (sizeof says so).
                     self.declare(param, param.name, replace(value, is_param=True))
                     continue
-                if value.space == "image":
+                if image:
                     raise self.unsupported(arg, "reassigning an image parameter")
                 value = ir.AddrOf(value.name, type=T.Pointer(value.space, value.elem), uniform=True,
                                   **self.pos(arg))
-            if ty is T.IMAGE2D:
-                raise self.error(arg, f"argument '{param.name}' of '{name}' must be an image")
+            if T.is_image(ty):
+                raise self.error(arg, f"argument '{param.name}' of '{name}' must be an {ty}")
             if isinstance(ty, T.Struct) and value.type != ty:
                 raise self.error(arg, f"argument '{param.name}' of '{name}' must be a {ty}, not {value.type}")
             converted = self.convert(value, ty)

@@ -133,10 +133,11 @@ class Struct(_Whole):
 
 @dataclass(frozen=True)
 class Opaque(_Whole):
-    """An object only built-ins use: ``image2d_t`` (a handle to an image argument) or
-    ``sampler_t`` (the sampler's bit flags)."""
+    """An object only built-ins use: ``image2d_t``/``image3d_t`` (a handle to an image
+    argument of ``dims`` dimensions) or ``sampler_t`` (the sampler's bit flags)."""
 
     name: str
+    dims: int = 0   # 2 or 3 for an image type, 0 otherwise
 
     size = 8
 
@@ -185,22 +186,24 @@ HALF = Scalar("half", np.dtype(np.float16), 7)
 FLOAT = Scalar("float", np.dtype(np.float32), 8)
 DOUBLE = Scalar("double", np.dtype(np.float64), 9)
 VOID = Scalar("void", np.dtype(np.int32), 0)
-IMAGE2D = Opaque("image2d_t")
+IMAGE2D = Opaque("image2d_t", 2)
+IMAGE3D = Opaque("image3d_t", 3)
 SAMPLER = Opaque("sampler_t")
 
 _SCALARS = {t.name: t for t in (CHAR, UCHAR, SHORT, USHORT, INT, UINT, LONG, ULONG, HALF, FLOAT,
                                 DOUBLE)}
 _ALIASES = {"size_t": UINT, "bool": INT, "_Bool": INT, "unsigned": UINT, "signed": INT,
             "ptrdiff_t": INT, "intptr_t": INT, "uintptr_t": UINT,
-            "image2d_t": IMAGE2D, "sampler_t": SAMPLER, "event_t": INT}
+            "image2d_t": IMAGE2D, "image3d_t": IMAGE3D, "sampler_t": SAMPLER, "event_t": INT}
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 # OpenCL types that parse but that the subset does not run (refused by name).
 UNSUPPORTED_TYPES = ("image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_array_t",
-                     "image3d_t", "image2d_depth_t", "image2d_array_depth_t")
+                     "image2d_depth_t", "image2d_array_depth_t")
 
 # Names the parser must be told are types (C99 already knows char, short, int, long, float, double).
 TYPE_NAMES = (["uchar", "ushort", "uint", "ulong", "half", "size_t", "bool", "ptrdiff_t",
-               "intptr_t", "uintptr_t", "image2d_t", "sampler_t", "event_t", *UNSUPPORTED_TYPES]
+               "intptr_t", "uintptr_t", "image2d_t", "image3d_t", "sampler_t", "event_t",
+               *UNSUPPORTED_TYPES]
               + [f"{b}{w}" for b in ("char", "uchar", "short", "ushort", "int", "uint",
                                      "long", "ulong", "float", "double", "half")
                  for w in VECTOR_WIDTHS])
@@ -238,6 +241,11 @@ def lookup(words):
         if name.endswith(str(width)) and name[: -len(str(width))] in _SCALARS:
             return Vector(_SCALARS[name[: -len(str(width))]], width)
     return None
+
+
+def is_image(ty) -> bool:
+    """Whether ``ty`` is an image type (``image2d_t``, ``image3d_t``)."""
+    return isinstance(ty, Opaque) and ty.dims > 0
 
 
 def promote(a: Scalar | Vector, b: Scalar | Vector) -> Scalar | Vector:

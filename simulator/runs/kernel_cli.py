@@ -9,10 +9,11 @@ Arguments are given by kernel parameter name. Pointer arguments take ``random:N`
 ``local:N``; scalars take a number; vectors and structs take their components, as
 ``(uint2)(32,16)``, ``(32,16)`` or ``{1, 2.5}`` (struct fields in order); an
 ``image2d_t`` takes a ``.npy`` image ((height, width) or (height, width, channels)) or
-``zeros:WxH[xC]``/``random:WxH[xC]`` (float); a ``sampler_t`` takes ``CLK_*`` flags joined
-by ``|``. ``-D``/``-U``/``-I`` and ``--build-options`` are clBuildProgram's build options;
-``--kernel`` picks the kernel and compiles only it. The kernel runs on the timing
-model, with Klein's kernel tables in the trace.
+``zeros:WxH[xC]``/``random:WxH[xC]`` (float), an ``image3d_t`` a ``.npy`` volume ((depth,
+height, width) or (depth, height, width, channels)) or ``zeros:WxHxD[xC]``/``random:WxHxD[xC]``;
+a ``sampler_t`` takes ``CLK_*`` flags joined by ``|``. ``-D``/``-U``/``-I`` and
+``--build-options`` are clBuildProgram's build options; ``--kernel`` picks the kernel and
+compiles only it. The kernel runs on the timing model, with Klein's kernel tables in the trace.
 """
 import argparse
 import re
@@ -26,7 +27,7 @@ from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
 from ..kernels import types as T
 from ..kernels.diagnostics import KernelError
 from ..kernels.frontend import compile_source
-from ..kernels.images import SAMPLER_FLAGS
+from ..kernels.images import SAMPLER_FLAGS, shape_error
 from ..kernels.lanes import Geometry
 from ..kernels.memory import LocalMem, Memory
 from ..kernels.preprocess import BuildOptions, parse_build_options
@@ -95,8 +96,8 @@ class KernelFile:
                 args[name] = LocalMem(int(count))
             elif isinstance(ty, Pointer):
                 args[name] = memory.buffer(name, _buffer_data(name, spec, ty.elem, rng))
-            elif ty is T.IMAGE2D:
-                args[name] = memory.buffer(name, _image_data(name, spec, rng))
+            elif T.is_image(ty):
+                args[name] = memory.buffer(name, _image_data(name, spec, ty, rng))
             else:
                 args[name] = parse_value(name, spec, ty)
         return args
@@ -237,22 +238,27 @@ def _fill(kind, shape, dtype, rng):
     return rng.integers(0, 100, size=n).astype(dtype).reshape(shape)
 
 
-def _image_data(name, spec, rng):
-    """An image argument: a .npy image, or zeros:WxH[xC] / random:WxH[xC] floats."""
+def _image_data(name, spec, ty, rng):
+    """An image argument: a .npy image, or zeros:/random: floats of the given extent
+    (WxH[xC] for a 2-D image, WxHxD[xC] for a 3-D one)."""
     if spec.endswith(".npy"):
         data = _load_npy(name, spec)
-        if data.ndim not in (2, 3) or (data.ndim == 3 and data.shape[2] not in (1, 2, 4)):
-            raise ValueError(f"--arg {name}: an image is a (height, width) or (height, width, 1|2|4)"
-                             f" array, {spec} has shape {data.shape}")
+        problem = shape_error(data.shape, ty.dims)
+        if problem:
+            raise ValueError(f"--arg {name}: {problem} ({spec})")
         return data
+    extent = "WxH" if ty.dims == 2 else "WxHxD"
     kind, _, size = spec.partition(":")
     dims = size.lower().split("x")
-    sizes_ok = len(dims) in (2, 3) and all(d.isdigit() and int(d) > 0 for d in dims)
+    sizes_ok = len(dims) in (ty.dims, ty.dims + 1) and all(d.isdigit() and int(d) > 0 for d in dims)
     if kind not in ("zeros", "random") or not sizes_ok:
-        raise ValueError(f"--arg {name}: an image takes FILE.npy, zeros:WxH[xC] or random:WxH[xC],"
-                         f" got {spec!r}")
-    width, height = int(dims[0]), int(dims[1])
-    shape = (height, width) + ((int(dims[2]),) if len(dims) == 3 else ())
+        raise ValueError(f"--arg {name}: an image takes FILE.npy, zeros:{extent}[xC] or"
+                         f" random:{extent}[xC], got {spec!r}")
+    # The host array is indexed as C would: the last spatial axis is x (width).
+    shape = tuple(int(d) for d in dims[:ty.dims][::-1]) + tuple(int(d) for d in dims[ty.dims:])
+    problem = shape_error(shape, ty.dims)
+    if problem:
+        raise ValueError(f"--arg {name}: {problem}")
     return _fill(kind, shape, np.dtype(np.float32), rng)
 
 
@@ -289,7 +295,8 @@ def register(subparsers):
     p.add_argument("--arg", dest="args", type=parse_arg, action="append", default=[],
                    metavar="NAME=VALUE",
                    help="kernel argument: random:N, zeros:N, range:N, FILE.npy, local:N, a number,"
-                   " a vector or struct like (uint2)(32,16), or sampler flags")
+                   " a vector or struct like (uint2)(32,16), sampler flags, or an image:"
+                   " FILE.npy or zeros:/random: WxH (2-D) or WxHxD (3-D), then xC for channels")
     p.add_argument("--no-instrument", action="store_true",
                    help="record no watched accesses, branch streams or emitted values")
     p.add_argument("--save", action="append", default=[], type=parse_arg, metavar="NAME=FILE.npy",
