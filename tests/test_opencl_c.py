@@ -189,6 +189,76 @@ __kernel void step(__global Particle *ps, __global float *e, struct Pair k) {
     np.testing.assert_allclose(e, 0.5 * mass * (pos * pos).sum(1), rtol=1e-5)
 
 
+
+def test_struct_and_union_variables_with_array_members():
+    # Hash kernels view a word as bytes through a private union ({uint w; uchar b[4];}), and
+    # small-matrix code passes structs holding arrays by value; both are private variables.
+    src = """
+typedef union { uint w; uchar b[4]; } Word;
+typedef struct { float m[4]; int n; } Mat;
+typedef struct { Mat a; uint tag[2]; } Outer;
+float trace(Mat x) { return x.m[0] + x.m[3]; }
+Mat scaled(Mat x, float s) { Mat r; for (int k = 0; k < 4; k++) r.m[k] = x.m[k] * s; r.n = x.n; return r; }
+__kernel void k(__global const uint *in, __global uint *bytes, __global float *o) {
+    int i = get_global_id(0);
+    Word u; u.w = in[i];
+    bytes[i] = u.b[i % 4];
+    u.b[0] = 0xAB;
+    bytes[8 + i] = u.w;
+    Mat a = {{1.0f, 2.0f, 3.0f, 4.0f + i}, 7};
+    Mat b = a;
+    b.m[i % 4] = 30.0f;
+    Mat c = scaled(b, 2.0f);
+    Outer w; w.a = c; w.tag[1] = 5u;
+    o[i * 4 + 0] = a.m[i % 4];
+    o[i * 4 + 1] = trace(b);
+    o[i * 4 + 2] = c.m[3] + c.n;
+    o[i * 4 + 3] = w.a.m[1] + w.tag[1];
+}"""
+    n = 8
+    words = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    bytes_out = np.zeros(2 * n, np.uint32)
+    o = np.zeros(4 * n, np.float32)
+    run(src, (n,), (n,), {"in": words, "bytes": bytes_out, "o": o})
+    lane = np.arange(n)
+    np.testing.assert_array_equal(bytes_out[:n], (words >> (8 * (lane % 4))) & 0xFF)
+    np.testing.assert_array_equal(bytes_out[n:], (words & 0xFFFFFF00) | 0xAB)
+    a = np.tile([1.0, 2.0, 3.0, 4.0], (n, 1))
+    a[:, 3] += lane
+    b = a.copy()
+    b[lane, lane % 4] = 30.0
+    np.testing.assert_allclose(o[0::4], a[lane, lane % 4])
+    np.testing.assert_allclose(o[1::4], b[:, 0] + b[:, 3])
+    np.testing.assert_allclose(o[2::4], 2 * b[:, 3] + 7)
+    np.testing.assert_allclose(o[3::4], 2 * b[:, 1] + 5)
+
+
+def test_by_value_kernel_arguments_whose_address_is_taken_or_that_hold_arrays():
+    # A random-number kernel advances its seed argument through a helper (`next(&seed)`);
+    # a struct argument may carry a small array (a filter's taps).
+    src = """
+typedef struct { float taps[3]; int n; } Taps;
+uint next(uint *s) { *s = *s * 1664525u + 1013904223u; return *s >> 8; }
+__kernel void k(__global uint *r, __global float *f, uint seed, Taps t) {
+    int i = get_global_id(0);
+    seed += i;
+    uint a = next(&seed);
+    r[i] = a + next(&seed);
+    f[i] = t.taps[i % 3] * t.n;
+}"""
+    n = 6
+    r = np.zeros(n, np.uint32)
+    f = np.zeros(n, np.float32)
+    taps = np.array(([0.5, 1.5, 2.5], 4), dtype=[("taps", np.float32, (3,)), ("n", np.int32)])
+    run(src, (n,), (n,), {"r": r, "f": f, "seed": 99, "t": taps})
+    expect = []
+    for lane in range(n):
+        s = (99 + lane) * 1664525 + 1013904223 & 0xFFFFFFFF
+        t = s * 1664525 + 1013904223 & 0xFFFFFFFF
+        expect.append(((s >> 8) + (t >> 8)) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(r, expect)
+    np.testing.assert_allclose(f, np.array([0.5, 1.5, 2.5])[np.arange(n) % 3] * 4)
+
 # -- helper functions and pointers -------------------------------------------------------------
 def test_helpers_with_pointer_params_and_returns_under_divergence():
     src = """

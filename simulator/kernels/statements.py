@@ -13,8 +13,10 @@ pointer argument that names an array the callee never reassigns is passed as tha
 array itself, so its accesses stay ``ir.Load``/``ir.Store`` of the array. A function
 that is already being inlined is a recursive call: OpenCL C forbids recursion.
 
-A private variable whose address is taken (``&x``) lives in memory: it becomes a
-one-element private array, so pointers to it work like pointers to any array.
+A private variable whose address is taken (``&x``), and a struct or union variable (or
+by-value parameter) with an array member, lives in memory: it becomes a one-element
+private array, so pointers to it, and subscripts of its array members, work like those
+of any array.
 """
 from dataclasses import replace
 
@@ -68,7 +70,9 @@ class KernelLowering(CallLowering, ExpressionLowering):
 
     def param(self, param, moved):
         """One kernel parameter; a pointer the kernel moves (``p += n``) becomes a pointer
-        variable starting at its buffer (its initialisation is appended to ``moved``)."""
+        variable starting at its buffer, and a by-value argument that lives in memory (its
+        address is taken, or it is a struct with an array member) is copied there (these
+        initialisations are appended to ``moved``)."""
         space = _space(param.type)
         if isinstance(param.type, c_ast.ArrayDecl):
             return self.array_param(param, moved)
@@ -103,6 +107,10 @@ class KernelLowering(CallLowering, ExpressionLowering):
             raise self.error(param, f"a {space} argument must be a pointer")
         name = self.unique(param.name)
         self.variables[name] = ty
+        if param.name in self.addressed or _has_array_member(ty):
+            # The kernel's copy of the argument lives in memory, as a helper's would.
+            moved.append(self.memory_param(param, ty, ir.Var(name, type=ty, **self.pos(param))))
+            return name, ty
         self.declare(param, param.name, ("var", name, ty))
         return name, ty
 
@@ -196,7 +204,9 @@ class KernelLowering(CallLowering, ExpressionLowering):
             raise self.unsupported(node, f"type {ty} for a variable (images are only parameters)")
         if space in ("global", "constant") and not isinstance(ty, T.Pointer):
             raise self.error(node, f"a {space} variable cannot be declared inside a function")
-        if space == "local" or node.name in self.addressed:
+        if space == "local" or node.name in self.addressed or _has_array_member(ty):
+            # A struct with an array member lives in memory, as an array would: its
+            # elements are reached by subscripting the member's address.
             return self.memory_variable(node, space or "private", ty)
         name = self.unique(node.name)
         init = self.initial_value(node, ty) if node.init is not None else None
@@ -233,9 +243,7 @@ class KernelLowering(CallLowering, ExpressionLowering):
             if isinstance(ty, T.Struct):
                 placements, _ = place(self, ty, node.init, node.name)
                 pairs = [((), self.zero(node, ty))]
-                for placement in placements:
-                    if any(isinstance(key, int) for key in placement.path):
-                        raise self.unsupported(placement.node, "array members of struct variables")
+                for placement in placements:   # no array members: those structs live in memory
                     pairs.append((placement.path, self.placed_value(placement)))
                 return pairs
             if ty.width > 1:
@@ -677,7 +685,7 @@ class KernelLowering(CallLowering, ExpressionLowering):
             if isinstance(ty, T.Struct) and value.type != ty:
                 raise self.error(arg, f"argument '{param.name}' of '{name}' must be a {ty}, not {value.type}")
             converted = self.convert(value, ty)
-            if param.name in self.addressed:
+            if param.name in self.addressed or _has_array_member(ty):
                 stmts.append(self.memory_param(param, ty, converted))
                 continue
             local = self.unique(param.name)
@@ -718,6 +726,12 @@ def _params(functype):
         if isinstance(param, c_ast.EllipsisParam):
             raise TypeError("variadic")
         yield param
+
+
+def _has_array_member(ty) -> bool:
+    """Whether struct (or union) ``ty`` holds an array, directly or in a nested struct."""
+    return isinstance(ty, T.Struct) and any(
+        isinstance(f, T.ArrayType) or _has_array_member(f) for _, f, _ in ty.fields)
 
 
 def _addressed(body):
