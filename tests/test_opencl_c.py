@@ -33,6 +33,13 @@ def run(src, global_size, local_size, args, kernel=None, options=None, path="t.c
     return program
 
 
+def compile_error(src):
+    """The message of the ``KernelError`` that compiling ``src`` (as t.cl) raises."""
+    with pytest.raises(KernelError) as info:
+        compile_source("t.cl", src)
+    return str(info.value)
+
+
 # -- preprocessor ---------------------------------------------------------------------------
 def test_conditionals_function_macros_and_build_options():
     src = """
@@ -534,9 +541,8 @@ def test_a_vector_refuses_a_scalar_of_greater_rank_and_other_vector_types(stmt, 
     src = ("__kernel void k(__global uchar4 *a, __global int4 *b, __global float4 *f) {\n"
            "  uchar4 x = a[0]; int4 v = b[0]; float4 g = f[0];\n"
            f"  {stmt}\n}}")
-    with pytest.raises(KernelError) as info:
-        compile_source("t.cl", src)
-    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+    text = compile_error(src)
+    assert text.startswith("t.cl:3:") and message in text, text
 
 
 def test_builtins_real_kernels_use():
@@ -1003,9 +1009,8 @@ __kernel void k(__global const float4 *x, __global const uint8 *m, __global floa
 ])
 def test_shuffle_refuses_masks_and_sources_the_specification_does_not_allow(call, message):
     src = f"__kernel void k(__global float4 *a) {{\n  float4 v = a[0];\n  a[1] = {call};\n}}"
-    with pytest.raises(KernelError) as info:
-        compile_source("t.cl", src)
-    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+    text = compile_error(src)
+    assert text.startswith("t.cl:3:") and message in text, text
 
 
 def test_frexp_splits_into_a_mantissa_and_an_exponent_with_the_specified_edge_values():
@@ -1148,9 +1153,8 @@ __kernel void k(__global const float *x, __global float *r, __global int *e, __g
 def test_frexp_and_remquo_need_a_pointer_to_ints_of_the_values_width(call, message):
     src = ("__kernel void k(__global float *a) {\n  float v = a[0], f; int n;\n"
            f"  a[1] = {call};\n}}")
-    with pytest.raises(KernelError) as info:
-        compile_source("t.cl", src)
-    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+    text = compile_error(src)
+    assert text.startswith("t.cl:3:") and message in text, text
 
 
 def test_sizeof_an_array_is_the_whole_array_and_its_operand_is_not_evaluated():
@@ -1316,9 +1320,8 @@ __kernel void k(__global int *o, __global float *f) {
 ])
 def test_designators_that_name_nothing_are_located_errors(decl, message):
     src = f"struct P {{ int x, y; }};\n__kernel void k(__global int *o, int n) {{\n  {decl}\n}}"
-    with pytest.raises(KernelError) as info:
-        compile_source("t.cl", src)
-    assert str(info.value).startswith("t.cl:3:") and message in str(info.value), str(info.value)
+    text = compile_error(src)
+    assert text.startswith("t.cl:3:") and message in text, text
 
 
 # -- printf with strings ---------------------------------------------------------------------------
@@ -1341,9 +1344,8 @@ __kernel void k(__global int *a) {
 ])
 def test_printf_percent_s_takes_string_literals_only(call, message):
     src = "__kernel void k(__global int *a) {\n  " + call + ";\n}"
-    with pytest.raises(KernelError) as info:
-        compile_source("t.cl", src)
-    assert str(info.value).startswith("t.cl:2:") and message in str(info.value), str(info.value)
+    text = compile_error(src)
+    assert text.startswith("t.cl:2:") and message in text, text
 
 
 def test_abs_of_every_integer_width_is_the_unsigned_type_of_that_width():
