@@ -277,6 +277,7 @@ def _chrome_run(path, origin_us, kernels):
     return path
 
 
+@pytest.mark.usefixtures("app")  # the page module registers itself with the app
 def test_imported_runs_of_one_program_match_kernels_by_name(tmp_path):
     """Two profiles of one program taken at different moments (epoch-scale times):
     kernels pair up by name, and aligned to each first kernel the runs line up."""
@@ -317,3 +318,34 @@ def _walk(component):
     for child in children if isinstance(children, (list, tuple)) else [children]:
         if hasattr(child, "children") or hasattr(child, "title"):
             yield from _walk(child)
+
+
+@pytest.mark.usefixtures("app")  # the page module registers itself with the app
+def test_a_training_runs_thousands_of_launches_show_the_ones_that_changed_most(tmp_path):
+    """Two runs of one program with 300 launches of 60 kernels: each summary table shows
+    at most 50 rows, the largest changes first, and says how many there are in all."""
+    from dashapp.pages import compare
+    from simulator.__main__ import main
+
+    paths = []
+    for run, slower in (("one", 0), ("two", 1)):
+        # Launch 137 (kernel k17) takes 900 us more in run two; launch i of both runs
+        # otherwise differs by i % 7 us.
+        kernels = [(f"k{i % 60}", 20 + (i % 7) * slower + (900 if slower and i == 137 else 0))
+                   for i in range(300)]
+        source = _chrome_run(tmp_path / f"{run}.json", 1_700_000_000_000_000, kernels)
+        paths.append(tmp_path / f"{run}.sqlite")
+        assert main(["import", str(source), "-o", str(paths[-1])]) == 0
+    a, b = (stats.run_stats(p) for p in paths)
+    shown = stats.changed_launches(a.kernels, b.kernels, compare.MAX_TABLE_ROWS)
+    assert len(shown) == 50 and shown[0][0] == 137
+    changes = [kb.duration_ps - ka.duration_ps for _, ka, kb in shown]
+    assert changes == sorted(changes, reverse=True)
+    assert stats.changed_launches(a.kernels[:3], b.kernels[:3], 50) == [
+        (i, a.kernels[i], b.kernels[i]) for i in range(3)]  # few: all, in launch order
+    summary = compare._summary(*paths)
+    headings = [c.children for c in _walk(summary) if type(c).__name__ == "H6"]
+    assert "Kernel launches (the 50 of 300 launches that changed most)" in headings
+    assert "Kernels matched by name: 60 slower (the 50 of 60 kernels that changed most)" in headings
+    rows = [c for c in _walk(summary) if type(c).__name__ == "Tr"]
+    assert len(rows) <= 2 * 51 + 40  # two capped tables (with headers) and the statistics

@@ -152,6 +152,17 @@ def same_program(a, b):
     return bool(a) and [k.name for k in a] == [k.name for k in b]
 
 
+def changed_launches(a, b, limit):
+    """(launch index, kernel in A, kernel in B) of the ``limit`` launches whose time
+    changed most (the same program's launches paired in order), largest change first;
+    all of them, in launch order, if there are no more than ``limit``."""
+    pairs = list(enumerate(zip(a, b)))
+    if len(pairs) <= limit:
+        return [(i, ka, kb) for i, (ka, kb) in pairs]
+    pairs.sort(key=lambda p: -abs(p[1][1].duration_ps - p[1][0].duration_ps))
+    return [(i, ka, kb) for i, (ka, kb) in pairs[:limit]]
+
+
 def match_kernels(a, b):
     """Kernels matched by name (two runs of one program, such as two PyTorch runs):
     removed (only in A), added (only in B), slower, faster or the same; largest change

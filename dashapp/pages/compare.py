@@ -21,6 +21,9 @@ from ..units import fmt_ps
 
 LOC = widgets.LOCATION_ID
 VIEW_TITLES = {"summary": "Summary", "overview": "Overview", "component": "Component"}
+# Rows of a summary table: two runs of a training program launch tens of thousands of
+# kernels, and a page of that many rows takes seconds to build and to draw.
+MAX_TABLE_ROWS = 50
 
 
 def trace_options(cat):
@@ -102,6 +105,11 @@ def _view_nav(state):
         for view, title in VIEW_TITLES.items()], pills=True, className="mb-2")
 
 
+def _of(shown, every, what):
+    """A table's heading's note when it shows only the rows that changed most."""
+    return "" if shown == every else f" (the {shown} of {every:,} {what} that changed most)"
+
+
 def _name(text):
     """A kernel's name in a table cell: C++ template names run to hundreds of characters,
     so the cell shows its start and the whole name on hover."""
@@ -119,24 +127,28 @@ def _summary(path_a, path_b):
                      html.Span(f"B is {_times(factor)} {faster} (speed-up A/B {_times(total)})",
                                id="cmp-speedup")])]
     if stats.same_program(a.kernels, b.kernels):
+        shown = stats.changed_launches(a.kernels, b.kernels, MAX_TABLE_ROWS)
         rows = [(i, _name(ka.name), fmt_ps(ka.duration_ps), fmt_ps(kb.duration_ps),
                  _difference(ka.duration_ps, kb.duration_ps, "ps"),
                  _times(stats.speedup(ka.duration_ps, kb.duration_ps)))
-                for i, (ka, kb) in enumerate(zip(a.kernels, b.kernels))]
-        parts += [html.H6("Kernel launches"),
+                for i, ka, kb in shown]
+        parts += [html.H6("Kernel launches" + _of(len(shown), len(a.kernels), "launches")),
                   _table(("#", "Kernel", "A", "B", "B − A", "speed-up A/B"), rows,
                          "cmp-launches")]
     matches = stats.match_kernels(a.kernels, b.kernels)
     if matches:
+        counts = {s: sum(m.status == s for m in matches)
+                  for s in ("added", "removed", "slower", "faster", "same")}
+        every = len(matches)
+        matches = matches[:MAX_TABLE_ROWS]
         rows = [(_name(m.name), m.count_a, m.count_b,
                  fmt_ps(m.time_a) if m.count_a else "–", fmt_ps(m.time_b) if m.count_b else "–",
                  _difference(m.time_a, m.time_b, "ps"),
                  _times(stats.speedup(m.time_a, m.time_b)) if m.count_a and m.count_b else "–",
                  m.status) for m in matches]
-        counts = {s: sum(m.status == s for m in matches)
-                  for s in ("added", "removed", "slower", "faster", "same")}
         parts += [html.H6("Kernels matched by name: " + ", ".join(
-                      f"{n} {s}" for s, n in counts.items() if n)),
+                      f"{n} {s}" for s, n in counts.items() if n)
+                      + _of(len(matches), every, "kernels")),
                   _table(("Kernel", "launches A", "launches B", "time A", "time B", "B − A",
                           "speed-up A/B", ""), rows, "cmp-kernels",
                          {i: f"gs-cmp-{m.status}" for i, m in enumerate(matches)})]
