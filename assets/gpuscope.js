@@ -212,6 +212,11 @@
     var path = new URL(url, window.location.href).pathname.replace(/\/+$/, "");
     return /\/kernel$/.test(path);
   }
+  // Back or Forward to a kernel page entry of this document (made before a reload, which
+  // brought the cartesian bundle) is the same: the page is loaded again.
+  window.addEventListener("popstate", function () {
+    if (needsFullBundle(window.location.href)) { window.location.reload(); }
+  });
   ["pushState", "replaceState"].forEach(function (name) {
     var original = window.history[name].bind(window.history);
     window.history[name] = function (state, title, url) {

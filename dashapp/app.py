@@ -51,7 +51,9 @@ class _App(dash.Dash):
     """Dash, with the page's plotly.js chosen by ``plotly_bundle``."""
 
     def interpolate_index(self, **kwargs):
-        page = dash.strip_relative_path(flask.request.path) if flask.request else None
+        # The last segment of the path: behind a proxy that strips Dash's requests prefix,
+        # the path lacks it (``dash.strip_relative_path`` would refuse it).
+        page = flask.request.path.rstrip("/").rpartition("/")[2] if flask.request else None
         kwargs["scripts"] = plotly_bundle.script_tag(
             ASSETS, self.get_asset_url(plotly_bundle.FILE), page) + kwargs["scripts"]
         return super().interpolate_index(**kwargs)

@@ -25,7 +25,7 @@ from plotly.offline import get_plotlyjs_version
 FILE = "plotly-cartesian.min.js"
 # The script element's id: gpuscope.js reads it to know the page has the partial bundle.
 ELEMENT_ID = "gs-plotly-cartesian"
-# Pages whose figures need more than the cartesian bundle (dash.strip_relative_path form).
+# Pages whose figures need more than the cartesian bundle (a path's last segment).
 FULL_BUNDLE_PAGES = frozenset({"kernel"})
 _VERSION = re.compile(rb"plotly\.js \(cartesian - minified\) v(\S+)")
 
@@ -44,8 +44,8 @@ def vendored_version(assets: Path) -> str | None:
 
 
 def script_tag(assets: Path, asset_url: str, page: str | None) -> str:
-    """The ``<script>`` element that loads the cartesian bundle on ``page`` (a path as
-    ``dash.strip_relative_path`` gives it), or "" where the page needs the full bundle or
+    """The ``<script>`` element that loads the cartesian bundle on ``page`` (the last
+    segment of its path), or "" where the page needs the full bundle or
     the vendored file does not match the installed plotly. ``asset_url`` is the
     bundle's URL (``app.get_asset_url``)."""
     version = vendored_version(assets)

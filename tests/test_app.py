@@ -245,6 +245,27 @@ def test_pages_load_the_cartesian_plotly_bundle_but_the_kernel_page_the_full_one
     assert bundle.status_code == 200 and b"cartesian" in bundle.data[:200]
 
 
+def test_pages_load_behind_a_proxy_that_strips_the_requests_prefix(tmp_path):
+    """DASH_REQUESTS_PATHNAME_PREFIX set and the proxy stripping it: the routes stay /,
+    the page's own URLs carry the prefix (every page was a 400)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    write_exact_trace(tmp_path / "exact.sqlite")
+    code = ("import dashapp.app as a; c = a.create_app(trace_dir=__import__('sys').argv[1])"
+            ".server.test_client()\n"
+            "for p in ('/', '/overview?trace=exact.sqlite', '/kernel'):\n"
+            "    r = c.get(p); print(p, r.status_code, b'/gpuscope/assets/plotly-cartesian' in r.data)")
+    env = {"DASH_REQUESTS_PATHNAME_PREFIX": "/gpuscope/", "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:3] == ["/ 200 True", "/overview?trace=exact.sqlite 200 True",
+                                          "/kernel 200 False"]
+
+
 def test_a_bundle_of_another_plotly_release_is_not_used(tmp_path, monkeypatch):
     from dashapp import plotly_bundle
 

@@ -140,6 +140,19 @@ def test_the_traces_page_lists_each_launch_with_a_link_to_its_kernel_views(brows
         "the memory view's accesses were not drawn (WebGL scatter)")
     assert browser.execute_script(
         "return window.gsSamePage === undefined && !document.getElementById('gs-plotly-cartesian')")
+    # In-app to the Overview, a reload there (which brings the cartesian bundle), then
+    # Back to the kernel page's entry of the reloaded document: loaded again, whole.
+    drive.click(browser, By.ID, "gs-nav-overview")
+    drive.wait(browser, lambda d: drive.path(d) == "/overview", "the navbar did not open the Overview")
+    browser.refresh()
+    drive.wait(browser, lambda d: d.execute_script(
+        "return !!document.getElementById('gs-plotly-cartesian')"), "the Overview did not reload")
+    browser.back()
+    drive.wait(browser, lambda d: drive.path(d) == "/kernel" and d.execute_script(
+        "var gd = document.querySelector('.kv-memview .js-plotly-plot');"
+        "return !document.getElementById('gs-plotly-cartesian') && !!gd && !!gd._fullData &&"
+        " gd._fullData.some(t => t.type === 'scattergl' && t.visible === true);"),
+        "Back to the kernel page drew it with the cartesian bundle")
     # The navbar offers the kernel views of a trace that has kernel records.
     assert browser.find_element(By.ID, "gs-nav-kernel").is_displayed()
 
