@@ -413,3 +413,46 @@ def test_non_finite_numbers_as_old_kineto_and_python_write_them(tmp_path):
                    ' "dur": 1}]}')
     with pytest.raises(TraceFormatError, match=r"bad.json:1:\d+: ts is not a number: inf"):
         import_trace(bad, tmp_path / "bad.sqlite", show_progress=False)
+
+
+def test_many_bare_non_finite_values_strings_alike_and_broken_json_near_them(tmp_path):
+    """Bare ``inf`` in every event (a training run's zero-length copies) is respelled a
+    stretch at a time, never inside a string; metadata keeps valid JSON; a counter past
+    64 bits is a float and one past a float is skipped; JSON broken next to a ``nan``
+    is a located error, not a loop."""
+    import signal
+
+    lines = [f'{{"ph": "X", "cat": "Memcpy", "name": "copy: inf, nan", "pid": 0, "tid": 7,'
+             f' "ts": {1000 + 10 * i}, "dur": 0, "args": {{"bw": inf, "note": "x: -inf,"}}}}'
+             for i in range(3000)]
+    lines += ['{"ph": "C", "name": "big", "pid": 0, "ts": 5, "args": {"v": 1e20}}',
+              '{"ph": "C", "name": "huge", "pid": 0, "ts": 6, "args": {"v": 1e400}}']
+    source = tmp_path / "t.json"
+    source.write_text('{"deviceProperties": [{"bw": nan}], "traceEvents": [\n'
+                      + ",\n".join(lines) + "\n]}")
+    report = import_trace(source, tmp_path / "o.sqlite", show_progress=False)
+    assert (report.tasks, report.counters, report.skipped) == (3000, 1, 1)
+    db = _db(tmp_path / "o.sqlite")
+    assert db.execute("SELECT count(*) FROM task t JOIN kind k ON k.id = t.kind WHERE"
+                      " k.action = 'copy: inf, nan' AND json_extract(t.details, '$.bw') = 'inf'"
+                      " AND json_extract(t.details, '$.note') = 'x: -inf,'").fetchone() == (3000,)
+    assert db.execute("SELECT json_extract(metadata, '$.deviceProperties[0].bw') FROM run"
+                      ).fetchone() == ("nan",)
+    assert db.execute("SELECT value FROM counter").fetchall() == [(1e20,)]
+
+    def stuck(*_):
+        raise AssertionError("the reader loops on broken JSON next to a nan")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(30)
+    try:
+        for broken, message in (('"args": {"a": 1 nan}', "Expecting ',' delimiter"),
+                                ('"args": {"a": 1, NaN}', "Expecting property name")):
+            bad = tmp_path / "bad.json"
+            bad.write_text('{"traceEvents": [\n{"ph": "X", "name": "k", "pid": 1, "tid": 1,'
+                           f' "ts": 1, "dur": 2, {broken}}}]}}')
+            with pytest.raises(TraceFormatError, match=rf"bad.json:2:\d+: invalid JSON: {message}"):
+                import_trace(bad, tmp_path / "bad.sqlite", show_progress=False)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

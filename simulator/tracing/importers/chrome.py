@@ -59,7 +59,13 @@ UNIX_AFTER_PS = 10 ** 21  # a source time past 10**9 s (2001) is taken as Unix t
 OWN_KEY = "gpuscope"
 NO_NAME = "(no name)"
 SEPARATOR = re.compile(r"[ \t\r\n]*,[ \t\r\n]*")
-NON_FINITE = re.compile(r"(-?inf|-?nan)(?=[ \t\r\n]*[,}\]])", re.I)
+# C's spelling of a non-finite number where a JSON value stands (``inf``, ``-nan``...), and,
+# to respell a stretch of text in one pass, a string (left as it is: JSON strings hold no
+# raw newline, so a stretch that starts outside one and ends at a line's end cuts none).
+BARE_NON_FINITE = re.compile(r"(-?)(inf|nan)(?![\w.])", re.I)
+STRING_OR_NON_FINITE = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?<![\w.])' + BARE_NON_FINITE.pattern, re.I)
+RESPELL_SPAN = 1 << 20  # characters respelled at once, to the end of a line
+INT64 = 1 << 63  # a counter value past it is stored as a float
 GPU_LABEL = re.compile(r"^\s*GPU\s*(\d+)\s*$", re.I)
 STREAM_NAME = re.compile(r"^\s*stream\s*(\d+)\b", re.I)
 KINETO_THREAD = re.compile(r"^\s*thread\s+(\d+)\s*(\(.*\))?\s*$", re.I)
@@ -131,7 +137,7 @@ class _Reader:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
                 break
             except json.JSONDecodeError as exc:
-                if self._spell_non_finite(exc.pos):
+                if exc.msg.startswith("Expecting value") and self._respell(exc.pos):
                     continue
                 if self.eof or len(self.buf) - start > MAX_EVENT_BYTES or not self._more():
                     raise TraceFormatError(f"{self.where(exc.pos)}: invalid JSON: {exc.msg}") from None
@@ -148,15 +154,17 @@ class _Reader:
         self.pos = end
         return value, where
 
-    def _spell_non_finite(self, offset):
+    def _respell(self, offset):
         """Whether a bare ``inf``, ``-inf`` or ``nan`` (C's spelling, which libkineto wrote
-        for a zero-length copy's bandwidth; not JSON) starts at ``offset``: then it is
-        respelled as Python's JSON reads it (``Infinity``, ``NaN``) in the buffer."""
-        found = NON_FINITE.match(self.buf, offset)
-        if found is None:
-            return False
-        word = {"inf": "Infinity", "-inf": "-Infinity"}.get(found.group(1).lower(), "NaN")
-        self.buf = self.buf[:offset] + word + self.buf[found.end(1):]
+        for a zero-length copy's bandwidth; not JSON) starts at ``offset``: then it, and
+        any more up to a line's end within ``RESPELL_SPAN`` (a trace that has one has many),
+        is respelled as Python's JSON reads it (``Infinity``, ``NaN``) in the buffer."""
+        found = BARE_NON_FINITE.match(self.buf, offset)
+        if found is None or _respelled(found) == found.group(0):
+            return False  # a valid ``NaN`` that failed for another reason: no progress here
+        end = self.buf.rfind("\n", offset, offset + RESPELL_SPAN) + 1 or found.end()
+        self.buf = (self.buf[:offset] + STRING_OR_NON_FINITE.sub(_respelled, self.buf[offset:end])
+                    + self.buf[end:])
         return True
 
     def _expect(self, chars, what):
@@ -465,6 +473,16 @@ def read(stream, path, loader, progress=None):
     return state["skipped"], state["clamped"]
 
 
+def _respelled(match):
+    """A ``STRING_OR_NON_FINITE`` match as Python's JSON reads it: a string unchanged."""
+    sign, word = match.group(1), match.group(2)
+    if word is None:
+        return match.group(0)
+    if word.lower() == "nan":
+        return "NaN"
+    return "-Infinity" if sign else "Infinity"
+
+
 def _ident(event, field, where):
     """An event's ``pid`` or ``tid`` (0 if absent): an integer or a string, as written; a
     whole number written as a float (``7.0``, as converters of columns with gaps write
@@ -614,25 +632,29 @@ def _add_counters(loader, tracks, state, event, where):
         return
     for key, value in numeric.items():
         series = name if len(values) == 1 else f"{name}.{key}"
-        if isinstance(value, Decimal):
-            value = int(value) if value == value.to_integral_value() else float(value)
         loader.add_counter(location, series, ps, value, unit=unit, where=where)
 
 
 def _number(value):
-    """A counter's value: a finite JSON number, or a string that reads as one (as
-    Perfetto reads it); else None."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None  # NaN or inf: no value to draw
-    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
-        return value
+    """A counter's value as SQLite stores it: a JSON number, or a string that reads as one
+    (as Perfetto reads it); an int where it is whole and fits 64 bits, else a float; None
+    for anything else, or for what no float holds (NaN, the infinities, 1e400)."""
     if isinstance(value, str):
         try:
-            number = Decimal(value.strip())
+            value = Decimal(value.strip())
         except ArithmeticError:
             return None
-        return number if number.is_finite() else None
-    return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return None
+    if isinstance(value, Decimal) and not value.is_finite():
+        return None
+    if not isinstance(value, float) and value == int(value) and -INT64 <= value < INT64:
+        return int(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _flow_id(event):

@@ -48,6 +48,7 @@ from .values import (
     MAX_TIME_DIGITS,
     TraceFormatError,
     decimal_seconds,
+    finite,
     parse_decimal_seconds,
     scaled_to_ps,
     seconds_to_ps,
@@ -575,8 +576,8 @@ class Loader:
         self.db.execute(
             "UPDATE run SET time_origin = ?, clock = ?, metadata = ? WHERE id = 1",
             (decimal_seconds(origin), self._clock or "source",
-             None if self._metadata is None else json.dumps(self._metadata, sort_keys=True,
-                                                            default=str)))
+             None if self._metadata is None else json.dumps(finite(self._metadata),
+                                                            sort_keys=True, default=str)))
 
     def abort(self):
         """Remove every temporary file; the output path is left untouched."""

@@ -22,14 +22,13 @@ reads the text itself and leaves more shapes to the event-by-event reader (escap
 strings, exponents, more than six decimals), which changes nothing but the speed.
 """
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 import numpy as np
 
-from .values import TraceFormatError, scaled_to_ps
+from .values import TraceFormatError, finite, scaled_to_ps
 
 PS_PER_US = 10 ** 6
 INT64_MAX = 2 ** 63 - 1
@@ -73,17 +72,7 @@ def details_json(value):
     try:
         return _ENCODER.encode(value)
     except ValueError:  # a NaN or an infinity somewhere in the args
-        return _ENCODER.encode(_finite(value))
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+        return _ENCODER.encode(finite(value))
 
 
 @dataclass

@@ -1,9 +1,11 @@
-"""Values read out of foreign traces: exact times, and the error for input that breaks its format.
+"""Values read out of foreign traces: exact times, JSON text that stays JSON, and the error
+for input that breaks its format.
 
 Every time an importer passes on is an exact integer number of picoseconds on the
 source's clock, however large (epoch-scale profiles exceed 2**63 ps); these helpers
 convert the source's decimal or binary numbers without rounding them.
 """
+import math
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from ... import user_input
@@ -14,6 +16,18 @@ PS_PER_SECOND = Decimal(10) ** 12
 
 class TraceFormatError(TraceError):
     """Input that does not follow its format; the message gives the file position."""
+
+
+def finite(value):
+    """``value`` (a JSON-like tree) with every NaN or infinity as its text: JSON has no
+    spelling for them, and SQLite's JSON functions refuse Python's."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
 
 
 def seconds_to_ps(value, where, column):
