@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 
 import pytest
 
@@ -29,10 +30,15 @@ def _wait_for_rows(path, proc, minimum=100_000, timeout=60):
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read()
         if path.exists():
+            # Closed whatever happens: a connection left to the garbage collector (it is in
+            # a reference cycle with its statement cache) kept the file open, and finalize
+            # then could not take it out of WAL mode (1 run in 12 on a busy machine).
+            # Closed whatever happens: a connection left to the garbage collector (it is in
+            # a reference cycle with its statement cache) kept the file open, and finalize
+            # then could not take it out of WAL mode (1 run in 12 on a busy machine).
             try:
-                db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-                n = db.execute("SELECT count(*) FROM task").fetchone()[0]
-                db.close()
+                with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+                    n = db.execute("SELECT count(*) FROM task").fetchone()[0]
                 if n >= minimum:
                     return n
             except sqlite3.OperationalError:
