@@ -426,12 +426,13 @@ def test_many_bare_non_finite_values_strings_alike_and_broken_json_near_them(tmp
              f' "ts": {1000 + 10 * i}, "dur": 0, "args": {{"bw": inf, "note": "x: -inf,"}}}}'
              for i in range(3000)]
     lines += ['{"ph": "C", "name": "big", "pid": 0, "ts": 5, "args": {"v": 1e20}}',
-              '{"ph": "C", "name": "huge", "pid": 0, "ts": 6, "args": {"v": 1e400}}']
+              '{"ph": "C", "name": "huge", "pid": 0, "ts": 6, "args": {"v": 1e400}}',
+              '{"ph": "C", "name": "vast", "pid": 0, "ts": 7, "args": {"v": 1e999999999}}']
     source = tmp_path / "t.json"
     source.write_text('{"deviceProperties": [{"bw": nan}], "traceEvents": [\n'
                       + ",\n".join(lines) + "\n]}")
     report = import_trace(source, tmp_path / "o.sqlite", show_progress=False)
-    assert (report.tasks, report.counters, report.skipped) == (3000, 1, 1)
+    assert (report.tasks, report.counters, report.skipped) == (3000, 1, 2)
     db = _db(tmp_path / "o.sqlite")
     assert db.execute("SELECT count(*) FROM task t JOIN kind k ON k.id = t.kind WHERE"
                       " k.action = 'copy: inf, nan' AND json_extract(t.details, '$.bw') = 'inf'"

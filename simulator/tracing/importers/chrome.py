@@ -648,7 +648,8 @@ def _number(value):
         return None
     if isinstance(value, Decimal) and not value.is_finite():
         return None
-    if not isinstance(value, float) and value == int(value) and -INT64 <= value < INT64:
+    # The range first: int() of a Decimal such as 1e999999999 would build a huge int.
+    if not isinstance(value, float) and -INT64 <= value < INT64 and value == int(value):
         return int(value)
     try:
         number = float(value)
