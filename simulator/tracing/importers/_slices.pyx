@@ -310,7 +310,7 @@ cdef class _Scanner:
         return OK
 
     cdef int details(self, string *out, int depth) noexcept:
-        """The value at p as ``slices.details_json`` writes it: keys sorted, ", " and ": "
+        """The value at p as ``values.details_json`` writes it: keys sorted, ", " and ": "
         between items, decimals as strings, text ASCII only."""
         cdef int c = self.begin(depth), rc
         cdef Py_ssize_t a, b, int_end, frac_end, first

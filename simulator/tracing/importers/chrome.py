@@ -46,8 +46,8 @@ import numpy as np
 from ... import build, user_input
 from . import naming
 from .loader import TraceFormatError, scaled_to_ps
-from .slices import details_json as _dumps
 from .slices import time_ps as _time
+from .values import details_json as _dumps
 
 _slices = build.module("simulator.tracing.importers._slices")  # or its reference
 

@@ -32,7 +32,6 @@ The output is then finalized like a simulator trace. It is written to a temporar
 and moved into place only on success, so bad input never leaves a half-written trace
 behind.
 """
-import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +47,7 @@ from .values import (
     MAX_TIME_DIGITS,
     TraceFormatError,
     decimal_seconds,
-    finite,
+    details_json,
     parse_decimal_seconds,
     scaled_to_ps,
     seconds_to_ps,
@@ -576,8 +575,7 @@ class Loader:
         self.db.execute(
             "UPDATE run SET time_origin = ?, clock = ?, metadata = ? WHERE id = 1",
             (decimal_seconds(origin), self._clock or "source",
-             None if self._metadata is None else json.dumps(finite(self._metadata),
-                                                            sort_keys=True, default=str)))
+             None if self._metadata is None else details_json(self._metadata)))
 
     def abort(self):
         """Remove every temporary file; the output path is left untouched."""

@@ -30,7 +30,6 @@ column this reader cannot do without is refused with one line naming what is mis
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -40,6 +39,7 @@ from typing import Any
 from ..api import OPEN_AT_STOP
 from . import naming
 from .loader import ForeignTask, Loader, TraceFormatError
+from .values import details_json
 
 PS_PER_NS = 1000
 PROGRESS_STEP = 10_000
@@ -202,8 +202,7 @@ def _check(schema: _Schema) -> None:
 
 
 def _clean(fields: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in fields.items() if v is not None and v != ""},
-                      sort_keys=True)
+    return details_json({k: v for k, v in fields.items() if v is not None and v != ""})
 
 
 class _Places:

@@ -28,7 +28,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from .values import TraceFormatError, finite, scaled_to_ps
+from .values import TraceFormatError, details_json, scaled_to_ps
 
 PS_PER_US = 10 ** 6
 INT64_MAX = 2 ** 63 - 1
@@ -56,23 +56,6 @@ def time_ps(event, key, where, required=True):
     elif type(value) is int:
         return value * PS_PER_US
     return scaled_to_ps(value, PS_PER_US, where, key)
-
-
-def _json_default(value):
-    return str(value) if isinstance(value, Decimal) else repr(value)
-
-
-# One encoder for every event: ``json.dumps`` with options builds a new one per call.
-_ENCODER = json.JSONEncoder(default=_json_default, sort_keys=True, allow_nan=False)
-
-
-def details_json(value):
-    """The details text of an event's ``args``: JSON with sorted keys (decimals as strings,
-    and so are non-finite numbers, which JSON has no spelling for)."""
-    try:
-        return _ENCODER.encode(value)
-    except ValueError:  # a NaN or an infinity somewhere in the args
-        return _ENCODER.encode(finite(value))
 
 
 @dataclass

@@ -5,6 +5,7 @@ Every time an importer passes on is an exact integer number of picoseconds on th
 source's clock, however large (epoch-scale profiles exceed 2**63 ps); these helpers
 convert the source's decimal or binary numbers without rounding them.
 """
+import json
 import math
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
@@ -18,15 +19,31 @@ class TraceFormatError(TraceError):
     """Input that does not follow its format; the message gives the file position."""
 
 
-def finite(value):
-    """``value`` (a JSON-like tree) with every NaN or infinity as its text: JSON has no
-    spelling for them, and SQLite's JSON functions refuse Python's."""
+def _json_default(value):
+    return str(value) if isinstance(value, Decimal) else repr(value)
+
+
+# One encoder for every task: ``json.dumps`` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(default=_json_default, sort_keys=True, allow_nan=False)
+
+
+def details_json(value) -> str:
+    """The JSON text an importer stores for a task's details or a run's metadata: keys
+    sorted, decimals as strings, and so are NaN and the infinities (JSON has no spelling
+    for them, and SQLite's JSON functions refuse Python's)."""
+    try:
+        return _ENCODER.encode(value)
+    except ValueError:  # a NaN or an infinity somewhere in it
+        return _ENCODER.encode(_finite(value))
+
+
+def _finite(value):
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
+        return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
+        return [_finite(v) for v in value]
     return value
 
 
