@@ -94,13 +94,8 @@ class CallLowering:
             raise self.error(node, f"{name} takes ({params})")
         pos = self.pos(node)
         # Both results read the value arguments, which run once: into temporaries.
-        saves, values = [], []
-        for arg in args[:-1]:
-            value = self.expr(arg)
-            temp = self.unique("tmp")
-            self.variables[temp] = value.type
-            saves.append(ir.Assign(temp, value, None, **self.pos(arg)))
-            values.append(ir.Var(temp, type=value.type, **self.pos(arg)))
+        saves, values = zip(*(self.saved(self.expr(arg), arg) for arg in args[:-1]))
+        values = list(values)
         pointer = self.expr(args[-1])
         part = self.call_math(node, stored, values)
         if not isinstance(pointer.type, T.Pointer) or pointer.type.elem != part.type:

@@ -423,16 +423,20 @@ class ExpressionLowering:
         return ir.StmtExpr(ir.Block([store], **self.pos(node)), value, False, type=value.type,
                            **self.pos(node))
 
+    def saved(self, value, node):
+        """(the statement that saves ``value`` in a new temporary, the temporary): for a value
+        read after what would change it, or read twice but computed once."""
+        temp = self.unique("tmp")
+        self.variables[temp] = value.type
+        return (ir.Assign(temp, value, None, **self.pos(node)),
+                ir.Var(temp, type=value.type, **self.pos(node)))
+
     def increment_value(self, node):
         """``i++`` / ``++i`` inside an expression: the update runs, the old or new value is the result."""
         update = self.stmt_UnaryOp(node)
         if node.op.startswith("p"):
-            old = self.expr(node.expr)
-            temp = self.unique("tmp")
-            self.variables[temp] = old.type
-            save = ir.Assign(temp, old, None, **self.pos(node))
-            return ir.StmtExpr(ir.Block([save, update], **self.pos(node)),
-                               ir.Var(temp, type=old.type, **self.pos(node)), False,
+            save, old = self.saved(self.expr(node.expr), node)
+            return ir.StmtExpr(ir.Block([save, update], **self.pos(node)), old, False,
                                type=old.type, **self.pos(node))
         value = self.expr(node.expr)
         return ir.StmtExpr(ir.Block([update], **self.pos(node)), value, False, type=value.type,
