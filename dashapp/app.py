@@ -32,6 +32,7 @@ _created = []
 
 
 MAX_REQUEST_BYTES = 4 << 20
+ASSET_MAX_AGE = 365 * 24 * 3600  # seconds
 _log = logging.getLogger(__name__)
 
 
@@ -81,6 +82,10 @@ def create_app(trace_dir=None, trace=None):
     # A request body past this is refused with 413 before it is read (an edited kernel
     # is at most 256 KB; the largest state a page sends back is far smaller).
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    # Every asset URL carries its file's mtime (``?m=``), so a browser may keep an asset
+    # for good instead of asking again on every page load (a round trip per file, on
+    # the critical path of each page: these are blocking scripts and stylesheets).
+    app.server.config["SEND_FILE_MAX_AGE_DEFAULT"] = ASSET_MAX_AGE
     app.server.register_error_handler(Exception, _bad_request)
     for page in page_modules():
         importlib.import_module(f"{__package__}.pages.{page}")

@@ -223,6 +223,22 @@ def test_the_assets_folder_is_served(app):
     assert b"gpuscope.css" in page and b"bootstrap" in page
 
 
+def test_assets_are_kept_by_the_browser_since_their_urls_change_with_them(app):
+    """A page load asks for no asset again (each was a round trip before its scripts could
+    run): the page names every asset with its modification time."""
+    import re
+
+    client = app.server.test_client()
+    for path in ("/overview?trace=exact.sqlite", "/kernel?trace=exact.sqlite"):
+        urls = re.findall(rb'(?:src|href)="(/assets/[^"]*)"', client.get(path).data)
+        assert len(urls) >= 5, path
+        for url in urls:
+            assert re.search(rb"\?m=[0-9.]+$", url), url
+            response = client.get(url.decode())
+            assert response.status_code == 200
+            assert response.cache_control.max_age >= 365 * 24 * 3600, url
+
+
 def test_pages_load_the_cartesian_plotly_bundle_but_the_kernel_page_the_full_one(app):
     from plotly.offline import get_plotlyjs_version
 
