@@ -4,7 +4,8 @@ For a large synthetic trace (``--tasks``, default 1M; the goal is stated for 10M
 small one, against the real app (``python -m dashapp`` in a subprocess):
 
 * Overview, cold: a fresh server and a fresh browser, the first page load;
-* Overview, warm: the same page loaded again (assets cached, trace metadata cached);
+* Overview, warm: the same page loaded again (assets and the trace's metadata cached,
+  and the series the server computed from raw tasks: ``metrics.RAW_SERIES_ENTRIES``);
 * a zoom: the Overview redrawn at a 1/100 window (the URL a zoom writes, followed inside
   the app as a drag does);
 * the Component view of one compute unit, followed inside the app;

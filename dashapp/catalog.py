@@ -206,6 +206,9 @@ class TraceMeta:
     live: Live = None
     """For a trace not finalized yet (being written, or left by a killed run): what it
     holds so far; None for a finished trace."""
+    version: tuple = ()
+    """The identity of the file version read (and of its WAL log while it is written):
+    what a cache of answers about this trace is keyed on, beside ``path``."""
     derived: LRU = field(default_factory=lambda: LRU(DERIVED_ENTRIES), compare=False,
                          repr=False)
     """Facts derived on first use (a location's longest request wait, filter results)."""
@@ -288,7 +291,9 @@ def trace_meta(path):
     if found is not None:
         return found
     meta = _read_meta(path)
-    return _METAS.put(key, meta) if meta.live is None else _LIVE_METAS.put(live_key, meta)
+    if meta.live is None:
+        return _METAS.put(key, replace(meta, version=key))
+    return _LIVE_METAS.put(live_key, replace(meta, version=live_key))
 
 
 def _log_identity(path):

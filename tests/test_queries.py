@@ -287,3 +287,35 @@ def test_a_trace_left_mid_batch_by_a_killed_writer_says_how_to_repair_it(tmp_pat
     with pytest.raises(queries.TraceError, match="simulator finalize FILE"):
         with queries.open_trace(path) as db:
             db.fetch("SELECT count(*) FROM run")
+
+
+def test_a_window_from_raw_tasks_is_read_once_per_file_version(tmp_path, monkeypatch):
+    path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=3000, seed=4)
+    reads = []
+    window_intervals = queries.window_intervals
+
+    def counted(*args):
+        reads.append(args[1:])
+        return window_intervals(*args)
+
+    monkeypatch.setattr(queries, "window_intervals", counted)
+
+    def deep_zoom(name):
+        meta = trace_meta(path)
+        loc = meta.by_name[name]
+        width = meta.base_ps << loc.min_level
+        with queries.open_trace(path) as db:
+            return metrics.location_series(db, meta, loc, loc.first_start_ps,
+                                           loc.first_start_ps + 8 * width, 100)
+
+    first = deep_zoom("GPU.L2[0]")
+    assert first.source == "tasks" and len(reads) == 1
+    first.counters["counter:x"] = np.zeros(first.nbins)  # a caller's own addition
+    again = deep_zoom("GPU.L2[0]")
+    assert len(reads) == 1 and again.counters == {}
+    assert all(again.sums[c].tolist() == first.sums[c].tolist() for c in metrics.COLUMNS)
+    # The file rewritten in place (another run under the same name): read again.
+    write_synthetic_trace(tmp_path / "other.sqlite", tasks=3000, seed=5).replace(path)
+    other = deep_zoom("GPU.L2[0]")
+    assert len(reads) == 2
+    assert any(other.sums[c].tolist() != first.sums[c].tolist() for c in metrics.COLUMNS)

@@ -14,16 +14,21 @@ ended. Windows are cut to the run, so no bin lies outside it. Rates are per seco
 latency is in seconds.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import queries
+from ..catalog import LRU
 from . import binning, windows
 
 PS = 1e-12
 COLUMNS = ("req_in_started", "req_in_ended", "req_in_latency_ps", "task_ps", "buffer_ps",
            "req_out_ps", "busy_ps")
+RAW_SERIES_ENTRIES = 256
+"""Series computed from raw tasks kept across requests: a few kilobytes each (about a
+hundred bins of seven sums, at most about 400), 16 Overview pages' worth."""
+_RAW_SERIES = LRU(RAW_SERIES_ENTRIES)
 
 
 @dataclass(frozen=True)
@@ -169,7 +174,12 @@ def location_series(db, meta, loc, t0, t1, points):
     if wanted >= loc.min_level:
         level = min(wanted, top_level(loc, base))
         return pyramid_series(db, loc, level, base << level, t0, t1)
-    return task_series(db, meta, loc, wanted, base << wanted, t0, t1)
+    # Computed from up to a few thousand raw tasks (a few ms a location, the most of an
+    # Overview page's server time), so kept for the next request of the same window.
+    series = _RAW_SERIES.get_or_make(
+        (meta.path, meta.version, loc.id, wanted, t0, t1),
+        lambda: task_series(db, meta, loc, wanted, base << wanted, t0, t1))
+    return replace(series, counters={})  # callers add counters to their own copy
 
 
 def _empty(first, n, width, level, source="pyramid"):
