@@ -160,6 +160,8 @@ BAD_INPUTS = [
     ("t.json", '[{"name": "a", "ph": "X", "ts": 1, "dur": 1}, {"name": "b", "ph": "X",',
      r"t.json:1:\d+: invalid JSON"),
     ("t.bin", "\x00\x01garbage", r"unknown trace format"),
+    ("run.nsys-rep", "\x00\x01report", r"run.nsys-rep: an Nsight Systems report is read once"
+     r" exported to SQLite: nsys export --type sqlite .*run.nsys-rep$"),
 ]
 
 

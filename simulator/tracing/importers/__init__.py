@@ -30,6 +30,7 @@ FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys", "daisen-csv", "chrome")
 SQLITE_FORMATS = ("akita-v3", "akita-v4", "akita-v5", "nsys")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
+NSYS_REPORTS = (".nsys-rep", ".qdrep")  # Nsight Systems' own report files (binary)
 
 
 def _head(path: str | os.PathLike, size: int = 4096) -> tuple[bytes, bool]:
@@ -69,10 +70,13 @@ def detect_format(path: str | os.PathLike, scratch: str | os.PathLike | None = N
         return "chrome"
     if text.split("\n", 1)[0].replace(" ", "").startswith("ID,ParentID,"):
         return "daisen-csv"
+    if path.suffix.lower() in NSYS_REPORTS:
+        raise TraceFormatError(
+            f"{path}: an Nsight Systems report is read once exported to SQLite:"
+            f" nsys export --type sqlite {path}")
     raise TraceFormatError(
         f"{path}: unknown trace format (expected akita or Nsight Systems SQLite, Daisen CSV"
-        f" or Chrome JSON,"
-        f" plain or gzipped)")
+        f" or Chrome JSON, plain or gzipped)")
 
 
 def hot_journal(src: str | os.PathLike) -> Path | None:
