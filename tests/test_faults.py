@@ -87,6 +87,30 @@ def test_a_full_disk_is_one_line_and_leaves_nothing_half_written(small_disk, tmp
     assert {p: sums(p.parent)[p.name] for p in inputs} == inputs
 
 
+def test_ctrl_c_during_an_import_keeps_the_old_output_and_leaves_nothing_else(tmp_path, trace,
+                                                                          big_csv):
+    """A real SIGINT while the reader and the importer's writer thread both work."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "t.sqlite"
+    shutil.copy(trace, out)
+    before = sums(out_dir)
+    # Ctrl-C as a terminal delivers it, whatever the test runner inherited.
+    proc = subprocess.Popen([sys.executable, "-m", "simulator", "import", str(big_csv), "-o",
+                             str(out), "--force"], cwd=Path(__file__).resolve().parents[1],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while len(list(out_dir.iterdir())) < 2 and proc.poll() is None:  # its temporary output
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    time.sleep(0.1)  # into the reading, which takes about half a second here
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip() == "interrupted", (proc.returncode, err)
+    assert sums(out_dir) == before
+
+
 # -- outputs that are inputs, outputs that exist ---------------------------------------
 def _links(directory, target):
     """``target`` and a hard link and a symlink to it, made in ``directory``."""

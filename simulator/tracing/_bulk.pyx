@@ -117,7 +117,11 @@ cdef class Connection:
         if self.db == NULL:
             raise BulkError("the connection is closed")
         encoded = sql.encode()
-        if sqlite3_exec(self.db, encoded, NULL, NULL, NULL) != SQLITE_OK:
+        cdef const char *text = encoded
+        cdef int rc
+        with nogil:  # a COMMIT writes the batch out
+            rc = sqlite3_exec(self.db, text, NULL, NULL, NULL)
+        if rc != SQLITE_OK:
             raise BulkError(f"{sql}: {self.error()}")
 
     cdef sqlite3_stmt *prepare(self, str sql) except NULL:
@@ -246,8 +250,11 @@ cdef class BulkInserter:
             for c in range(k):
                 _bind_value(stmt, parameter, <object>PyList_GET_ITEM(columns[c], r))
                 parameter += 1
-        rc = sqlite3_step(stmt)
-        sqlite3_reset(stmt)
+        # The texts bound stay alive in ``columns``; SQLite's work needs no GIL, so a
+        # reader on another thread goes on meanwhile (the importers' writer thread).
+        with nogil:
+            rc = sqlite3_step(stmt)
+            sqlite3_reset(stmt)
         return rc
 
     def close(self):

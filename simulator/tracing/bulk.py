@@ -32,14 +32,17 @@ class BulkError(sqlite3.DatabaseError):
 
 
 class Connection:
-    """One SQLite connection, shared by the inserters and readers given it."""
+    """One SQLite connection, shared by the inserters and readers given it. It is used by
+    one thread at a time, not always the one that opened it (an importer stores blocks
+    on a writer thread of its own)."""
 
     def __init__(self, path, readonly=False, cache_kib=INSERT_CACHE_KIB):
         self.path = path
         if readonly:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                                      check_same_thread=False)
         else:
-            self.db = sqlite3.connect(str(path), isolation_level=None)
+            self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA busy_timeout=60000")
         self.db.execute("PRAGMA synchronous=OFF")
         self.db.execute(f"PRAGMA cache_size=-{int(cache_kib)}")

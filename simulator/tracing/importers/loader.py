@@ -28,11 +28,13 @@ the earliest event, and parents come from nesting on tracks) they are staged in 
 scratch file, and once everything is read one pass takes them back in key order through
 the same bulk path. Something that needs every task first on the direct path (a track, a
 time before the origin, a repeated ID to drop) stages what was written and goes on so.
-The output is then finalized like a simulator trace. It is written to a temporary file
-and moved into place only on success, so bad input never leaves a half-written trace
-behind.
+Settled blocks are stored by a writer thread while the next one is read: SQLite's part
+of an insert runs without the GIL. The output is then finalized like a simulator trace.
+It is written to a temporary file and moved into place only on success, so bad input
+never leaves a half-written trace behind.
 """
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,7 +112,7 @@ class Loader:
         self.pending = PendingOutput(self.out_path)
         self.tmp_path = self.pending.path
         self.scratch_path = Path(str(self.tmp_path) + ".stage")
-        self.writer = self.stage_db = None
+        self.writer = self.stage_db = self._writer_thread = self._storing = None
         try:
             self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
                                       source=source, workload=None, watchable=False)
@@ -138,6 +140,7 @@ class Loader:
         self._feeding = self.writer.incremental_pyramid  # the direct path feeds the pyramid
         self._declared_kinds = 0
         self.window = IdWindow(self._staged, self._where, dedupe=drop_exact_duplicates)
+        self._writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-writer")
         self.report = LoadReport()
         self._batch, self._links, self._points, self._instants, self._counters = [], [], [], [], []
         self._tags = []
@@ -345,17 +348,36 @@ class Loader:
 
     def _staged(self, block, wanted):
         """A block the ID window has settled: straight into the output while no task needs
-        another order or time (``direct``), else into the scratch database."""
+        another order or time (``direct``), else into the scratch database; written by
+        the writer thread while the next block is read."""
         if self.direct is None:
             # Times are final when the origin was declared before any time was read.
             self.direct = self._origin is not None and self._origin == self._base
         if self.direct and (block.track >= 0).any():
             self._stage_everything()  # nesting on tracks needs every task first
-        self.stage_db.add_block(block, wanted, rows=not self.direct)
-        if self.direct:
-            self._write_direct(block)
+        kinds = list(self.kinds.items())[self._declared_kinds:] if self.direct else []
+        self._declared_kinds += len(kinds)
+        previous = self._storing
+        self._storing = self._writer_thread.submit(self._store, block, wanted, self.direct, kinds)
+        if previous is not None:
+            # One block waits while another is stored (memory stays bounded); a failure
+            # to store (a full disk) is raised here.
+            previous.result()
 
-    def _write_direct(self, block):
+    def _written(self):
+        """Wait until the writer thread has stored every block given to it."""
+        storing, self._storing = self._storing, None
+        if storing is not None:
+            storing.result()
+
+    def _store(self, block, wanted, direct, kinds):
+        """The writer thread's part of ``_staged``: ``kinds`` are the (category, action)
+        pairs new since the last block."""
+        self.stage_db.add_block(block, wanted, rows=not direct)
+        if direct:
+            self._write_direct(block, kinds)
+
+    def _write_direct(self, block, kinds):
         """Write a block into the output, its parents as the ID window found them (fix-ups
         are set at the end), and feed it to the metric pyramid."""
         writer = self.writer
@@ -365,16 +387,14 @@ class Loader:
             block.location, block.start, block.end, block.flags]))
         writer.write_imported(tasks, _unless_key(block.ext, keys), block.details.tolist())
         if self._feeding:
-            declared = self._declared_kinds
-            if declared < len(self.kinds):
-                writer.declare_kinds([(key, category, action) for (category, action), key
-                                      in list(self.kinds.items())[declared:]])
-                self._declared_kinds = len(self.kinds)
+            if kinds:
+                writer.declare_kinds([(key, category, action) for (category, action), key in kinds])
             parent_starts = np.where(block.pstart == NO_TIME, -1, block.pstart)
             self._feeding = writer.feed_pyramid(tasks, parent_starts) <= PYRAMID_BUDGET
 
     def _stage_everything(self):
         """Leave the direct path: what it wrote goes back into the scratch database."""
+        self._written()
         self.stage_db.take_back(NO_TIME)
         self.writer.forget_imported()
         self.direct = False
@@ -478,6 +498,7 @@ class Loader:
         """Resolve IDs, links and flows, write everything, finalize and move into place."""
         self._flush()
         self.window.close()
+        self._written()
         db, stage, report = self.db, self.stage_db, self.report
         if not self.count:
             raise TraceFormatError("no tasks found in the input")
@@ -532,6 +553,7 @@ class Loader:
         stage.close()
         db.execute("DETACH DATABASE stage")
         self.scratch_path.unlink()
+        self._writer_thread.shutdown()
         self.writer.finalize(completed=True, extra_orphans=report.orphans,
                              open_tasks=self._open_tasks, show_progress=show_progress)
         self.writer.close()
@@ -579,6 +601,10 @@ class Loader:
 
     def abort(self):
         """Remove every temporary file; the output path is left untouched."""
+        if self._storing is not None:
+            wait([self._storing])  # its error, if any, is not the one to report
+        if self._writer_thread is not None:
+            self._writer_thread.shutdown()
         for part in (self.stage_db, self.writer):
             if part is not None:
                 try:
