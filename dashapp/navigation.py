@@ -25,6 +25,7 @@ def navbar():
     """The app's navbar: Traces, Overview, Kernel and the trace picker."""
     return html.Div([
         dcc.Store(id="gs-current-trace", storage_type="session"),
+        dcc.Store(id="gs-url-trace"),
         dbc.NavbarSimple(
             brand="GPUscope", brand_href="/", color="dark", dark=True, fluid=True,
             children=[
@@ -44,11 +45,22 @@ def trace_in(search):
     return urls.first_value(parse_qs((search or "").lstrip("?")).get("trace"))
 
 
+# In the browser: the URL's trace, set only when it changes, so that a zoom or a filter
+# (the same trace) asks the server nothing for the navbar.
+clientside_callback(
+    """function (search, known) {
+        var trace = new URLSearchParams(search || "").get("trace");
+        return trace === known ? window.dash_clientside.no_update : trace;
+    }""",
+    Output("gs-url-trace", "data"), Input(LOC, "search"), State("gs-url-trace", "data"))
+
+
 @callback(Output("gs-current-trace", "data"), Output("gs-nav-overview", "href"),
           Output("gs-nav-kernel", "href"), Output("gs-nav-kernel", "style"),
           Output("gs-trace-picker", "options"), Output("gs-trace-picker", "value"),
-          Input(LOC, "search"), Input(LOC, "pathname"), State("gs-current-trace", "data"))
-def follow_url(search, _pathname, remembered):
+          Input("gs-url-trace", "data"), Input(LOC, "pathname"), State(LOC, "search"),
+          State("gs-current-trace", "data"))
+def follow_url(_url_trace, _pathname, search, remembered):
     """Remember the URL's trace and point the navbar at it."""
     cat = widgets.catalog()
     # Runs being written are listed by their file's name, after the finished traces.

@@ -149,8 +149,10 @@ def test_drawing_a_page_runs_none_of_its_url_callbacks_on_the_server(browser, ap
     ActionChains(browser).pause(0.5).perform()  # anything the drawn page fires, fired
     outputs = browser.execute_script("return window.gsOutputs;")
     assert any("_pages_content.children" in o for o in outputs)
-    # Nor does the navbar's trace picker, set to the page's trace, ask whether it was a pick.
+    # Nor does the navbar's trace picker, set to the page's trace, ask whether it was a pick,
+    # nor the navbar, whose trace the zoom did not change.
     assert not [o for o in outputs if "ov-url" in o or "_pages_location" in o]
+    assert not [o for o in outputs if "gs-current-trace" in o], outputs
 
 
 def test_clicking_a_title_opens_its_component_view_at_the_window(browser, app_url):
