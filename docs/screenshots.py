@@ -7,6 +7,7 @@ a 20,000-task synthetic trace, transpose 512 (an L2 bank busy enough for the den
 reduction v2 (1024 elements, work-groups of 256) and Sobel (128 x 96, 16 x 8 tiles).
 """
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from app_server import serve  # noqa: E402
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -50,8 +52,10 @@ def main(argv=None):
     directory.mkdir(parents=True, exist_ok=True)
     for name, command in TRACES.items():
         if not (directory / name).exists():
-            subprocess.run([sys.executable, "-m", "simulator", *command, "-o",
-                            str(directory / name)], cwd=ROOT, check=True, capture_output=True)
+            # Run in the directory, so the command a trace records (Traces page) is short.
+            subprocess.run([sys.executable, "-m", "simulator", *command, "-o", name],
+                           cwd=directory, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                           check=True, capture_output=True)
     options = Options()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1600,1000",
@@ -79,7 +83,8 @@ def main(argv=None):
                 bars = driver.find_elements(By.CSS_SELECTOR, "#cv-graph .barlayer .point path")
                 target = max(bars, key=lambda p: p.size["width"] * p.size["height"])
                 ActionChains(driver).move_to_element(target).pause(0.3).click().perform()
-                WebDriverWait(driver, 60).until(
+                # The Task view is drawn again as the task is set: its old element goes.
+                WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException,)).until(
                     lambda d: d.find_element(By.ID, "cv-task").get_attribute("textContent"))
 
             shot("/", "app-traces.png")
