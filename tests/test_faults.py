@@ -65,9 +65,17 @@ def big_csv(big_trace):
     return path
 
 
-@pytest.mark.parametrize("command", ["synth", "run", "run-kernel", "import", "export"])
+@pytest.fixture(scope="module")
+def big_json(big_trace):
+    path = big_trace.with_suffix(".json")
+    assert cli("export", big_trace, "-o", path, "--format", "chrome").returncode == 0
+    return path
+
+
+@pytest.mark.parametrize("command", ["synth", "run", "run-kernel", "import", "import-chrome",
+                                     "export"])
 def test_a_full_disk_is_one_line_and_leaves_nothing_half_written(small_disk, tmp_path, big_trace,
-                                                                 big_csv, command):
+                                                                 big_csv, big_json, command):
     kernel = tmp_path / "scale.cl"
     kernel.write_text(KERNEL)
     out = small_disk / "out"
@@ -77,9 +85,10 @@ def test_a_full_disk_is_one_line_and_leaves_nothing_half_written(small_disk, tmp
         "run-kernel": ["run-kernel", kernel, "--global", "65536", "--local", "64",
                        "--arg", "a=random:65536", "--arg", "n=65536", "--no-progress", "-o", out],
         "import": ["import", big_csv, "-o", out],
+        "import-chrome": ["import", big_json, "-o", out],
         "export": ["export", big_trace, "-o", out],
     }[command]
-    inputs = {p: sums(p.parent)[p.name] for p in (big_trace, big_csv, kernel)}
+    inputs = {p: sums(p.parent)[p.name] for p in (big_trace, big_csv, big_json, kernel)}
     before = sums(small_disk)
     done = cli(*argv)
     line = assert_one_line_error(done, f"disk full writing {out}: ")

@@ -112,7 +112,7 @@ class Loader:
         self.pending = PendingOutput(self.out_path)
         self.tmp_path = self.pending.path
         self.scratch_path = Path(str(self.tmp_path) + ".stage")
-        self.writer = self.stage_db = self._writer_thread = self._storing = None
+        self.writer = self.stage_db = self.db = self._writer_thread = self._storing = None
         try:
             self.writer = TraceWriter(self.tmp_path, command=command, config=config or {},
                                       source=source, workload=None, watchable=False)
@@ -601,6 +601,11 @@ class Loader:
 
     def abort(self):
         """Remove every temporary file; the output path is left untouched."""
+        if self.db is not None and self.db.in_transaction:  # a batch of links cut short
+            try:
+                self.db.execute("ROLLBACK")  # its lock would hold up the writer thread
+            except sqlite3.Error:
+                pass
         if self._storing is not None:
             wait([self._storing])  # its error, if any, is not the one to report
         if self._writer_thread is not None:
