@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from simulator.tracing.exporters import export_trace
-from simulator.tracing.importers import TraceFormatError, detect_format, import_trace
+from simulator.tracing.importers import TraceFormatError, detect_format, import_trace, nsys
 from simulator.tracing.importers.loader import decimal_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -609,3 +609,22 @@ def test_an_export_with_times_on_the_unix_clock_imports_as_the_plain_one(built, 
     run = "SELECT time_origin, clock FROM run"
     assert out.execute(run).fetchone() == plain.execute(run).fetchone() == (
         "1700000000.123456789", "unix")
+
+
+def test_an_export_on_the_unix_clock_whose_first_row_precedes_the_session_still_imports(tmp_path):
+    """Which clock the times are on is read from one row, which may lie a little before
+    the session start (it was taken for a time since the start, and refused)."""
+    path = build_export(tmp_path / "normalized.sqlite")
+    db = sqlite3.connect(path)
+    for table, columns in SCHEMA.items():
+        for column in ("start", "end", "timestamp"):
+            if re.search(rf"\b{column} INTEGER", columns):
+                db.execute(f'UPDATE "{table}" SET "{column}" = "{column}" + ?', (EPOCH_NS,))
+    first = next(t for t in nsys.ACTIVITY if t in SCHEMA)
+    db.execute(f'UPDATE "{first}" SET start = ? WHERE rowid = (SELECT min(rowid) FROM "{first}")',
+               (EPOCH_NS - 5000,))
+    db.commit()
+    db.close()
+    _import(path, tmp_path / "out.sqlite")
+    run = _ro(tmp_path / "out.sqlite").execute("SELECT time_origin, clock FROM run").fetchone()
+    assert run == ("1700000000.123451789", "unix")

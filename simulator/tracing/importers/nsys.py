@@ -334,9 +334,9 @@ class _Reader:
         """Time 0 is the session start; its UTC time puts the times on the Unix clock.
 
         An export written with ``nsys export --ts-normalize=true`` has every time on the
-        Unix clock already: its times are the session start's UTC time and more (a time
-        since the session start is never that large), so the session start is its origin
-        and the clock needs no shift."""
+        Unix clock already: its times are about the session start's UTC time (a row may
+        lie a little before it) while a time since the session start is never half as
+        large, so the session start is its origin and the clock needs no shift."""
         epoch = None
         if self.schema.has(SESSION_START) and "utcEpochNs" in self.schema.columns(SESSION_START):
             row = self.db.execute(f'SELECT utcEpochNs FROM "{SESSION_START}" LIMIT 1').fetchone()
@@ -345,7 +345,7 @@ class _Reader:
             self.loader.set_clock("source", origin_ps=0)
             return
         sample = self._some_time()
-        if epoch > 0 and sample is not None and sample >= epoch:
+        if epoch > 0 and sample is not None and sample >= epoch // 2:
             self.session_start = epoch
             self.loader.set_clock("unix", origin_ps=epoch * PS_PER_NS, epoch_ps=0)
         else:
