@@ -59,6 +59,13 @@ def summarize(db, top=10):
     kinds = db.execute("SELECT count(*) FROM kind").fetchone()[0]
     if v_end is None:
         v_start, v_end = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
+    clock = None
+    if db.execute("PRAGMA user_version").fetchone()[0] >= 2:
+        clock = db.execute("SELECT clock FROM run").fetchone()[0]
+    # A profile's times are a real run's (on the Unix clock); a source's own clock may be
+    # either. An import's wall time is the import's own.
+    span = {None: "simulated", "simulation": "simulated", "unix": "profiled"}.get(clock, "long")
+    wall_is = "s wall" if source == "simulator" else "s to import"
     lines = [
         f"source       {source} (writer {version})" + (f", workload {workload}" if workload else ""),
         f"command      {command}",
@@ -68,8 +75,8 @@ def summarize(db, top=10):
         + (f"; {open_tasks:,} still open at the stop" if open_tasks else "")
         + (f"; {orphans:,} with a missing parent" if orphans else ""),
         f"time range   {_time(v_start or 0)} .. {_time(v_end or 0)}"
-        f" ({_time((v_end or 0) - (v_start or 0))} simulated)"
-        + (f", {wall:.1f} s wall" if wall else ""),
+        f" ({_time((v_end or 0) - (v_start or 0))} {span})"
+        + (f", {wall:.1f} {wall_is}" if wall else ""),
         *_extras(db, v_start, v_end),
     ]
     if finalized:
