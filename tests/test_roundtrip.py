@@ -1,6 +1,7 @@
 """API → file → export → import gives the same tasks (Chrome JSON and CSV)."""
 import json
 import sqlite3
+from contextlib import closing
 from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
@@ -60,6 +61,9 @@ def test_chrome_and_csv_round_trips_keep_every_task(tmp_path_factory, tasks):
     export_trace(tmp / "a.sqlite", tmp / "a.json", "chrome", show_progress=False)
     import_trace(tmp / "a.json", tmp / "b.sqlite", show_progress=False)
     assert canonical_tasks(tmp / "b.sqlite") == original
+    # Simulated time stays simulated (the Compare page said "run time" of it).
+    with closing(sqlite3.connect(tmp / "b.sqlite")) as db:
+        assert db.execute("SELECT clock FROM run").fetchone() == ("simulation",)
 
     export_trace(tmp / "a.sqlite", tmp / "a.csv", "csv", show_progress=False)
     import_trace(tmp / "a.csv", tmp / "c.sqlite", show_progress=False)

@@ -63,8 +63,8 @@ def _file_origin_ps(db):
     times are the source's own again (Kineto's relative to ``baseTimeNanoseconds``)."""
     origin, clock, metadata = db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
     metadata = json.loads(metadata) if metadata else {}
-    if origin is None:
-        return 0, None, metadata
+    if origin is None:  # a simulator's trace: its time is simulated time from 0
+        return 0, clock or "simulation", metadata
     ps = int(Decimal(origin) * 10 ** 12)
     base = metadata.get("baseTimeNanoseconds")
     if base is not None:
