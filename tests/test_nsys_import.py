@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -587,19 +588,25 @@ def test_the_exporters_version_is_read_from_either_tables_name(tmp_path):
     assert meta["export"]["EXPORT_PRODUCT_VERSION"] == "2022.2.1.31"
 
 
+def _normalized_export(path):
+    """``build_export``'s file as ``--ts-normalize=true`` writes it: every time on the Unix
+    clock, from the session start's ``utcEpochNs``."""
+    build_export(path)
+    with closing(sqlite3.connect(path)) as db:
+        for table, columns in SCHEMA.items():
+            for column in ("start", "end", "timestamp"):
+                if re.search(rf"\b{column} INTEGER", columns):
+                    db.execute(f'UPDATE "{table}" SET "{column}" = "{column}" + ?', (EPOCH_NS,))
+        db.commit()
+    return path
+
+
 def test_an_export_with_times_on_the_unix_clock_imports_as_the_plain_one(built, tmp_path):
     """``nsys export --ts-normalize=true`` writes every time as UTC nanoseconds (the session
     start's ``utcEpochNs`` and on): the same tasks, times and origin as the plain export
     (it was refused as spanning 54 years)."""
     _, plain = built
-    path = build_export(tmp_path / "normalized.sqlite")
-    db = sqlite3.connect(path)
-    for table, columns in SCHEMA.items():
-        for column in ("start", "end", "timestamp"):
-            if re.search(rf"\b{column} INTEGER", columns):
-                db.execute(f'UPDATE "{table}" SET "{column}" = "{column}" + ?', (EPOCH_NS,))
-    db.commit()
-    db.close()
+    path = _normalized_export(tmp_path / "normalized.sqlite")
     report = _import(path, tmp_path / "out.sqlite")
     assert report.tasks == 18 and report.skipped == 2  # the sample before the session too
     out = _ro(tmp_path / "out.sqlite")
@@ -614,12 +621,8 @@ def test_an_export_with_times_on_the_unix_clock_imports_as_the_plain_one(built, 
 def test_an_export_on_the_unix_clock_whose_first_row_precedes_the_session_still_imports(tmp_path):
     """Which clock the times are on is read from one row, which may lie a little before
     the session start (it was taken for a time since the start, and refused)."""
-    path = build_export(tmp_path / "normalized.sqlite")
+    path = _normalized_export(tmp_path / "normalized.sqlite")
     db = sqlite3.connect(path)
-    for table, columns in SCHEMA.items():
-        for column in ("start", "end", "timestamp"):
-            if re.search(rf"\b{column} INTEGER", columns):
-                db.execute(f'UPDATE "{table}" SET "{column}" = "{column}" + ?', (EPOCH_NS,))
     first = next(t for t in nsys.ACTIVITY if t in SCHEMA)
     db.execute(f'UPDATE "{first}" SET start = ? WHERE rowid = (SELECT min(rowid) FROM "{first}")',
                (EPOCH_NS - 5000,))
