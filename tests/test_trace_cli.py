@@ -38,7 +38,7 @@ def test_info_reports_counts_range_busiest_and_config(small_trace, capsys):
     assert main(["info", str(small_trace), "--top", "3"]) == 0
     out = capsys.readouterr().out
     assert "tasks        3," in out and "at 514 locations" in out
-    assert " simulated), " in out and " s wall" in out
+    assert " simulated)" in out
     assert "status       completed" in out
     assert "busiest 3 components" in out and "GPU.CommandProcessor" in out
     assert '"cus": 64' in out
@@ -99,7 +99,7 @@ def test_import_and_info_of_a_profile_state_links_markers_and_the_time_origin(tm
     assert main(["info", str(tmp_path / "p.sqlite")]) == 0
     out = capsys.readouterr().out
     assert "time origin  2025-07-18 09:14:43.333400684 UTC" in out
-    assert " profiled), " in out and " s to import" in out  # not "simulated", not "wall"
+    assert " profiled)" in out and " wall" not in out  # an import's own time is not the run's
     assert "1 links (flows), 2 markers" in out and "baseTimeNanoseconds" in out
 
 
