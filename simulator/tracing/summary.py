@@ -21,11 +21,12 @@ def absolute(origin, clock, ps):
     return f"{stamp}.{f'{at - seconds:f}'[2:].rstrip('0').ljust(9, '0')} UTC"
 
 
-def _extras(db, v_start, v_end):
-    """Lines for what format 2 adds: the time origin, links, markers and counters."""
-    if db.execute("PRAGMA user_version").fetchone()[0] < 2:
+def _extras(db, origin_row, v_start, v_end):
+    """Lines for what format 2 adds: the time origin, links, markers and counters.
+    ``origin_row``: the run's (time_origin, clock, metadata), None for a version 1 file."""
+    if origin_row is None:
         return []
-    origin, clock, metadata = db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
+    origin, clock, metadata = origin_row
     lines = []
     if origin is not None:
         lines.append(f"time origin  {absolute(origin, clock, 0)}; times are relative to it"
@@ -59,9 +60,9 @@ def summarize(db, top=10):
     kinds = db.execute("SELECT count(*) FROM kind").fetchone()[0]
     if v_end is None:
         v_start, v_end = db.execute("SELECT min(start_ps), max(end_ps) FROM task").fetchone()
-    clock = None
-    if db.execute("PRAGMA user_version").fetchone()[0] >= 2:
-        clock = db.execute("SELECT clock FROM run").fetchone()[0]
+    origin_row = (db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
+                  if db.execute("PRAGMA user_version").fetchone()[0] >= 2 else None)
+    clock = origin_row[1] if origin_row else None
     # A profile's times are a real run's (on the Unix clock); a source's own clock may be
     # either. An import's wall time is the import's own.
     span = {None: "simulated", "simulation": "simulated", "unix": "profiled"}.get(clock, "long")
@@ -77,7 +78,7 @@ def summarize(db, top=10):
         f"time range   {_time(v_start or 0)} .. {_time(v_end or 0)}"
         f" ({_time((v_end or 0) - (v_start or 0))} {span})"
         + (f", {wall:.1f} {wall_is}" if wall else ""),
-        *_extras(db, v_start, v_end),
+        *_extras(db, origin_row, v_start, v_end),
     ]
     if finalized:
         span = max(1, (v_end or 0) - (v_start or 0))
