@@ -1,4 +1,5 @@
-"""``python -m dashapp --trace-dir DIR | --trace FILE [--host H] [--port P]``."""
+"""``python -m dashapp --trace-dir DIR | --trace FILE [--host H] [--port P] [--no-edit]
+[--kernel-include DIR]``."""
 import argparse
 import signal
 import sys
@@ -15,14 +16,25 @@ def main(argv=None):
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
     parser.add_argument("--port", type=int, default=8050, help="TCP port (default 8050)")
     parser.add_argument("--debug", action="store_true", help="Dash debug mode (reloader off)")
+    parser.add_argument("--no-edit", action="store_true",
+                        help="serve the traces read-only: the kernel page has no editor and"
+                        " runs no kernel (docs/security.md)")
+    parser.add_argument("--kernel-include", action="append", default=[], metavar="DIR",
+                        help="a folder whose headers an edited kernel may #include (repeatable);"
+                        " without one it may include only files of its own run")
     args = parser.parse_args(argv)
     if args.trace_dir is not None and not args.trace_dir.is_dir():
         parser.error(f"--trace-dir {args.trace_dir}: not a directory")
     if args.trace is not None and not args.trace.is_file():
         parser.error(f"--trace {args.trace}: no such file")
     from .app import create_app
+    from .klein.runner import Settings
 
-    app = create_app(trace_dir=args.trace_dir, trace=args.trace)
+    try:
+        edit = Settings.create(edit=not args.no_edit, include_dirs=args.kernel_include)
+    except ValueError as exc:
+        parser.error(str(exc))
+    app = create_app(trace_dir=args.trace_dir, trace=args.trace, edit=edit)
     # SIGTERM, the usual way to stop a server, would end Python without its exit
     # handlers; exiting normally lets the edit-and-run children be stopped and reaped.
     signal.signal(signal.SIGTERM, _exit_once)

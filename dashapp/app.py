@@ -2,9 +2,11 @@
 
 ``gunicorn 'dashapp.app:server'`` builds the app on first access to ``server`` from the
 environment: ``GPUSCOPE_TRACE_DIR`` (a directory of traces, default ``traces``) or
-``GPUSCOPE_TRACE`` (one file). Pages are registered by importing every module of
-``dashapp.pages`` after the app exists (Dash's own folder scan is off, since it would
-import them under a second name), and the assets folder is given
+``GPUSCOPE_TRACE`` (one file), with ``GPUSCOPE_NO_EDIT=1`` (no edited kernel runs) and
+``GPUSCOPE_KERNEL_INCLUDE=DIR[:DIR...]`` (folders edited kernels may include from) as
+``python -m dashapp --no-edit --kernel-include DIR`` takes them. Pages are registered by
+importing every module of ``dashapp.pages`` after the app exists (Dash's own folder scan
+is off, since it would import them under a second name), and the assets folder is given
 explicitly so it is found from a checkout and from an installed package alike.
 
 Dash keeps pages and ``dash.callback`` registrations in process-wide registries, so
@@ -25,9 +27,11 @@ from werkzeug.exceptions import HTTPException
 
 from . import navigation, plotly_bundle
 from .catalog import Catalog
+from .klein.runner import Settings
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 CATALOG_KEY = "GPUSCOPE_CATALOG"
+EDIT_KEY = "GPUSCOPE_EDIT"
 _created = []
 
 
@@ -66,8 +70,10 @@ def page_modules():
     return sorted(m.name for m in pkgutil.iter_modules([str(folder)]) if not m.ispkg)
 
 
-def create_app(trace_dir=None, trace=None):
-    """The Dash app serving the traces of ``trace_dir`` (or the single file ``trace``)."""
+def create_app(trace_dir=None, trace=None, edit=None):
+    """The Dash app serving the traces of ``trace_dir`` (or the single file ``trace``);
+    ``edit`` (``klein.runner.Settings``) says whether visitors may run edited kernels
+    and what those may include (default: they may, including nothing but their own)."""
     if _created:
         raise RuntimeError("create_app() was already called in this process")
     catalog = Catalog(trace_dir=trace_dir, trace=trace)
@@ -79,6 +85,7 @@ def create_app(trace_dir=None, trace=None):
         # Bootstrap is vendored in assets/ (served offline), not taken from a CDN.
         external_stylesheets=[])
     app.server.config[CATALOG_KEY] = catalog
+    app.server.config[EDIT_KEY] = edit if edit is not None else Settings()
     # A request body past this is refused with 413 before it is read (an edited kernel
     # is at most 256 KB; the largest state a page sends back is far smaller).
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
@@ -108,9 +115,10 @@ def __getattr__(name):
     # so importing this module (for create_app) has no side effects.
     if name == "server":
         if not _created:
+            edit = Settings.from_environment()
             if os.environ.get("GPUSCOPE_TRACE"):
-                create_app(trace=os.environ["GPUSCOPE_TRACE"])
+                create_app(trace=os.environ["GPUSCOPE_TRACE"], edit=edit)
             else:
-                create_app(trace_dir=os.environ.get("GPUSCOPE_TRACE_DIR", "traces"))
+                create_app(trace_dir=os.environ.get("GPUSCOPE_TRACE_DIR", "traces"), edit=edit)
         return _created[0].server
     raise AttributeError(name)

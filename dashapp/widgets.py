@@ -89,6 +89,12 @@ def catalog():
     return flask.current_app.config["GPUSCOPE_CATALOG"]
 
 
+def edit_settings():
+    """What the app serving the current request lets visitors run
+    (``klein.runner.Settings``)."""
+    return flask.current_app.config["GPUSCOPE_EDIT"]
+
+
 def messages(texts, colour="warning"):
     """Friendly messages about the URL or the data, one alert each."""
     return html.Div([dbc.Alert(t, color=colour, className="py-1 mb-1 gs-message",

@@ -19,12 +19,13 @@ def _free_port():
 
 
 @contextlib.contextmanager
-def serve(directory, env=None):
-    """(url, process) of the app serving the traces in ``directory``, once it answers;
-    stopped with SIGTERM, as a server usually is, on leaving."""
+def serve(directory, env=None, args=()):
+    """(url, process) of the app serving the traces in ``directory`` (with more
+    command-line ``args``), once it answers; stopped with SIGTERM, as a server usually
+    is, on leaving."""
     port = _free_port()
     command = [sys.executable, "-m", "dashapp", "--trace-dir", str(directory), "--port",
-               str(port)]
+               str(port), *args]
     with _running(command, directory, port, env) as served:
         yield served
 

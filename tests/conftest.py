@@ -2,12 +2,17 @@
 import atexit
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
 from simulator import build as simulator_build
 from simulator import tracing
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Edited kernel runs made by the tests (and the servers they start) go to a directory of
 # their own, never into a developer's, whose oldest runs they would prune.
@@ -50,3 +55,18 @@ class MemorySink:
 @pytest.fixture
 def memory_sink():
     return MemorySink()
+
+
+@pytest.fixture(scope="module")
+def served_traces(tmp_path_factory):
+    """A folder for a real server: small reduction v3 (``v3.sqlite``, kernel records, 1,024
+    elements in work-groups of 256) and a 20,000-task synthetic trace (``syn.sqlite``)."""
+    from test_app_traces import write_synthetic_trace
+
+    directory = tmp_path_factory.mktemp("served")
+    subprocess.run([sys.executable, "-m", "simulator", "run", "reduction-v3", "--size", "1024",
+                    "--local", "256", "--trace-level", "kernel", "--no-progress",
+                    "-o", str(directory / "v3.sqlite")], cwd=ROOT, check=True,
+                   capture_output=True)
+    write_synthetic_trace(directory / "syn.sqlite", tasks=20_000)
+    return directory

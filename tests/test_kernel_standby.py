@@ -169,6 +169,16 @@ def test_a_runaway_kernel_on_a_spare_is_stopped_and_the_next_run_works(pool):
     assert pool.run(_spec(V3, "after timeout"))[2] > 0
 
 
+def test_a_macro_bomb_is_stopped_at_the_time_limit_and_the_next_run_works(pool):
+    """30 levels of macros each doubling the last expand to 2**30 tokens: the preprocessor
+    runs until the wall-clock limit stops the run (shortened here), with a clear message."""
+    bomb = "#define M0 x\n" + "".join(f"#define M{k} M{k - 1} M{k - 1}\n" for k in range(1, 31))
+    _waiting(pool)
+    with pytest.raises(runner.RunError, match="longer than 3 s and was stopped"):
+        pool.run(_spec(bomb + "int y = M30;\n" + V3, "bomb"), timeout=3)
+    assert pool.run(_spec(V3, "after bomb"))[2] > 0
+
+
 def test_two_runs_at_once_both_finish(pool):
     _waiting(pool)
     results = {}

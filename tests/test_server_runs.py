@@ -8,30 +8,15 @@ import os
 import shutil
 import signal
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import dash_client as client
 import pytest
 from app_server import serve, serve_gunicorn
-from test_app_traces import write_synthetic_trace
 from test_kernel_standby import ENDLESS
 from test_run_queue import _alive, _standby_children, _until
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def traces(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("served")
-    subprocess.run([sys.executable, "-m", "simulator", "run", "reduction-v3", "--size", "1024",
-                    "--local", "256", "--trace-level", "kernel", "--no-progress",
-                    "-o", str(directory / "v3.sqlite")], cwd=ROOT, check=True,
-                   capture_output=True)
-    write_synthetic_trace(directory / "syn.sqlite", tasks=20_000)
-    return directory
 
 
 def _overview_seconds(url, deps, times=5):
@@ -80,11 +65,11 @@ def _running_children(runs):
 
 
 @pytest.mark.parametrize("server", ["python -m dashapp", "gunicorn -w 2"])
-def test_pages_answer_while_endless_runs_are_in_flight(traces, tmp_path, server):
+def test_pages_answer_while_endless_runs_are_in_flight(served_traces, tmp_path, server):
     runs = tmp_path / "runs"
     env = {"GPUSCOPE_RUN_DIR": str(runs)}
-    start = serve(traces, env) if server == "python -m dashapp" else \
-        serve_gunicorn(traces, workers=2, env=env)
+    start = serve(served_traces, env) if server == "python -m dashapp" else \
+        serve_gunicorn(served_traces, workers=2, env=env)
     with start as (url, proc):
         deps = client.dependencies(url)
         client.open_page(url, deps, "/kernel", "?trace=v3.sqlite")  # starts a spare
@@ -116,6 +101,6 @@ def test_pages_answer_while_endless_runs_are_in_flight(traces, tmp_path, server)
             assert not _standby_children(proc.pid)
     # A stopped server stops every run and spare it had.
     _until(lambda: not _running_children(runs), 20, "the runs stopped with the server")
-    log = (traces / "server.log").read_text()
+    log = (served_traces / "server.log").read_text()
     assert "Traceback" not in log, log[-3000:]
-    shutil.copy(traces / "server.log", tmp_path / "server.log")
+    shutil.copy(served_traces / "server.log", tmp_path / "server.log")

@@ -25,7 +25,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from .runner import RunError, default_pool
+from .runner import SOURCE_NAME, RunError, default_pool
 
 _log = logging.getLogger(__name__)
 ACTIVE = ("waiting", "running")
@@ -40,11 +40,12 @@ class JobStatus:
     message: str = ""
     line: int = None
     col: int = None
+    file: str = SOURCE_NAME
     seconds: float = 0.0
 
     def error(self):
         """The failure as a ``RunError`` (for its line and column)."""
-        return RunError(self.message, self.line, self.col)
+        return RunError(self.message, self.line, self.col, self.file)
 
 
 class RunQueue:
@@ -115,7 +116,7 @@ class RunQueue:
             self._write(run_id, JobStatus("done", time.time(), seconds=seconds))
         except RunError as err:
             self._write(run_id, JobStatus("failed", time.time(), err.message, err.line,
-                                          err.col))
+                                          err.col, err.file))
         except Exception as exc:  # noqa: BLE001 - a job thread has no one else to tell
             _log.exception("edited run %s failed", run_id)
             self._write(run_id, JobStatus("failed", time.time(), f"the run failed: {exc}"))

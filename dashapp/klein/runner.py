@@ -61,39 +61,84 @@ QUEUE_SECONDS = 2 * TIMEOUT_SECONDS
 """How long a run waits for a free slot: long enough for the runs ahead to end."""
 KEEP = 16
 SOURCE_NAME = "kernel.cl"
+TRACE_NAME = "trace.sqlite"
 RUN_ID = re.compile(r"^[0-9a-f]{16}$")
 _LOCATED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<reason>.+)$", re.M)
 _log = logging.getLogger(__name__)
 
 
 class RunError(Exception):
-    """Why a run failed: a message for the page, with the kernel line/column if known."""
+    """Why a run failed: a message for the page, with the file (the edited kernel, or a
+    header named relative to its include folder), line and column if known."""
 
-    def __init__(self, message, line=None, col=None):
-        super().__init__(message, line, col)
-        self.message, self.line, self.col = message, line, col
+    def __init__(self, message, line=None, col=None, file=SOURCE_NAME):
+        super().__init__(message, line, col, file)
+        self.message, self.line, self.col, self.file = message, line, col, file
 
     def __str__(self):
-        where = f"{SOURCE_NAME}:{self.line}:{self.col}: " if self.line is not None else ""
+        where = f"{self.file}:{self.line}:{self.col}: " if self.line is not None else ""
         return where + self.message
+
+    @property
+    def in_kernel(self):
+        """Whether it is located in the edited kernel itself (so its line can be shown)."""
+        return self.line is not None and self.file == SOURCE_NAME
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a server lets visitors do with kernels: run edited ones at all (``edit``),
+    and which folders (absolute paths) their ``#include`` may read besides the run's
+    own. ``python -m dashapp --no-edit --kernel-include DIR``; under gunicorn,
+    ``GPUSCOPE_NO_EDIT=1`` and ``GPUSCOPE_KERNEL_INCLUDE=DIR[:DIR...]``."""
+    edit: bool = True
+    include_dirs: tuple = ()
+
+    @classmethod
+    def create(cls, edit=True, include_dirs=()):
+        """Settings with each include folder made absolute (a run's working directory is
+        its own folder); raises ``ValueError`` for one that is not a directory."""
+        dirs = []
+        for directory in include_dirs:
+            path = Path(directory).expanduser()
+            if not path.is_dir():
+                raise ValueError(f"kernel include folder {directory}: not a directory")
+            dirs.append(str(path.resolve()))
+        return cls(bool(edit), tuple(dirs))
+
+    @classmethod
+    def from_environment(cls, environ=os.environ):
+        """The settings gunicorn's ``server`` takes from the environment."""
+        no_edit = environ.get("GPUSCOPE_NO_EDIT", "").strip().lower() not in ("", "0", "false", "no")
+        dirs = [d for d in environ.get("GPUSCOPE_KERNEL_INCLUDE", "").split(os.pathsep) if d]
+        try:
+            return cls.create(edit=not no_edit, include_dirs=dirs)
+        except ValueError as exc:
+            raise SystemExit(f"GPUSCOPE_KERNEL_INCLUDE: {exc}") from None
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values and
-    the build options (clBuildProgram's string: ``-D``/``-U``/``-I``)."""
+    """Everything that defines a run: source, kernel name, sizes, ``--arg`` values, the
+    build options (clBuildProgram's string: ``-D``/``-U``/``-I``) and the server's
+    include folders (``Settings.include_dirs``), the only ones besides its own that the
+    run's ``#include`` and ``-I`` may reach."""
     source: str
     kernel: str
     global_size: tuple
     local_size: tuple
     args: tuple
     options: str = ""
+    include_dirs: tuple = ()
 
     def run_id(self):
         parts = [self.source, self.kernel, list(self.global_size), list(self.local_size),
                  list(self.args), simulator_digest()]
-        text = json.dumps(parts + [self.options] if self.options else parts)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        if self.options or self.include_dirs:
+            parts.append(self.options)
+        if self.include_dirs:
+            parts.append(list(self.include_dirs))
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 
 def simulator_digest():
@@ -202,10 +247,15 @@ def bound(pid):
     resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
-def _command(spec, source_path, out_path):
-    cmd = ["run-kernel", str(source_path), "--kernel", spec.kernel,
+def _command(spec):
+    """The run's command line, run in its own folder: the kernel and its trace are named
+    relative to it, so neither a message nor the trace names a server path, and its
+    ``#include`` is confined to that folder and the server's include folders."""
+    cmd = ["run-kernel", SOURCE_NAME, "--kernel", spec.kernel,
            "--global", size_text(spec.global_size), "--local", size_text(spec.local_size),
-           "--trace-level", "kernel", "--no-progress", "-o", str(out_path)]
+           "--trace-level", "kernel", "--no-progress", "-o", TRACE_NAME, "--confine-includes"]
+    for directory in spec.include_dirs:
+        cmd.append(f"--allow-include={directory}")
     for name, value in spec.args:
         cmd += ["--arg", f"{name}={value}"]
     if spec.options.strip():
@@ -217,7 +267,7 @@ def _error_from(stderr, returncode):
     found = list(_LOCATED.finditer(stderr))
     if found:
         last = found[-1]
-        return RunError(last["reason"].strip(), int(last["line"]), int(last["col"]))
+        return RunError(last["reason"].strip(), int(last["line"]), int(last["col"]), last["file"])
     if returncode < 0:
         try:
             sig = signal.Signals(-returncode).name
@@ -434,14 +484,13 @@ class SimulatorPool:
     def _run_child(self, spec, run_id, timeout):
         root = self.scratch_dir()
         work = Path(tempfile.mkdtemp(prefix=f"{run_id}-", dir=root))
-        source_path = work / SOURCE_NAME
-        source_path.write_text(spec.source, errors="replace")
+        (work / SOURCE_NAME).write_text(spec.source, errors="replace")
         # Written inside the run's own directory, so whatever a killed run leaves behind
         # goes with it; only a finished trace is moved to its final name.
-        trace = work / "trace.sqlite"
+        trace = work / TRACE_NAME
         out_path = root / f"{run_id}.sqlite"
-        job = (json.dumps({"argv": _command(spec, source_path, trace), "cwd": str(work),
-                           "tied": True}) + "\n").encode()
+        job = (json.dumps({"argv": _command(spec), "cwd": str(work), "tied": True})
+               + "\n").encode()
         start = time.perf_counter()
         deadline = time.monotonic() + timeout
         try:
@@ -461,7 +510,7 @@ class SimulatorPool:
         if self._closing:
             raise RunError("the server is shutting down")
         if returncode != 0 or not out_path.is_file():
-            raise _error_from(err.replace(str(source_path), SOURCE_NAME), returncode)
+            raise _error_from(err, returncode)
         _prune(root)
         return run_id, out_path, seconds
 

@@ -25,6 +25,7 @@ from ..widgets import safe_filename
 from . import alert, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
+NO_EDIT = "This server runs no kernels: it serves its traces read-only (--no-edit)."
 POLL_MS = 400
 """How often the page asks how an edited run is doing."""
 
@@ -232,11 +233,24 @@ def _editor(views, state):
     ], className="mt-2")
 
 
+def _edited_run(run_id):
+    """The trace of an edited run, or None (always, on a server that runs none)."""
+    return runner.default_pool().run_path(run_id) if widgets.edit_settings().edit else None
+
+
+def _read_only_note():
+    # The callbacks below are registered all the same (Dash registers them per app), so
+    # a run request sent by hand is refused in start_run, not merely not offered.
+    return html.P("This server shows kernels read-only: it runs no edited kernel.",
+                  className="small text-muted mt-2", id="kv-read-only")
+
+
 @trace_page(parse_kernel)
 def layout(request):
     state, name, path, problems = request.state, request.name, request.path, request.problems
+    editing = widgets.edit_settings().edit
     if state.run is not None:
-        path = runner.default_pool().run_path(state.run)
+        path = _edited_run(state.run)
         if path is None:
             return html.Div([widgets.messages(problems + [
                 "That edited run is gone: edited runs last only while this server runs."]),
@@ -248,14 +262,16 @@ def layout(request):
         return widgets.messages(problems + [str(err)])
     title = f"{views.launch.kernel}, launch {views.launch.id}" + \
         (" (edited run)" if state.run else "")
-    # The page has a Run button: have a simulator process started before it is pressed.
-    runner.default_pool().prepare()
+    if editing:
+        # The page has a Run button: have a simulator process started before it is pressed.
+        runner.default_pool().prepare()
     return html.Div([
         widgets.messages(problems),
         html.H5(title, id="kv-title"),
         dbc.Row([
             dbc.Col([_facts(views, state, name), html.H6("Source", className="mt-2"),
-                     _source_view(views.source.text), _editor(views, state)],
+                     _source_view(views.source.text),
+                     _editor(views, state) if editing else _read_only_note()],
                     md=4, className="kv-side"),
             # Memory and branching views side by side, so hovering a donut visibly
             # highlights the accesses of its work-items.
@@ -271,9 +287,10 @@ dash.register_page(__name__, path="/kernel", title="GPUscope kernel", name="Kern
 
 
 def _error_context(source, err):
-    """The offending line of the edited source with a caret under the column."""
+    """The offending line of the edited source with a caret under the column (none for
+    an error in a header, whose text is not shown)."""
     lines = source.split("\n")
-    if err.line is None or not 1 <= err.line <= len(lines):
+    if not err.in_kernel or not 1 <= err.line <= len(lines):
         return ""
     caret = " " * (max(err.col or 1, 1) - 1) + "^"
     return html.Pre(f"{err.line:>4} | {lines[err.line - 1]}\n     | {caret}",
@@ -317,6 +334,9 @@ def start_run(clicks, source, size, options, search):
         return no_update, no_update, *keep
     if not isinstance(source, str) or not isinstance(size, str):
         return no_update, widgets.messages(["Nothing to run."], colour="danger"), *keep
+    settings = widgets.edit_settings()
+    if not settings.edit:
+        return no_update, widgets.messages([NO_EDIT], colour="danger"), *keep
     if len(source.encode(errors="replace")) > runner.MAX_SOURCE_BYTES:
         return no_update, widgets.messages([
             f"{runner.SOURCE_NAME}: the source is larger than {runner.MAX_SOURCE_BYTES >> 10}"
@@ -325,12 +345,13 @@ def start_run(clicks, source, size, options, search):
     if request is None:
         return no_update, alert(problems), *keep
     state, name, path = request.state, request.name, request.path
-    recorded = runner.default_pool().run_path(state.run) if state.run else path
+    recorded = _edited_run(state.run) if state.run else path
     if recorded is None:
         return no_update, widgets.messages(["The edited run this page showed is gone."],
                                            colour="danger"), *keep
     try:
-        spec = edit_spec(recorded, state.launch, source, size, options if isinstance(options, str) else "")
+        spec = edit_spec(recorded, state.launch, source, size,
+                         options if isinstance(options, str) else "", settings.include_dirs)
         run_id = jobs.default_queue().submit(spec)
     except (LookupError, ValueError, TraceError, QueryTimeout) as err:
         return no_update, widgets.messages([str(err)], colour="danger"), *keep
@@ -353,7 +374,7 @@ def download_csv(_clicks, search):
         return no_update, alert(problems)
     state, path = request.state, request.path
     if state.run is not None:
-        path = runner.default_pool().run_path(state.run)
+        path = _edited_run(state.run)
         if path is None:
             return no_update, "That edited run is gone."
     try:

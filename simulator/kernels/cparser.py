@@ -155,6 +155,9 @@ class _Parser(c_parser.CParser):
         return None
 
 
+SYNTAX = "syntax error"
+
+
 def parse(text, path, origin=None, out_lines=None):
     """The pycparser AST of preprocessed ``text``. Errors are ``KernelError``s at the
     user's file, line and column."""
@@ -164,11 +167,11 @@ def parse(text, path, origin=None, out_lines=None):
         col = exc.col
         if origin is not None and out_lines is not None and (exc.file, exc.line) in out_lines:
             col = origin.column(exc.file, exc.line, out_lines[(exc.file, exc.line)], col)
-        raise KernelError(exc.file, exc.line, col, exc.reason) from None
+        raise KernelError(exc.file, exc.line, col, exc.reason, SYNTAX) from None
     except c_parser.ParseError as exc:   # pycparser's own errors carry "file:line:col: msg"
         head, _, reason = str(exc).partition(": ")
         parts = head.rsplit(":", 2)
         if len(parts) == 3 and parts[1].isdigit():
             raise KernelError(parts[0], int(parts[1]), int(parts[2] or 1) if parts[2].isdigit() else 1,
-                              reason) from None
-        raise KernelError(path, 0, 0, str(exc)) from None
+                              reason, SYNTAX) from None
+        raise KernelError(path, 0, 0, str(exc), SYNTAX) from None

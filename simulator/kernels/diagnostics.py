@@ -7,13 +7,18 @@ the spot; the CLI prints it instead of a traceback.
 
 
 class KernelError(Exception):
-    """A syntax, semantic or run-time error in a kernel, located in its source."""
+    """A syntax, semantic or run-time error in a kernel, located in its source.
 
-    def __init__(self, path, line, col, reason):
+    ``kind`` names the sort of error in words of its own (``syntax error``,
+    ``preprocessor error``...), for a message that must not quote the source.
+    """
+
+    def __init__(self, path, line, col, reason, kind="error"):
         self.path = path
         self.line = line or 0
         self.col = col or 0
         self.reason = reason
+        self.kind = kind
         super().__init__(f"{path}:{self.line}:{self.col}: {reason}")
 
 
@@ -21,7 +26,7 @@ class Unsupported(KernelError):
     """A valid OpenCL C construct that this subset does not execute (named explicitly)."""
 
     def __init__(self, path, line, col, construct):
-        super().__init__(path, line, col, f"unsupported: {construct}")
+        super().__init__(path, line, col, f"unsupported: {construct}", kind="unsupported construct")
 
 
 def at(coord, path, reason, cls=KernelError):

@@ -20,6 +20,7 @@ from ..user_input import nesting_offset, position
 from . import ir
 from .cparser import parse
 from .diagnostics import KernelError, Unsupported
+from .includes import Confinement
 from .preprocess import BuildOptions, parse_build_options, preprocess
 from .statements import KernelLowering
 from .uniformity import analyze
@@ -107,11 +108,12 @@ def _all_quals(decl):
 
 
 def compile_source(path: str, source: str, options: BuildOptions | str | None = None,
-                   kernel: str | None = None) -> ir.Program:
+                   kernel: str | None = None, confinement: Confinement | None = None) -> ir.Program:
     """Parse and lower the kernels in ``source`` (named ``path`` in messages).
 
     ``options`` are clBuildProgram's build options (a string or ``BuildOptions``);
-    with ``kernel`` only that kernel is lowered.
+    with ``kernel`` only that kernel is lowered; with ``confinement``, ``#include`` and
+    ``-I`` stay inside its folders (``kernels.includes``).
     """
     option_text = options if isinstance(options, str) else options.text() if options else ""
     if isinstance(options, str):
@@ -121,7 +123,7 @@ def compile_source(path: str, source: str, options: BuildOptions | str | None = 
             raise KernelError(path, 0, 0, str(exc)) from None
     _check_nesting(path, source)
     try:
-        return _compile(path, source, options, option_text, kernel)
+        return _compile(path, source, options, option_text, kernel, confinement)
     except RecursionError:
         # Deep in something other than brackets (a long chain of 'else if', a very long
         # expression): Python's recursion limit, not ours, ended the compile.
@@ -143,9 +145,9 @@ def _check_nesting(path, source):
                           " brackets and braces together)")
 
 
-def _compile(path, source, options, option_text, kernel):
+def _compile(path, source, options, option_text, kernel, confinement):
     """``compile_source`` once the options are parsed and the nesting checked."""
-    pre = preprocess(path, source, options)
+    pre = preprocess(path, source, options, confinement)
     ast = parse(pre.text, path, pre.origin, pre.out_lines)
     scope = FileScope(path, pre)
     file_lowering = KernelLowering(scope)

@@ -29,6 +29,7 @@ from pcpp import Preprocessor
 
 from .annotations import take_annotations
 from .diagnostics import KernelError
+from .includes import PREPROCESSOR, Confinement
 
 # Macros of an OpenCL 1.2 compiler (OpenCL C spec 6.10, float.h/limits.h/math constants).
 PREDEFINED = {
@@ -163,46 +164,66 @@ class Preprocessed:
 
 
 class _Pcpp(Preprocessor):
-    """pcpp with errors raised as ``KernelError`` and files read from the user's text."""
+    """pcpp with errors raised as ``KernelError``, files read from the user's text, and
+    ``#include`` kept inside ``confinement`` when there is one."""
 
-    def __init__(self, path, main_text, origin):
+    def __init__(self, path, main_text, origin, confinement=None):
         super().__init__()
         self.user_path = path
         self.main_text = main_text
         self.origin = origin
+        self.confinement = confinement
+        self.spelled_include = ""
         self.line_directive = "#line"
         self.passthru_includes = None
 
+    def include(self, tokens, original_line):
+        # What the user wrote after #include (a macro's name, not its expansion), for a
+        # refusal to quote: the file it resolves to would name a server folder.
+        self.spelled_include = "".join(t.value for t in tokens).strip()
+        yield from super().include(tokens, original_line)
+
     def on_error(self, file, line, msg):
-        raise KernelError(self._user_name(file), line, 1, msg.strip())
+        raise self.error(file, line, msg.strip())
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
         where = self.lastdirective
         if is_malformed:
-            raise KernelError(self._user_name(where.source), where.lineno, 1,
-                              f"malformed #include {includepath}")
-        raise KernelError(self._user_name(where.source), where.lineno, 1,
-                          f"#include file '{includepath}' not found (add its folder with -I DIR)")
+            raise self.error(where.source, where.lineno, f"malformed #include {includepath}")
+        where_to_add = "add its folder with -I DIR" if self.confinement is None else \
+            "searched in the kernel's folder, -I folders and the server's include folders"
+        raise self.error(where.source, where.lineno,
+                         f"#include file '{includepath}' not found ({where_to_add})")
 
     def on_directive_unknown(self, directive, toks, ifpassthru, precedingtoks):
         text = "".join(t.value for t in toks).strip()
         if directive.value == "error":
-            raise KernelError(self._user_name(directive.source), directive.lineno, 1, f"#error {text}")
+            raise self.error(directive.source, directive.lineno, f"#error {text}")
         # ``# 12 "file" 2`` is a GNU line marker, as in preprocessed sources some suites ship;
         # like ``#line`` it is dropped, so positions keep naming the text the user sees.
         if directive.value in ("warning", "pragma", "line") or directive.value.isdigit():
             return True
-        raise KernelError(self._user_name(directive.source), directive.lineno, 1,
-                          f"unknown directive '#{directive.value}'")
+        raise self.error(directive.source, directive.lineno, f"unknown directive '#{directive.value}'")
 
     def on_file_open(self, is_system_include, includepath):
+        if self.confinement is not None and self.confinement.root_of(includepath) is None:
+            # Refused before it is opened, whether or not it exists.
+            where = self.lastdirective
+            raise self.confinement.refusal(self._user_name(where.source), where.lineno,
+                                           self.spelled_include)
         handle = super().on_file_open(is_system_include, includepath)
         text = handle.read()
         handle.close()
-        self.origin.lines[_display_name(includepath, self.user_path)] = text.split("\n")
+        self.origin.lines[self._user_name(includepath)] = text.split("\n")
         return io.StringIO(take_annotations(includepath, text)[0])
 
+    def error(self, file, line, reason):
+        """A preprocessor ``KernelError`` at ``line`` of ``file`` (as pcpp names it)."""
+        return KernelError(self._user_name(file), line, 1, reason, PREPROCESSOR)
+
     def _user_name(self, file):
+        if self.confinement is not None:
+            return self.confinement.display(file or self.user_path)
         return _display_name(file or self.user_path, self.user_path)
 
 
@@ -225,16 +246,26 @@ def _display_name(name, main):
     return os.path.relpath(full)
 
 
-def preprocess(path: str, source: str, options: BuildOptions | None = None) -> Preprocessed:
-    """Run the preprocessor on ``source`` (named ``path``); see the module docstring."""
+def preprocess(path: str, source: str, options: BuildOptions | None = None,
+               confinement: Confinement | None = None) -> Preprocessed:
+    """Run the preprocessor on ``source`` (named ``path``); see the module docstring.
+    With ``confinement``, includes and ``-I`` stay inside its folders, which are searched
+    after the ``-I`` ones (``kernels.includes``)."""
     options = options or BuildOptions()
     text, notes = take_annotations(path, source)
     origin = Origin({path: source.split("\n")})
-    cpp = _Pcpp(path, text, origin)
+    cpp = _Pcpp(path, text, origin, confinement)
     folder = str(Path(path).parent) if Path(path).parent != Path("") else "."
     cpp.add_path(folder)
     for directory in options.include_dirs:
         cpp.add_path(directory)
+    if confinement is not None:
+        try:
+            confinement.check_include_dirs(options.include_dirs)
+        except ValueError as exc:
+            raise KernelError(path, 0, 0, str(exc)) from None
+        for directory in confinement.allowed:
+            cpp.add_path(directory)
     cpp.macros.update(_predefined_macros())
     for kind, name, value in options.macros:
         if kind == "D":
@@ -249,13 +280,13 @@ def preprocess(path: str, source: str, options: BuildOptions | None = None) -> P
         raise
     except Exception as exc:  # noqa: BLE001 - pcpp fails on some malformed directives by crashing
         where = getattr(cpp, "lastdirective", None)
-        raise KernelError(cpp._user_name(getattr(where, "source", None)), getattr(where, "lineno", 0) or 0,
-                          1, f"malformed preprocessor directive ({type(exc).__name__})") from None
+        raise cpp.error(getattr(where, "source", None), getattr(where, "lineno", 0) or 0,
+                        f"malformed preprocessor directive ({type(exc).__name__})") from None
     for emit in notes.emits:
         if isinstance(emit.length, str):
             emit.length = _macro_int(cpp, path, emit)
     result = Preprocessed("", notes.emits, notes.binds, notes.watch_lines, origin)
-    result.text = _index_lines(out.getvalue(), path, result.out_lines)
+    result.text = _index_lines(out.getvalue(), path, result.out_lines, cpp._user_name)
     return result
 
 
@@ -270,8 +301,8 @@ def _macro_int(cpp, path, emit):
                           " an integer or a macro defined as one") from None
 
 
-def _index_lines(text, main, out_lines):
-    """Name files in ``#line`` as messages do, blank ``#pragma`` lines (``OPENCL
+def _index_lines(text, main, out_lines, name_of):
+    """Name files in ``#line`` as messages do (``name_of``), blank ``#pragma`` lines (``OPENCL
     EXTENSION``, ``unroll``: nothing to do for them), and record each output line's
     origin in ``out_lines``."""
     lines = text.split("\n")
@@ -282,7 +313,7 @@ def _index_lines(text, main, out_lines):
             parts = stripped.split(None, 2)
             number = int(parts[1])
             if len(parts) > 2:
-                file = _display_name(parts[2].strip().strip('"'), main)
+                file = name_of(parts[2].strip().strip('"'))
             lines[i] = f'#line {number} "{file}"'
             continue
         if stripped.startswith("#pragma"):

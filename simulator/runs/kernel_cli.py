@@ -28,6 +28,7 @@ from ..kernels import types as T
 from ..kernels.diagnostics import KernelError
 from ..kernels.frontend import compile_source
 from ..kernels.images import SAMPLER_FLAGS, shape_error
+from ..kernels.includes import confinement_for
 from ..kernels.lanes import Geometry
 from ..kernels.memory import LocalMem, Memory
 from ..kernels.preprocess import BuildOptions, parse_build_options
@@ -285,6 +286,14 @@ def register(subparsers):
                    help="undefine a macro, as the build option -U (repeatable)")
     p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
                    help="search DIR for #include \"...\" files (repeatable)")
+    p.add_argument("--confine-includes", action="store_true",
+                   help="let #include and -I reach only the kernel's own folder and the"
+                   " --allow-include folders, and quote no text of an included file in"
+                   " errors (what a server compiling visitors' kernels needs; from the"
+                   " command line a kernel includes whatever you can read)")
+    p.add_argument("--allow-include", action="append", default=[], metavar="DIR",
+                   help="a folder a confined kernel may include from, searched after -I"
+                   " (repeatable; implies --confine-includes)")
     p.add_argument("--build-options", default="", metavar="OPTIONS",
                    help="clBuildProgram's options string, written with '=' as in"
                    " --build-options=\"-D N=64 -cl-mad-enable\"")
@@ -313,15 +322,19 @@ def _run(args):
         prepare_output(path, [*inputs, args.config, args.output], force=args.force)
     try:
         options = build_options(args)
+        confinement = confinement_for(args.file, args.allow_include) \
+            if args.confine_includes or args.allow_include else None
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    report = confinement.redact if confinement is not None else (lambda err: err)
     try:
-        program = compile_source(args.file, source, options, kernel=args.kernel)
+        program = compile_source(args.file, source, options, kernel=args.kernel,
+                                 confinement=confinement)
         workload = KernelFile(program, args.kernel, args.global_size, args.local_size, args.args,
                               seed=args.seed)
     except KernelError as exc:
-        print(exc, file=sys.stderr)
+        print(report(exc), file=sys.stderr)
         return 1
     except (KeyError, ValueError) as exc:
         print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
@@ -332,7 +345,7 @@ def _run(args):
         if _simulate(args, workload, recorder, command) is None:
             return 2
     except KernelError as exc:
-        print(exc, file=sys.stderr)
+        print(report(exc), file=sys.stderr)
         return 1
     _summary(workload)
     for name, path in args.save:
