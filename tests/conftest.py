@@ -70,3 +70,20 @@ def served_traces(tmp_path_factory):
                    capture_output=True)
     write_synthetic_trace(directory / "syn.sqlite", tasks=20_000)
     return directory
+
+
+SHARED_TRACES = Path(os.environ.get("GPUSCOPE_SHARED", ROOT.parent / "shared")) / "traces"
+"""Real traces from real tools (``shared/traces`` beside the checkout, as in CI): read
+from there, never copied into the project."""
+
+
+@pytest.fixture
+def shared_trace():
+    """The path of a real trace of ``shared/traces`` by name (skips where there is none:
+    a checkout without the team's shared folder)."""
+    def path(name):
+        found = SHARED_TRACES / name
+        if not found.is_file():
+            pytest.skip(f"{found} is not here")
+        return found
+    return path

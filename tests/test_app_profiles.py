@@ -1,5 +1,6 @@
 """The views on an imported profile: counters on the Overview, markers and links in the
 Component and Task views, relative times readable, absolute times from the origin."""
+import importlib
 import json
 import math
 import sqlite3
@@ -88,3 +89,14 @@ def test_kernel_category_in_either_case_names_an_unnamed_gpu_process(tmp_path):
     import_trace(src, tmp_path / "k.sqlite", show_progress=False)
     names = sorted(loc.name for loc in trace_meta(tmp_path / "k.sqlite").locations)
     assert names == ["GPU[3].stream[20]", "GPU[4].stream[7]", "GPU[5].stream[9]"]
+
+
+def test_the_traces_page_says_a_profile_s_span_is_profiled_time(tmp_path):
+    from test_app import _texts
+    from test_watch import _app
+
+    path = _profile(tmp_path)
+    _app(tmp_path)
+    home = importlib.import_module("dashapp.pages.home")
+    profile = _texts(home._trace_card(path.name, path))
+    assert "Profiled time" in profile and "Simulated time" not in profile

@@ -104,15 +104,18 @@ def test_epoch_scale_microseconds_stay_exact_to_the_picosecond(tmp_path):
         (0, 1_000), (211_877, 2_211_877)]
 
 
-def test_string_and_integer_tids_are_different_threads(tmp_path):
+def test_a_tid_spelled_as_a_string_of_digits_is_that_number(tmp_path):
+    """As Chrome's and TensorBoard's viewers key threads (a JavaScript object's keys): "7"
+    is 7, while "07" and "7.0" are strings of their own (issue 33)."""
     events = [{"name": "a", "ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": "7"},
               {"name": "b", "ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": 7},
+              {"name": "d", "ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": "07"},
               {"name": "c", "ph": "X", "ts": 1, "dur": 1, "pid": "Spans", "tid": "PyTorch Profiler"}]
     import_trace(_write(tmp_path / "t.json", events), tmp_path / "o.sqlite", show_progress=False)
     names = {a: n for a, n in _db(tmp_path / "o.sqlite").execute(
         "SELECT k.action, l.name FROM task t JOIN kind k ON k.id = t.kind JOIN location l"
         " ON l.id = t.location")}
-    assert names["a"] != names["b"]
+    assert names["a"] == names["b"] != names["d"]
     assert names["c"] == "process[Spans].PyTorch Profiler"  # a string tid names its thread
 
 
@@ -457,3 +460,35 @@ def test_many_bare_non_finite_values_strings_alike_and_broken_json_near_them(tmp
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_thread_written_as_a_string_in_slices_and_a_number_in_flows_is_one(tmp_path):
+    """The 2021 Kineto format: a launch on thread "25738", its flow's start on 25738."""
+    events = [
+        {"ph": "X", "name": "cudaLaunchKernel", "cat": "Runtime", "pid": 25738, "tid": "25738",
+         "ts": 10, "dur": 5},
+        {"ph": "s", "name": "launch", "cat": "async", "id": 1, "pid": 25738, "tid": 25738, "ts": 10},
+        {"ph": "X", "name": "k", "cat": "Kernel", "pid": 0, "tid": "stream 7", "ts": 20, "dur": 3},
+        {"ph": "f", "name": "launch", "cat": "async", "id": 1, "pid": 0, "tid": "stream 7", "ts": 20,
+         "bp": "e"},
+    ]
+    src = tmp_path / "t.json"
+    src.write_text(json.dumps({"traceEvents": events}))
+    report = import_trace(src, tmp_path / "t.sqlite", show_progress=False)
+    assert report.links == 1
+    db = sqlite3.connect(tmp_path / "t.sqlite")
+    assert db.execute("SELECT count(DISTINCT location) FROM task").fetchone() == (2,)
+
+
+def test_the_2021_kineto_format_keeps_its_launch_flows(tmp_path, shared_trace):
+    report = import_trace(shared_trace("kineto_resnet50_v100_2021.json.gz"), tmp_path / "k.sqlite",
+                          show_progress=False)
+    assert report.links == 9096
+    db = sqlite3.connect(tmp_path / "k.sqlite")
+    # Each leaves a runtime call on the CPU thread for the GPU op of the same correlation.
+    rows = db.execute(
+        "SELECT json_extract(a.details, '$.correlation') = json_extract(b.details, '$.correlation'),"
+        " la.name, lb.name FROM task_link k JOIN task a ON a.id = k.src JOIN task b ON b.id = k.dst"
+        " JOIN location la ON la.id = a.location JOIN location lb ON lb.id = b.location").fetchall()
+    assert len(rows) == 9096 and all(same for same, _, _ in rows)
+    assert all(a.startswith("python[25738].thread[") and ".stream[" in b for _, a, b in rows)

@@ -56,7 +56,7 @@ def _trace_card(name, path):
     facts = [
         ("Workload", run["workload"] or "–"),
         ("Source", run["source"]),
-        ("Simulated time", fmt_ps(meta.end_ps - meta.start_ps)),
+        ("Simulated time" if meta.simulated else "Profiled time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),
         ("Components", f"{sum(1 for x in meta.locations if x.task_count):,} with tasks, of"
                        f" {len(meta.locations):,} locations (info counts them all)"),

@@ -21,7 +21,9 @@ epoch-scale time to the nanosecond). What real tools write and Perfetto still sh
 read, not refused: a slice that ends before it begins (older Kineto versions wrote
 negative durations; it clamps them since) is kept with no length and counted; a flow or
 async event without an ID, and a flow's second start while it is open, are dropped and
-counted; a ``pid``/``tid`` written as a whole float (``7.0``) is that integer; a slice
+counted; a ``pid``/``tid`` written as a whole float (``7.0``) or as a string of digits
+(``"25738"``, as the 2021 Kineto format writes its threads in slices but not in flows)
+is that integer, as in Chrome's and TensorBoard's viewers; a slice
 without a name is "(no name)"; a counter value written as a numeric string is read.
 
 Other top-level keys of the object form (``displayTimeUnit``, ``deviceProperties``,
@@ -274,8 +276,21 @@ def _plain(value):
 
 
 def _key(value):
-    """Track key part: ints and strings stay apart ("7" is not 7)."""
+    """Track key part: ints and other strings stay apart (7 is not "7.0" or "stream 7")."""
     return str(value) if isinstance(value, int) else json.dumps(value)
+
+
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+
+
+def _same_id(value):
+    """A ``pid`` or ``tid`` as the Chrome and TensorBoard viewers key their tracks (the
+    keys of a JavaScript object): a string that spells an integer is that integer. The
+    2021 Kineto format writes a CPU thread as ``"25738"`` in its slices and as ``25738``
+    in its flows; it is one thread."""
+    if isinstance(value, str) and _DECIMAL.match(value):
+        return int(value)
+    return value
 
 
 class _Tracks:
@@ -289,9 +304,10 @@ class _Tracks:
         self.exact = False  # names as they are (a file of our own export)
         self.threads = {}
 
-    def metadata(self, event):
+    def metadata(self, event, pid, tid):
+        """Take a metadata (``M``) event of thread ``(pid, tid)``; False if it means nothing."""
         args = event.get("args") or {}
-        name, pid, tid = event.get("name"), event.get("pid", 0), event.get("tid", 0)
+        name = event.get("name")
         if name == "process_name" and "name" in args:
             self.process_names[pid] = str(args["name"]).strip()
         elif name == "process_labels" and "labels" in args:
@@ -308,6 +324,7 @@ class _Tracks:
 
     def thread(self, pid, tid):
         """(placeholder location, track key) of a thread, cached: every slice asks."""
+        pid, tid = _same_id(pid), _same_id(tid)
         found = self.threads.get((pid, tid))
         if found is None:
             found = self.threads[(pid, tid)] = (self.placeholder("thread", pid, tid),
@@ -412,7 +429,7 @@ def read(stream, path, loader, progress=None):
         ph = event.get("ph")
         pid, tid = _ident(event, "pid", where), _ident(event, "tid", where)
         if ph == "M":
-            if not tracks.metadata(event):
+            if not tracks.metadata(event, pid, tid):
                 state["skipped"] += 1
             continue
         if ph in TASK_PHASES:
@@ -486,10 +503,10 @@ def _respelled(match):
 def _ident(event, field, where):
     """An event's ``pid`` or ``tid`` (0 if absent): an integer or a string, as written; a
     whole number written as a float (``7.0``, as converters of columns with gaps write
-    it) is that integer."""
+    it) or as a string (``"7"``, ``_same_id``) is that integer."""
     value = event.get(field, 0)
     if isinstance(value, (int, str)) and not isinstance(value, bool):
-        return value
+        return _same_id(value)
     if isinstance(value, (Decimal, float)) and math.isfinite(value) and value == int(value):
         return int(value)
     raise TraceFormatError(f"{where}: '{field}' must be an integer or a string, not"
@@ -556,7 +573,7 @@ def _add_task(loader, tracks, state, event, where, start, end, location, track, 
     ext_id = f"chrome-{state['serial']}"
     category = "event" if category is None else str(category)
     if category.lower() in DEVICE_CATEGORIES:
-        tracks.device_tracks.add((event.get("pid", 0), event.get("tid", 0)))
+        tracks.device_tracks.add((_ident(event, "pid", where), _ident(event, "tid", where)))
     loader.stage(ext_id, None, category, str(name), location, start, end, where,
                  _dumps(args) if args else None, track, flags)
     if "bind_id" in event or "bind_id" in args:  # flow v2: the flow binds to this slice
@@ -593,7 +610,8 @@ def _add_slices(loader, tracks, state, block, path):
     device = [i for i, (category, _) in enumerate(block.kinds) if category.lower() in DEVICE_CATEGORIES]
     if device:
         on_device = np.unique(block.thread[np.isin(block.kind, device)])
-        tracks.device_tracks.update(block.threads[i] for i in on_device.tolist())
+        tracks.device_tracks.update((_same_id(block.threads[i][0]), _same_id(block.threads[i][1]))
+                                    for i in on_device.tolist())
     locations, track_keys = threads[block.thread].T
     loader.add_relative(base, list(map("chrome-{}".format, range(serial + 1, serial + n + 1))),
                         kinds[block.kind], locations, block.starts, block.ends, track_keys,
