@@ -6,8 +6,9 @@ model's peaks from ``run.config`` and which trace levels the run recorded: an an
 whose tasks were not recorded raises ``Unavailable`` naming the ``--trace-level`` that
 would record them, instead of inventing numbers (why-layer.md §9, rule R4).
 
-The simulator runs one launch at a time, so a launch's tasks at a unit are the ones
-that start between its start and its end; ``Trace`` checks launches do not overlap.
+The simulator runs one launch at a time, and task ids are dense in creation order, so
+a launch's tasks are the ids between its own and the next launch's (``Trace.kernels``
+checks launches do not overlap); they are read once per scope.
 """
 from __future__ import annotations
 
@@ -67,8 +68,22 @@ class Scope:
     def _kinds(self, level: str) -> list[int]:
         return [k for k in (self.trace.kind(*pair) for pair in LEVEL_KINDS[level]) if k is not None]
 
-    def _at(self, locations: list[int], kinds: list[int]) -> np.ndarray:
-        return self.trace.tasks_at(locations, kinds, self.kernel.start_ps, self.lo, self.hi)
+    @cached_property
+    def _execution(self) -> np.ndarray:
+        """The launch's wavefronts, instructions and the CUs' memory requests overlapping
+        the window: one read of the launch's id range, shared by every analysis."""
+        t = self.trace
+        kinds = [t.kind("wavefront", "wavefront"), *(t.kind("inst", i) for i in UNIT_OF_INST)]
+        rows = t.tasks_of(self.kernel, self.lo, self.hi, [k for k in kinds if k is not None])
+        requests = t.tasks_of(self.kernel, self.lo, self.hi, self._kinds("mem"),
+                              t.components.unit(""))
+        rows = np.r_[rows, requests]
+        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+
+    def _of(self, category: str, action: str) -> np.ndarray:
+        """Rows of ``_execution`` of one kind, with the CU in a seventh column."""
+        rows = self._execution
+        return rows[rows[:, COLUMN["kind"]] == self.trace.kind(category, action)]
 
     @cached_property
     def dispatches(self) -> np.ndarray:
@@ -95,38 +110,29 @@ class Scope:
     def wavefronts(self) -> np.ndarray:
         """Wavefront tasks overlapping the window, plus their CU."""
         self.require("wf")
-        t = self.trace
-        rows = self._at(t.components.unit("WFPool"), [t.kind("wavefront", "wavefront")])
-        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+        return self._of("wavefront", "wavefront")
 
     @cached_property
     def instructions(self) -> dict[str, np.ndarray]:
         """Instruction tasks overlapping the window by kind (VALU, SALU, ...), plus their CU."""
         self.require("inst")
-        t = self.trace
-        out = {}
-        for inst, unit in UNIT_OF_INST.items():
-            rows = self._at(t.components.unit(unit), [t.kind("inst", inst)])
-            out[inst] = np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
-        return out
+        return {inst: self._of("inst", inst) for inst in UNIT_OF_INST}
 
     @cached_property
     def cu_requests(self) -> np.ndarray:
         """ReadReq/WriteReq ``req_out`` tasks sent by the CUs (to their L1V), plus the CU."""
         self.require("mem")
-        t = self.trace
-        rows = self._at(t.components.unit(""), self._kinds("mem"))
-        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+        return np.r_[self._of("req_out", "ReadReq"), self._of("req_out", "WriteReq")]
 
-    def memory_requests(self, level: str) -> np.ndarray:
-        """ReadReq/WriteReq ``req_in`` tasks served at a memory level (L1V, L2, DRAM) that
-        start in the window, with a seventh column: the instance number."""
-        self.require("mem")
+    @cached_property
+    def _served(self) -> dict[int, int]:
         t = self.trace
-        instances = t.components.memory[level]
-        kinds = [t.kind("req_in", "ReadReq"), t.kind("req_in", "WriteReq")]
-        rows = self._at(sorted(instances), kinds)
-        rows = rows[rows[:, COLUMN["start"]] >= self.lo]
-        number = np.array([instances[key] for key in rows[:, COLUMN["location"]].tolist()],
-                          dtype=np.int64)
-        return np.c_[rows, number]
+        kinds = [k for k in (t.kind("req_in", "ReadReq"), t.kind("req_in", "WriteReq")) if k is not None]
+        return t.started_per_location(self.kernel, self.lo, self.hi, kinds)
+
+    def requests_served(self, level: str) -> dict[int, int]:
+        """ReadReq/WriteReq ``req_in`` tasks that start in the window at each instance
+        (location id) of a memory level: L1V, L2 or DRAM."""
+        self.require("mem")
+        instances = self.trace.components.memory[level]
+        return {key: count for key, count in self._served.items() if key in instances}

@@ -7,6 +7,7 @@ the launch, not the trace. Times are integer ps throughout.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ class Kernel:
     start_ps: int
     end_ps: int
     work_groups: int | None  # from the task's details
+    last_task: int       # the largest task.id that can belong to it (the next launch's id - 1)
 
     @property
     def duration_ps(self) -> int:
@@ -82,8 +84,13 @@ class Trace:
             " json_extract(t.details, '$.work_groups')"
             " FROM task t JOIN kind k ON k.id = t.kind WHERE k.category = 'kernel'"
             " ORDER BY t.start_ps, t.id").fetchall()
-        kernels = [Kernel(task, i, launch, name, start, end, groups)
-                   for i, (task, launch, name, start, end, groups) in enumerate(rows)]
+        # task ids are dense in creation order, and one launch runs at a time: a launch's
+        # tasks are those created after its own task and before the next launch's
+        last = self.db.execute("SELECT coalesce(max(id), 0) FROM task").fetchone()[0]
+        bounds = [row[0] - 1 for row in rows[1:]] + [last]
+        kernels = [Kernel(task, i, launch, name, start, end, groups, bound)
+                   for i, ((task, launch, name, start, end, groups), bound)
+                   in enumerate(zip(rows, bounds))]
         for before, after in zip(kernels, kernels[1:]):
             # a launch's tasks are found by time at each unit (see scope.py)
             if after.start_ps < before.end_ps:
@@ -104,6 +111,12 @@ class Trace:
             "SELECT coalesce(sum(wavefronts), 0), coalesce(sum(wavefronts * divergent), 0)"
             " FROM kernel_proxy_warp WHERE launch = ?", (launch,)).fetchone()
         return int(total), int(divergent)
+
+    def branch_nodes(self, launch: int) -> int:
+        """How many conditionals and loops the launch's kernel has (Klein's semantic model)."""
+        return self.db.execute(
+            "SELECT count(*) FROM kernel_branch_node n JOIN kernel_launch l"
+            " ON l.source = n.source AND l.kernel = n.kernel WHERE l.id = ?", (launch,)).fetchone()[0]
 
     def divergent_line(self, launch: int) -> int | None:
         """Source line of the kernel's first conditional, where the Klein branching view
@@ -132,21 +145,34 @@ class Trace:
             " JOIN task i ON i.parent = o.id JOIN task w ON w.parent = i.id"
             " WHERE o.parent = ? AND o.kind = ? AND w.kind = ?", (kernel, map_out, group)))
 
-    def tasks_at(self, locations: list[int], kinds: list[int], first_ps: int, lo: int, hi: int
-                 ) -> np.ndarray:
-        """Tasks of ``kinds`` at ``locations`` that start in [first_ps, hi) and end after
-        ``lo``: within a kernel starting at ``first_ps``, those overlapping [lo, hi)."""
-        kinds = [k for k in kinds if k is not None]
-        if not locations or not kinds:
+    def tasks_of(self, kernel: Kernel, lo: int, hi: int, kinds: list[int],
+                 locations: list[int] | None = None) -> np.ndarray:
+        """The launch's tasks of ``kinds`` (at ``locations``, if given) that overlap
+        [lo, hi), as rows of TASK_COLUMNS. A launch's tasks are the ids after its own,
+        up to ``kernel.last_task``: one sequential read of that range."""
+        if not kinds or locations == []:
             return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
-        marks_l = ",".join("?" * len(locations))
-        marks_k = ",".join("?" * len(kinds))
+        where = f"kind IN ({','.join('?' * len(kinds))})"
+        if locations is not None:
+            where += f" AND location IN ({','.join('?' * len(locations))})"
         return _rows(self.db.execute(
             "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
-            f" WHERE location IN ({marks_l}) AND start_ps >= ? AND start_ps < ? AND end_ps > ?"
-            f" AND kind IN ({marks_k})", (*locations, first_ps, hi, lo, *kinds)))
+            f" WHERE id > ? AND id <= ? AND start_ps < ? AND end_ps > ? AND {where}",
+            (kernel.task, kernel.last_task, hi, lo, *kinds, *(locations or ()))))
+
+    def started_per_location(self, kernel: Kernel, lo: int, hi: int, kinds: list[int]
+                             ) -> dict[int, int]:
+        """How many of the launch's tasks of ``kinds`` start in [lo, hi), per location."""
+        if not kinds:
+            return {}
+        return dict(self.db.execute(
+            "SELECT location, count(*) FROM task WHERE id > ? AND id <= ? AND start_ps >= ?"
+            f" AND start_ps < ? AND kind IN ({','.join('?' * len(kinds))}) GROUP BY location",
+            (kernel.task, kernel.last_task, lo, hi, *kinds)).fetchall())
 
 
 def _rows(cursor: sqlite3.Cursor) -> np.ndarray:
-    """The cursor's integer rows as an (n, 6) int64 array (a missing parent reads -1)."""
-    return np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, len(TASK_COLUMNS))
+    """The cursor's integer rows as an (n, 6) int64 array (a missing parent reads -1),
+    without a Python tuple list in between."""
+    flat = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.int64)
+    return flat.reshape(-1, len(TASK_COLUMNS))
