@@ -11,7 +11,8 @@ The launch's time is split at three instants:
 
 The four phases partition the kernel exactly (an instant that comes out of order is
 clamped to the one before it, giving an empty phase), and within a window the phases
-are cut to it, so they sum to the window to the picosecond. Waves per CU = work-groups ÷
+are cut to it, so they sum to the window to the picosecond. What the tail costs is the
+CU-time it leaves idle, in launch time: |tail| − ∫ busy CUs ÷ their peak. Waves per CU = work-groups ÷
 (CUs × the most work-groups one CU was seen to hold at once): below 1 the grid is too
 small to fill the GPU (Nsight Compute's SOLBottleneck), between 1 and 2 the last partial
 wave is a large share of the run (Perfetto's occupancy prompt, "tail effect").
@@ -50,6 +51,15 @@ def most_resident(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> i
     return int(np.cumsum(delta[order]).max())
 
 
+def _integral(times: np.ndarray, counts: np.ndarray, t0: int, t1: int) -> int:
+    """∫ of a step function (``step_count``'s) over [t0, t1), exactly."""
+    if t1 <= t0 or not len(times):
+        return 0
+    ends = np.r_[times[1:], times[-1]]
+    width = (np.minimum(ends, t1) - np.maximum(times, t0)).clip(min=0)
+    return int((width * counts).sum())
+
+
 def time_budget(scope: Scope, tail_frac: float = 0.5) -> dict:
     """The S1 budget of ``scope``: phases in ps (summing to the window), their
     boundaries, the peak of busy CUs, waves per CU and its flag."""
@@ -70,6 +80,10 @@ def time_budget(scope: Scope, tail_frac: float = 0.5) -> dict:
     bounds.append(k.end_ps)
     phases = {name: max(0, min(bounds[i + 1], scope.hi) - max(bounds[i], scope.lo))
               for i, name in enumerate(PHASES)}
+    # the CU-time the tail leaves idle, in launch time: |tail| - ∫ busy CUs ÷ peak
+    t0, t1 = max(bounds[3], scope.lo), min(bounds[4], scope.hi)
+    tail_busy = _integral(times, counts, t0, t1)
+    tail_idle = (peak * max(0, t1 - t0) - tail_busy) // peak if peak else 0
     per_cu = most_resident(wg[:, 6], wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])
     waves = Fraction(len(wg), scope.n_cu * per_cu) if per_cu else None
     flag = None
@@ -81,6 +95,7 @@ def time_budget(scope: Scope, tail_frac: float = 0.5) -> dict:
         "window_ps": [scope.lo, scope.hi],
         **{f"{name}_ps": phases[name] for name in PHASES},
         "boundaries_ps": bounds,
+        "tail_idle_ps": tail_idle,
         "peak_busy_cus": peak,
         "work_groups": len(wg),
         "max_work_groups_per_cu": per_cu,

@@ -3,7 +3,10 @@
 Each unit's throughput over the window as a fraction of its peak from ``run.config``:
 
 - compute: **VALU** = time the SIMDs were busy with VALU instructions ÷ (SIMDs × |W|);
-  **SALU**, **Branch**, **LDS** = time each CU's unit was busy ÷ (CUs × |W|);
+  **SALU**, **Branch** = instructions ÷ (CUs × cycles), each unit taking one a cycle;
+  **LDS** = bank passes (an instruction's cycles beyond ``cu.lds_latency``) ÷ (CUs ×
+  cycles): the model's issue costs (``simulator/gpu/compute_unit.py``), not the
+  instructions' latencies;
 - memory: **L1V** = 64 B lines the CUs sent ÷ (CUs × ``cu.vmem_lines_per_cycle`` ×
   cycles); **L2** = requests served ÷ (banks × ``l2.requests_per_cycle`` × cycles);
   **DRAM** = 64 B × requests ÷ (channels × ``dram.bytes_per_cycle`` × cycles);
@@ -46,6 +49,21 @@ def _busy(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
     return int(busy.sum()), int(busy[top]), int(locations[top])
 
 
+def _lds_passes(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
+    """(LDS busy ps, at the busiest LDS, its location id): an LDS instruction holds the
+    unit one cycle per bank pass, its duration less ``cu.lds_latency``."""
+    latency = scope.trace.config["cu"]["lds_latency"] * scope.ps_per_cycle
+    rows = rows[rows[:, COLUMN["start"]] >= scope.lo]
+    if not len(rows):
+        return 0, 0, -1
+    busy = (rows[:, COLUMN["end"]] - rows[:, COLUMN["start"]] - latency).clip(min=0)
+    locations, group = np.unique(rows[:, COLUMN["location"]], return_inverse=True)
+    per = np.zeros(len(locations), dtype=np.int64)
+    np.add.at(per, group, busy)
+    top = int(np.argmax(per))
+    return int(per.sum()), int(per[top]), int(locations[top])
+
+
 def _counted(counts: dict[int, int]) -> tuple[int, int, int]:
     """(requests, requests at the busiest instance, that instance's location id)."""
     if not counts:
@@ -83,10 +101,15 @@ def speed_of_light(scope: Scope, bound: float = 0.8, latency: float = 0.6, gap: 
 
     try:
         inst = scope.instructions
-        for unit in COMPUTE:
-            per = scope.simds if unit == "VALU" else 1
-            total, top, where = _busy(scope, inst[unit])
-            add(unit, total, scope.n_cu * per * span, top, span, where)
+        total, top, where = _busy(scope, inst["VALU"])
+        add("VALU", total, scope.n_cu * scope.simds * span, top, span, where)
+        for unit in ("SALU", "Branch"):
+            rows = inst[unit]
+            started = rows[rows[:, COLUMN["start"]] >= scope.lo, COLUMN["location"]]
+            total, top, where = _counted(dict(zip(*np.unique(started, return_counts=True))))
+            add(unit, total, scope.n_cu * cycles, top, cycles, where)
+        total, top, where = _lds_passes(scope, inst["LDS"])
+        add("LDS", total, scope.n_cu * span, top, span, where)
     except Unavailable as exc:
         missing.append(f"compute units {exc}")
     try:
