@@ -180,3 +180,33 @@ def test_every_attribution_sums_to_its_window(tmp_path, case, tail_frac):
             stalls = stall_breakdown(scope)
             assert sum(stalls["charged_ps"].values()) == stalls["wavefront_time_ps"]
     path.unlink()
+
+
+def test_the_component_names_are_the_timing_models():
+    from simulator.analysis.components import Components
+    from simulator.gpu.config import default_config
+    from simulator.gpu.trace_vocabulary import ALL_LEVELS, TraceKeys
+
+    class Names:
+        def __init__(self):
+            self.names = {}
+
+        def location(self, name):
+            return self.names.setdefault(name, len(self.names))
+
+        def kind(self, category, action):
+            return 0
+
+        def tag_name(self, name):
+            return 0
+
+    names = Names()
+    keys = TraceKeys(names, ALL_LEVELS, default_config())
+    found = Components((key, name) for name, key in names.names.items())
+    assert sorted(found.unit("")) == sorted(keys.loc_cu)
+    assert sorted(found.unit("SIMD")) == sorted(k for cu in keys.loc_simd for k in cu)
+    for unit, name in (("SALU", "Scalar"), ("LDS", "LDS"), ("VMEM", "VMem"), ("Barrier", "WFPool")):
+        assert sorted(found.unit(name)) == sorted(keys.loc_unit[unit])
+    assert sorted(found.memory["L1V"]) == sorted(keys.loc_l1v)
+    assert sorted(found.memory["L2"]) == sorted(keys.loc_l2)
+    assert sorted(found.memory["DRAM"]) == sorted(keys.loc_dram)

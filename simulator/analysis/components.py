@@ -4,7 +4,7 @@ The timing model names its locations ``GPU.SA[s].CU[c]`` with units ``.SIMD[i]``
 ``.Scalar``, ``.Branch``, ``.LDS``, ``.VMem`` and ``.WFPool``; caches ``GPU.SA[s].L1V[c]``
 and ``GPU.L2[b]``; memory channels ``GPU.DRAM[b]`` (``simulator/gpu/trace_vocabulary.py``,
 which the analysis room may not import: it reads the names from the file, and
-tests/test_analysis_trace.py checks the two agree). Counts of units come from the run's
+tests/test_analysis.py checks the two agree). Counts of units come from the run's
 configuration, not from the names found, because a unit that did nothing in a window
 still counts towards its peak.
 """

@@ -29,7 +29,9 @@ from .stalls import stall_breakdown
 from .thresholds import Thresholds
 from .trace import Kernel, Trace
 
-NOT_BUILT = ("memory_latency", "blocking", "imbalance", "roofline", "critical_path", "what_if")
+ANALYSES = ("budget", "cpi_stack", "stalls", "memory_latency", "blocking", "imbalance", "sol",
+            "classification", "roofline", "critical_path", "cu_idle", "hints", "what_if")
+"""A launch's entries, in the documented order; those not built yet are null."""
 
 
 def _run(analysis: Callable[[], dict]) -> dict:
@@ -66,13 +68,11 @@ def analyze_kernel(scope: Scope, t: Thresholds) -> tuple[dict, list[dict]]:
     hints = _run(lambda: kernel_hints(scope, t.divergent_wavefronts, t.lds_conflict_rate,
                                       t.lds_degree))
     stalls = _run(lambda: stall_breakdown(scope))
-    entry = {
-        "launch": k.index, "name": k.name, "time_ps": k.duration_ps,
-        "window_ps": [scope.lo, scope.hi],
-        "budget": budget, "cpi_stack": _run(lambda: cpi_stack(scope)), "stalls": stalls,
-        "sol": sol, "classification": sol.get("classification"), "cu_idle": idle,
-        "hints": hints, **{name: None for name in NOT_BUILT},
-    }
+    built = {"budget": budget, "cpi_stack": _run(lambda: cpi_stack(scope)), "stalls": stalls,
+             "sol": sol, "classification": sol.get("classification"), "cu_idle": idle,
+             "hints": hints}
+    entry = {"launch": k.index, "name": k.name, "time_ps": k.duration_ps,
+             **{name: built.get(name) for name in ANALYSES}}
     window = (scope.lo, scope.hi)
     found = []
     if "unavailable" not in budget:
