@@ -2,8 +2,8 @@
 import json
 
 import pytest
-
 from analysis_traces import write_trace
+
 from simulator.__main__ import main
 
 LAUNCH = {"start": 0, "end": 100, "groups": [
