@@ -79,10 +79,12 @@ class Trace:
 
     def kernels(self) -> list[Kernel]:
         """Every kernel launch task, in start order."""
+        # kernel tasks are at the Command Processor: read through its index, not a scan
         rows = self.db.execute(
             "SELECT t.id, json_extract(t.details, '$.launch'), k.action, t.start_ps, t.end_ps,"
             " json_extract(t.details, '$.work_groups')"
-            " FROM task t JOIN kind k ON k.id = t.kind WHERE k.category = 'kernel'"
+            " FROM location l JOIN task t ON t.location = l.id JOIN kind k ON k.id = t.kind"
+            " WHERE l.name = 'GPU.CommandProcessor' AND k.category = 'kernel'"
             " ORDER BY t.start_ps, t.id").fetchall()
         # task ids are dense in creation order, and one launch runs at a time: a launch's
         # tasks are those created after its own task and before the next launch's
