@@ -3,13 +3,14 @@
 Prints the findings of a simulator trace, most time explained first, each with its
 numbers, definition, threshold and the views that show it; ``--json`` prints the whole
 report (``report.analyze``). Failures are one-line ``TraceError``/``InputError``s,
-printed by ``simulator.__main__``.
+printed by ```simulator.__main__``.
 """
 from __future__ import annotations
 
 import argparse
 import json
 from dataclasses import fields
+from pathlib import Path
 
 from ..user_input import InputError, integer
 from .thresholds import HELP, Thresholds
@@ -77,6 +78,12 @@ def register(subparsers) -> None:
     p.add_argument("--window", type=parse_window, metavar="T0:T1",
                    help="analyze [T0, T1) only, in ps (the launches it overlaps, cut to it)")
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    p.add_argument("--what-if", action="store_true",
+                   help="re-simulate each launch with its limiting parameter halved and doubled"
+                        " (python -m simulator sweep, into --what-if-dir) and measure the speed-up")
+    p.add_argument("--what-if-dir", metavar="DIR",
+                   help="where the what-if runs go (default: TRACE.what-if beside the trace);"
+                        " runs already there are reused")
     thresholds = p.add_argument_group("thresholds")
     for field in fields(Thresholds):
         thresholds.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
@@ -90,7 +97,11 @@ def _analyze(args) -> int:
     from .report import analyze
 
     thresholds = Thresholds(**{f.name: getattr(args, f.name) for f in fields(Thresholds)})
-    report = analyze(args.trace, kernel=args.kernel, window=args.window, thresholds=thresholds)
+    directory = None
+    if args.what_if:
+        directory = Path(args.what_if_dir or f"{args.trace}.what-if")
+    report = analyze(args.trace, kernel=args.kernel, window=args.window, thresholds=thresholds,
+                     what_if=directory)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -104,6 +115,8 @@ def _us(ps: int) -> str:
 
 def _evidence(item: dict) -> str:
     view = item["view"]
+    if view == "compare":
+        return f"compare {item['a']} with {item['b']}"
     if view == "kernel":
         return f"kernel page, launch {item['launch']}" + (f" line {item['line']}" if item["line"] else "")
     if view == "overview":

@@ -19,6 +19,9 @@ from __future__ import annotations
 from .thresholds import Thresholds
 
 CP = "GPU.CommandProcessor"
+BANDWIDTH_KEYS = {"DRAM": "dram.bytes_per_cycle", "L2": "l2.requests_per_cycle",
+                  "L1V": "cu.vmem_lines_per_cycle"}
+"""The configuration key that sets each memory level's peak (S7's denominators)."""
 CUS = r"CU\[\d+\]$"
 
 
@@ -30,9 +33,18 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "–"
 
 
-def _finding(rule: str, kernel: int, explains: int, message: str, evidence: list[dict]) -> dict:
-    return {"rule": rule, "kernel": kernel, "explains_ps": int(explains), "message": message,
-            "evidence": evidence}
+def _finding(rule: str, kernel: int, explains: int, message: str, evidence: list[dict],
+             key: str | None = None) -> dict:
+    """A finding; ``key`` is the configuration key a what-if would vary (kept out of the
+    report: ``public``)."""
+    found = {"rule": rule, "kernel": kernel, "explains_ps": int(explains), "message": message,
+             "evidence": evidence}
+    return {**found, "key": key} if key else found
+
+
+def public(finding: dict) -> dict:
+    """The finding as the report shows it."""
+    return {k: v for k, v in finding.items() if k != "key"}
 
 
 def budget_findings(kernel: int, budget: dict, t: Thresholds, last_group: dict | None) -> list[dict]:
@@ -46,7 +58,7 @@ def budget_findings(kernel: int, budget: dict, t: Thresholds, last_group: dict |
             f"launch overhead: {_us(budget['launch_ps'])} ({_share(budget['launch_ps'], window)}"
             " of the launch) pass between the kernel's start and its first dispatch (cp.launch_"
             f"overhead). Definition: S1 launch phase; threshold: {t.launch_share:.0%} of the launch.",
-            [{"view": "component", "loc": CP, "t0": start, "t1": first}]))
+            [{"view": "component", "loc": CP, "t0": start, "t1": first}], "cp.launch_overhead"))
     idle = budget["tail_idle_ps"]
     if idle and idle >= t.tail_share * window:
         evidence = [{"view": "overview", "filter": CUS, "t0": tail, "t1": end}]
@@ -84,7 +96,8 @@ def idle_findings(kernel: int, idle: dict, t: Thresholds, window: tuple[int, int
             f" {t.dispatch_share:.0%} of the launch.",
             [{"view": "overview", "filter": f"CommandProcessor|{CUS}",
               "t0": dispatch_window[0], "t1": dispatch_window[1]},
-             {"view": "component", "loc": CP, "t0": dispatch_window[0], "t1": dispatch_window[1]}]))
+             {"view": "component", "loc": CP, "t0": dispatch_window[0], "t1": dispatch_window[1]}],
+            "cp.wg_dispatch_per_cycle"))
     for name, what in (("dispatch_starved", "work-groups were still to be dispatched"),
                        ("tail", "every work-group was dispatched but the CU would run more")):
         ps = idle[f"{name}_ps"]
@@ -117,7 +130,7 @@ def sol_findings(kernel: int, sol: dict, t: Thresholds, span: tuple[int, int],
         f" {units[unit]['busiest_sol']:.0%}); compute {sol['compute_sol']:.0%}, memory"
         f" {sol['memory_sol']:.0%}; busiest memory level {c['busiest_memory']}."
         f" Definition: S7, Nsight Compute's SOL rule; thresholds: bound {t.sol_bound:.0%},"
-        f" latency {t.sol_latency:.0%}, gap {t.sol_gap:.0%}.", evidence)]
+        f" latency {t.sol_latency:.0%}, gap {t.sol_gap:.0%}.", evidence, BANDWIDTH_KEYS.get(unit))]
 
 
 def stall_findings(kernel: int, stalls: dict, t: Thresholds, window: tuple[int, int]) -> list[dict]:
@@ -148,6 +161,23 @@ def hint_findings(kernel: int, hints: dict, t: Thresholds) -> list[dict]:
                        f" thresholds: rate {t.lds_conflict_rate:.0%} or degree {t.lds_degree}.")
         out.append(_finding("kernel-hints", kernel, hint["cost_ps"] or 0, message,
                             [{"view": "kernel", "launch": hints["launch"], "line": hint["line"]}]))
+    return out
+
+
+def what_if_findings(kernel: int, results: list[dict], base_ps: int, t: Thresholds,
+                     trace: str) -> list[dict]:
+    """Measured speed-ups of one launch (S13), those that differ from 1 enough."""
+    out = []
+    for r in results:
+        speedup, new = r["speedup"][kernel], r["times_ps"][kernel]
+        if abs(speedup - 1) < t.what_if_change:
+            continue
+        out.append(_finding(
+            "what-if", kernel, base_ps - new,
+            f"what-if {r['key']} × {r['factor']:g} (= {r['value']}): launch {kernel} takes"
+            f" {_us(new)} instead of {_us(base_ps)}, {speedup:.3f}× (re-simulated)."
+            f" Definition: S13; threshold: |speed-up − 1| ≥ {t.what_if_change:g}.",
+            [{"view": "compare", "a": trace, "b": r["trace"]}]))
     return out
 
 

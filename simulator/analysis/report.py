@@ -18,9 +18,11 @@ from .findings import (
     budget_findings,
     hint_findings,
     idle_findings,
+    public,
     ranked,
     sol_findings,
     stall_findings,
+    what_if_findings,
 )
 from .hints import kernel_hints
 from .scope import COLUMN, Scope, Unavailable
@@ -28,6 +30,7 @@ from .sol import speed_of_light
 from .stalls import stall_breakdown
 from .thresholds import Thresholds
 from .trace import Kernel, Trace
+from .what_if import measure
 
 ANALYSES = ("budget", "cpi_stack", "stalls", "memory_latency", "blocking", "imbalance", "sol",
             "classification", "roofline", "critical_path", "cu_idle", "hints", "what_if")
@@ -107,9 +110,10 @@ def _dispatch_window(scope: Scope) -> tuple[int, int]:
 
 
 def analyze(path: str | Path, kernel: int | None = None, window: tuple[int, int] | None = None,
-            thresholds: Thresholds | None = None) -> dict:
+            thresholds: Thresholds | None = None, what_if: Path | None = None) -> dict:
     """Every analysis of the chosen launches of the trace at ``path``, and the findings,
-    ranked by the time they explain."""
+    ranked by the time they explain. With ``what_if`` (a sweep directory), each launch's
+    limiting key is re-simulated halved and doubled there (S13)."""
     t = thresholds or Thresholds()
     with Trace(path) as trace:
         kernels = select_kernels(trace.kernels(), kernel, window, trace.path)
@@ -118,4 +122,35 @@ def analyze(path: str | Path, kernel: int | None = None, window: tuple[int, int]
             entry, findings = analyze_kernel(Scope(trace, k, window), t)
             entries.append(entry)
             found += findings
-    return {"kernels": entries, "findings": ranked(found)}
+        found = ranked(found)
+        if what_if is not None:
+            found = ranked(found + _what_ifs(trace, entries, found, t, Path(what_if)))
+    return {"kernels": entries, "findings": [public(f) for f in found]}
+
+
+def _what_ifs(trace: Trace, entries: list[dict], found: list[dict], t: Thresholds,
+              directory: Path) -> list[dict]:
+    """Measure each launch's limiting key: that of its finding explaining the most."""
+    limiting = {}
+    for f in found:
+        if f.get("key"):
+            limiting.setdefault(f["kernel"], f["key"])
+    results = {}
+    for key in dict.fromkeys(limiting.values()):
+        try:
+            results[key] = measure(trace, key, directory / key)
+        except Unavailable as exc:
+            results[key] = str(exc)
+    out = []
+    for entry in entries:
+        index = entry["launch"]
+        result = results.get(limiting.get(index))
+        if result is None:
+            entry["what_if"] = {"unavailable": "no finding names a configuration key"}
+        elif isinstance(result, str):
+            entry["what_if"] = {"unavailable": result}
+        else:
+            entry["what_if"] = [{"key": r["key"], "factor": r["factor"], "speedup": r["speedup"][index]}
+                                for r in result]
+            out += what_if_findings(index, result, entry["time_ps"], t, str(trace.path))
+    return out

@@ -28,6 +28,7 @@ HELP = {
     "lds_conflict_rate": "S12: bank-conflict hint above this share of conflicted LDS"
                          " instructions (proposed)",
     "lds_degree": "S12: bank-conflict hint at this worst conflict degree (proposed)",
+    "what_if_change": "S13: report a what-if whose speed-up differs from 1 by at least this",
 }
 
 
@@ -45,6 +46,7 @@ class Thresholds:
     divergent_wavefronts: float = 0.5
     lds_conflict_rate: float = 0.1
     lds_degree: int = 2
+    what_if_change: float = 0.05
 
 
 def threshold_names() -> list[str]:
