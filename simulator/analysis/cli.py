@@ -12,8 +12,8 @@ import json
 from dataclasses import fields
 from pathlib import Path
 
-from ..user_input import InputError, integer
-from .thresholds import HELP, Thresholds
+from ..user_input import InputError, integer, positive_argument
+from .thresholds import Thresholds
 
 DESCRIPTION = """\
 Explain why the kernels of a simulator trace take the time they take. For each launch
@@ -50,22 +50,13 @@ def parse_window(text: str) -> tuple[int, int]:
 
 
 def _share(text: str) -> float:
+    """A threshold that is a share, in (0, 1]."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value <= 1:
+        value = None
+    if value is None or not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"expected a share in (0, 1], got {text!r}")
-    return value
-
-
-def _degree(text: str) -> int:
-    try:
-        value = integer(text)
-    except InputError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
     return value
 
 
@@ -87,9 +78,9 @@ def register(subparsers) -> None:
     thresholds = p.add_argument_group("thresholds")
     for field in fields(Thresholds):
         thresholds.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
-                                type=_degree if field.type == "int" else _share,
+                                type=positive_argument if field.type == "int" else _share,
                                 default=field.default,
-                                help=f"{HELP[field.name]} (default {field.default})")
+                                help=f"{field.metadata['help']} (default {field.default})")
     p.set_defaults(func=_analyze)
 
 
