@@ -13,10 +13,11 @@ FORBIDDEN = {
 # The simulator's floors, lowest first. A module may import its own floor and those
 # below it, never one above; ``kernels`` and ``gpu`` share a floor and must not import
 # each other (the instruction-stream format below them is their only contract).
+# ``analysis`` shares their floor too, so it imports neither, nor anything above.
 SIMULATOR_FLOORS = [
     {"build", "interrupts", "user_input"},
     {"tracing", "engine", "stream"},
-    {"kernels", "gpu"},
+    {"kernels", "gpu", "analysis"},
     {"workloads"},
     {"runs"},
     {"__main__"},
@@ -80,6 +81,21 @@ def test_simulator_floors_import_only_downwards():
                 continue  # a name from simulator/__init__.py, such as __version__
             if _floor(parts[1]) >= _floor(own):
                 offenders.append(f"simulator/{rel} imports {name}")
+    assert not offenders, "\n".join(offenders)
+
+
+ANALYSIS_MAY_IMPORT = {"simulator.tracing.writer", "simulator.user_input"}
+"""The analysis room reads the trace contract alone: of the simulator, only how to open a
+trace read-only (and its errors) and how user input is parsed."""
+
+
+def test_the_analysis_room_reads_the_trace_contract_alone():
+    offenders = []
+    for path, package_parts in _modules("simulator/analysis"):
+        for name in _imports(path, package_parts):
+            inside = name.startswith("simulator.") and not name.startswith("simulator.analysis")
+            if inside and name not in ANALYSIS_MAY_IMPORT:
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not offenders, "\n".join(offenders)
 
 

@@ -1,0 +1,145 @@
+"""The ``analyze`` command: ``python -m simulator analyze TRACE [--kernel N] [--window T0:T1]``.
+
+Prints the findings of a simulator trace, most time explained first, each with its
+numbers, definition, threshold and the views that show it; ``--json`` prints the whole
+report (``report.analyze``). Failures are one-line ``TraceError``/``InputError``s,
+printed by ```simulator.__main__``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import fields
+from pathlib import Path
+
+from ..user_input import InputError, integer, positive_argument
+from .thresholds import Thresholds
+
+DESCRIPTION = """\
+Explain why the kernels of a simulator trace take the time they take. For each launch
+(or the one --kernel names, cut to --window): S1 time budget (launch, ramp, steady,
+tail; waves per CU), S2 CPI stack per CU, S3 wavefront stall breakdown, S7 speed of
+light per unit with Nsight Compute's classification, S10 CU idle by cause and the
+dispatcher's limit, S12 kernel hints (divergence, LDS bank conflicts). Then the
+findings, ranked by the launch time they explain, each with its definition, threshold
+and evidence (the app's views to open).
+
+What the analyses need from the trace (python -m simulator run --trace-level):
+  S1, S10          wg    (MapWGReq and work-group tasks)
+  S2, S3           inst  (wavefront and instruction tasks; S2 uses mem when present)
+  S7               inst for the compute units, mem for L1V/L2/DRAM
+  S12              the kernel records (not --no-instrument for divergence)
+The default level, all, records everything. An analysis the trace cannot support says
+what it needs and gives no finding.
+"""
+
+
+def parse_window(text: str) -> tuple[int, int]:
+    """``T0:T1`` in integer ps, T0 < T1."""
+    start, sep, end = text.partition(":")
+    try:
+        if not sep:
+            raise InputError("expected T0:T1")
+        bounds = integer(start), integer(end)
+    except InputError:
+        raise argparse.ArgumentTypeError(
+            f"expected T0:T1 in integer picoseconds, such as 1600000:3648000, got {text!r}") from None
+    if bounds[1] <= bounds[0]:
+        raise argparse.ArgumentTypeError(f"the window ends before it starts: {text!r}")
+    return bounds
+
+
+def _share(text: str) -> float:
+    """A threshold that is a share, in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share in (0, 1], got {text!r}")
+    return value
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "analyze", help="explain why a simulated run is slow: findings with evidence",
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace", help="a simulator trace (.sqlite)")
+    p.add_argument("--kernel", type=int, metavar="N", help="analyze launch N only (0 is the first)")
+    p.add_argument("--window", type=parse_window, metavar="T0:T1",
+                   help="analyze [T0, T1) only, in ps (the launches it overlaps, cut to it)")
+    p.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    p.add_argument("--what-if", action="store_true",
+                   help="re-simulate each launch with its limiting parameter halved and doubled"
+                        " (python -m simulator sweep, into --what-if-dir) and measure the speed-up")
+    p.add_argument("--what-if-dir", metavar="DIR",
+                   help="where the what-if runs go (default: TRACE.what-if beside the trace);"
+                        " runs already there are reused")
+    thresholds = p.add_argument_group("thresholds")
+    for field in fields(Thresholds):
+        thresholds.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
+                                type=positive_argument if field.type == "int" else _share,
+                                default=field.default,
+                                help=f"{field.metadata['help']} (default {field.default})")
+    p.set_defaults(func=_analyze)
+
+
+def _analyze(args) -> int:
+    from .report import analyze
+
+    thresholds = Thresholds(**{f.name: getattr(args, f.name) for f in fields(Thresholds)})
+    directory = None
+    if args.what_if:
+        directory = Path(args.what_if_dir or f"{args.trace}.what-if")
+    report = analyze(args.trace, kernel=args.kernel, window=args.window, thresholds=thresholds,
+                     what_if=directory)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(render(report))
+    return 0
+
+
+def _us(ps: int) -> str:
+    return f"{ps / 1e6:,.3f} µs"
+
+
+def _evidence(item: dict) -> str:
+    view = item["view"]
+    if view == "compare":
+        return f"compare {item['a']} with {item['b']}"
+    if view == "kernel":
+        return f"kernel page, launch {item['launch']}" + (f" line {item['line']}" if item["line"] else "")
+    if view == "overview":
+        where = f"filter {item['filter']!r}"
+    elif view == "task":
+        where = f"task {item['task']} at {item['loc']}"
+    else:
+        where = item["loc"]
+    return f"{view} {where} [{item['t0']}, {item['t1']}) ps"
+
+
+def render(report: dict) -> str:
+    """The report as text: one line per launch, then the ranked findings."""
+    lines = []
+    for k in report["kernels"]:
+        head = f"launch {k['launch']} {k['name']}: {_us(k['time_ps'])}"
+        b = k["budget"]
+        if "unavailable" not in b:
+            head += (f"; launch {_us(b['launch_ps'])}, ramp {_us(b['ramp_ps'])}, steady"
+                     f" {_us(b['steady_ps'])}, tail {_us(b['tail_ps'])}; {b['waves_per_cu']} waves/CU")
+        c = k["classification"]
+        if c:
+            head += f"; {c['kind']}" + (f" ({c['unit']})" if c["unit"] else "")
+        lines.append(head)
+        for name in ("budget", "cpi_stack", "stalls", "sol", "cu_idle", "hints"):
+            if isinstance(k[name], dict) and "unavailable" in k[name]:
+                lines.append(f"  {name}: {k[name]['unavailable']}")
+    findings = report["findings"]
+    lines.append(f"\n{len(findings)} findings, most launch time explained first:" if findings
+                 else "\nno findings above their thresholds")
+    for i, f in enumerate(findings, 1):
+        lines.append(f"{i:3}. [{f['rule']}] launch {f['kernel']}, explains {_us(f['explains_ps'])}:"
+                     f" {f['message']}")
+        lines += [f"       see {_evidence(e)}" for e in f["evidence"]]
+    return "\n".join(lines)

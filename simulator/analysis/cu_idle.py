@@ -1,0 +1,90 @@
+"""S10, CU idle time inside a kernel, by cause; and the dispatcher's own limit.
+
+Every instant of the window at which a CU holds none of the launch's work-groups is
+idle, and classed by what the GPU was doing then (why-layer.md §9.1, S10 (c)):
+
+- **pre-launch**: before the Command Processor's first dispatch (MapWGReq);
+- **dispatch-starved**: work-groups of the launch were still to be dispatched;
+- **tail**: every work-group was dispatched, and this CU would still get or run one;
+- **drain**: after this CU's last work-group, while others still run.
+
+Per CU the four classes partition its idle time exactly (test), and summed over the CUs
+they are fractions of n_CU × |window|.
+
+A CU that holds work-groups can still be starved by dispatch: it could hold more. The
+**dispatch-bound** time is the part of the window in which the dispatcher sent
+work-groups at its configured peak (``cp.wg_dispatch_per_cycle`` in a cycle): then the
+CUs took work as fast as it came, so the dispatch rate, not the CUs' resources, set how
+many wavefronts they held. The mean wavefronts resident per CU over that time, against
+its wavefront slots, is the occupancy it leaves.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .intervals import Lanes, clip, merge
+from .scope import COLUMN, Scope, Unavailable
+
+CLASSES = ("pre_launch", "dispatch_starved", "tail", "drain")
+
+
+def cu_idle(scope: Scope) -> dict:
+    """Idle ps per class (summed over CUs, and per CU), and the dispatch-bound time."""
+    wg = scope.work_groups
+    dispatches = scope.dispatches
+    n, lo, hi = scope.n_cu, scope.lo, scope.hi
+    cu = wg[:, 6]
+    lanes = Lanes(n, lo, hi)
+    busy = lanes.per_group(*merge(*lanes.place(cu, wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])))
+    first = int(dispatches[0]) if len(dispatches) else hi
+    last = int(dispatches[-1]) if len(dispatches) else hi
+    last_end = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(last_end, cu, wg[:, COLUMN["end"]])
+    # per CU, the window cut at the instants that change the class of an idle instant
+    b1 = np.full(n, min(max(first, lo), hi))
+    b2 = np.maximum(b1, min(max(last, lo), hi))
+    b3 = np.maximum(b2, np.clip(last_end, lo, hi))
+    edges = [np.full(n, lo), b1, b2, b3, np.full(n, hi)]
+    per_cu = {}
+    cus = np.arange(n)
+    for name, start, end in zip(CLASSES, edges, edges[1:]):
+        phase = Lanes(n, start, end)
+        covered = phase.per_group(*merge(*phase.place(cu, wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])))
+        per_cu[name] = (end - start).clip(min=0) - covered
+    idle = {name: int(per_cu[name].sum()) for name in CLASSES}
+    return {
+        "window_ps": [lo, hi],
+        "cus": n,
+        "cu_time_ps": n * scope.width,
+        "busy_ps": int(busy.sum()),
+        **{f"{name}_ps": idle[name] for name in CLASSES},
+        "per_cu": [{"cu": int(c), "busy_ps": int(busy[c]),
+                    **{f"{name}_ps": int(per_cu[name][c]) for name in CLASSES}} for c in cus],
+        **dispatch_bound(scope),
+    }
+
+
+def dispatch_bound(scope: Scope) -> dict:
+    """The window's cycles in which the dispatcher sent its peak rate of work-groups, and
+    the mean wavefronts resident per CU over them (needs wavefront tasks)."""
+    rate = scope.trace.config["cp"]["wg_dispatch_per_cycle"]
+    cycle = scope.ps_per_cycle
+    dispatches = scope.dispatches
+    first = int(dispatches[0]) if len(dispatches) else 0
+    cycles, counts = np.unique((dispatches - first) // cycle, return_counts=True)
+    full = first + cycles[counts >= rate] * cycle
+    starts, ends = merge(*clip(full, full + cycle, scope.lo, scope.hi))
+    bound = int((ends - starts).sum())
+    occupancy = None
+    if bound:
+        try:
+            wf = scope.wavefronts
+        except Unavailable:
+            wf = None
+        if wf is not None:
+            # wavefront-ps inside the bound cycles, per CU and ps
+            resident = sum(int((np.minimum(wf[:, COLUMN["end"]], e) - np.maximum(wf[:, COLUMN["start"]], s)
+                                ).clip(min=0).sum()) for s, e in zip(starts.tolist(), ends.tolist()))
+            occupancy = round(resident / (bound * scope.n_cu), 3)
+    return {"dispatch_bound_ps": bound, "dispatch_rate": rate,
+            "wavefronts_per_cu_when_bound": occupancy, "wavefront_slots_per_cu": scope.wf_slots}

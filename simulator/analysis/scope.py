@@ -1,0 +1,138 @@
+"""What one analysis looks at: one kernel launch, optionally cut to a time window.
+
+A ``Scope`` loads the launch's tasks from the trace lazily, once each, and only those
+of its window, so memory follows the launch, never the whole trace. It also knows the
+model's peaks from ``run.config`` and which trace levels the run recorded: an analysis
+whose tasks were not recorded raises ``Unavailable`` naming the ``--trace-level`` that
+would record them, instead of inventing numbers (why-layer.md §9, rule R4).
+
+The simulator runs one launch at a time, and task ids are dense in creation order, so
+a launch's tasks are the ids between its own and the next launch's (``Trace.kernels``
+checks launches do not overlap); they are read once per scope.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from .components import UNIT_OF_INST
+from .trace import Kernel, Trace
+
+COLUMN = {"id": 0, "parent": 1, "kind": 2, "location": 3, "start": 4, "end": 5}
+
+LEVEL_KINDS = {
+    "wg": (("req_out", "MapWGReq"), ("work-group", "work-group")),
+    "wf": (("wavefront", "wavefront"),),
+    "inst": tuple(("inst", unit) for unit in UNIT_OF_INST),
+    "mem": (("req_out", "ReadReq"), ("req_out", "WriteReq")),
+}
+"""Kinds whose presence shows a ``--trace-level`` was recorded (any one suffices)."""
+
+
+class Unavailable(Exception):
+    """The trace lacks what an analysis needs; the message says what would provide it."""
+
+
+class Scope:
+    """One kernel launch of a trace, within [lo, hi) (the launch cut to a window)."""
+
+    def __init__(self, trace: Trace, kernel: Kernel, window: tuple[int, int] | None = None) -> None:
+        self.trace = trace
+        self.kernel = kernel
+        lo, hi = window or (kernel.start_ps, kernel.end_ps)
+        self.lo = max(kernel.start_ps, lo)
+        self.hi = max(self.lo, min(kernel.end_ps, hi))
+        cfg = trace.config
+        self.ps_per_cycle = 1_000_000 // cfg["clock_mhz"]
+        self.n_cu = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
+        self.simds = cfg["cu"]["simds"]
+        self.banks = cfg["l2"]["banks"]
+        self.wf_slots = self.simds * cfg["cu"]["wf_slots_per_simd"]
+
+    @property
+    def width(self) -> int:
+        """|window|, in ps."""
+        return self.hi - self.lo
+
+    def has(self, level: str) -> bool:
+        return any(self.trace.kind(*pair) is not None for pair in LEVEL_KINDS[level])
+
+    def require(self, *levels: str) -> None:
+        """Raise ``Unavailable`` unless every level was recorded."""
+        missing = [level for level in levels if not self.has(level)]
+        if missing:
+            raise Unavailable(f"needs --trace-level {max(missing, key=list(LEVEL_KINDS).index)}"
+                              f" (this trace has no {', '.join(missing)} tasks)")
+
+    def _kinds(self, level: str) -> list[int]:
+        return [k for k in (self.trace.kind(*pair) for pair in LEVEL_KINDS[level]) if k is not None]
+
+    @cached_property
+    def _execution(self) -> np.ndarray:
+        """The launch's wavefronts, instructions and the CUs' memory requests overlapping
+        the window: one read of the launch's id range, shared by every analysis."""
+        t = self.trace
+        kinds = [t.kind("wavefront", "wavefront"), *(t.kind("inst", i) for i in UNIT_OF_INST)]
+        rows = t.tasks_of(self.kernel, self.lo, self.hi, [k for k in kinds if k is not None])
+        requests = t.tasks_of(self.kernel, self.lo, self.hi, self._kinds("mem"),
+                              t.components.unit(""))
+        rows = np.r_[rows, requests]
+        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+
+    def _of(self, category: str, action: str) -> np.ndarray:
+        """Rows of ``_execution`` of one kind, with the CU in a seventh column."""
+        rows = self._execution
+        return rows[rows[:, COLUMN["kind"]] == self.trace.kind(category, action)]
+
+    @cached_property
+    def dispatches(self) -> np.ndarray:
+        """Start times of the launch's MapWGReq requests (its dispatches), sorted; all of
+        them, not only the window's, since idle classes depend on what is still to come."""
+        self.require("wg")
+        rows = self.trace.children(self.kernel.task, self.trace.kind("req_out", "MapWGReq"))
+        expected = self.kernel.work_groups
+        if expected is not None and len(rows) != expected:
+            raise Unavailable(f"the trace holds {len(rows)} of the launch's {expected} dispatches"
+                              " (recorded with --window?)")
+        return np.sort(rows[:, COLUMN["start"]])
+
+    @cached_property
+    def work_groups(self) -> np.ndarray:
+        """The launch's work-group tasks (all of them), plus a seventh column: the CU."""
+        self.dispatches  # noqa: B018 - checks the launch was recorded whole
+        t = self.trace
+        rows = t.work_groups(self.kernel.task, t.kind("req_out", "MapWGReq"),
+                             t.kind("work-group", "work-group"))
+        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+
+    @cached_property
+    def wavefronts(self) -> np.ndarray:
+        """Wavefront tasks overlapping the window, plus their CU."""
+        self.require("wf")
+        return self._of("wavefront", "wavefront")
+
+    @cached_property
+    def instructions(self) -> dict[str, np.ndarray]:
+        """Instruction tasks overlapping the window by kind (VALU, SALU, ...), plus their CU."""
+        self.require("inst")
+        return {inst: self._of("inst", inst) for inst in UNIT_OF_INST}
+
+    @cached_property
+    def cu_requests(self) -> np.ndarray:
+        """ReadReq/WriteReq ``req_out`` tasks sent by the CUs (to their L1V), plus the CU."""
+        self.require("mem")
+        return np.r_[self._of("req_out", "ReadReq"), self._of("req_out", "WriteReq")]
+
+    @cached_property
+    def _served(self) -> dict[int, int]:
+        t = self.trace
+        kinds = [k for k in (t.kind("req_in", "ReadReq"), t.kind("req_in", "WriteReq")) if k is not None]
+        return t.started_per_location(self.kernel, self.lo, self.hi, kinds)
+
+    def requests_served(self, level: str) -> dict[int, int]:
+        """ReadReq/WriteReq ``req_in`` tasks that start in the window at each instance
+        (location id) of a memory level: L1V, L2 or DRAM."""
+        self.require("mem")
+        instances = self.trace.components.memory[level]
+        return {key: count for key, count in self._served.items() if key in instances}

@@ -1,0 +1,41 @@
+"""The thresholds of the findings, each a parameter with its stated default (rule R3).
+
+Sources are in why-layer.md §9.1; "(proposed)" marks values no anchor sets, to be tuned.
+The CLI offers each as ``--NAME`` (underscores as dashes), with its help text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def _param(default: float, text: str):
+    return field(default=default, metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    tail_frac: float = _param(0.5, "S1: the tail starts when fewer than this share of the peak"
+                                   " of busy CUs hold work-groups")
+    launch_share: float = _param(0.1, "S1: report the launch overhead above this share of the"
+                                      " launch (proposed)")
+    tail_share: float = _param(0.1, "S1: report the tail when the CU-time it idles exceeds this"
+                                    " share of the launch (proposed)")
+    idle_share: float = _param(0.05, "S10: report an idle class above this share of CU-time"
+                                     " (proposed)")
+    dispatch_share: float = _param(0.05, "S10: report dispatch-bound time above this share of"
+                                         " the launch (proposed)")
+    not_issued: float = _param(0.3, "S3: issue-limited when wavefronts are ready but not issued"
+                                    " for more than this share of their time (proposed)")
+    sol_bound: float = _param(0.8, "S7: a unit at or above this share of its peak bounds the"
+                                   " launch (Nsight Compute)")
+    sol_latency: float = _param(0.6, "S7: latency-bound when compute and memory are both below"
+                                     " this share (Nsight Compute)")
+    sol_gap: float = _param(0.1, "S7: compute- or memory-heavier when they differ by at least"
+                                 " this (Nsight Compute)")
+    divergent_wavefronts: float = _param(0.5, "S12: divergence hint when this share of"
+                                              " wavefronts diverge (proposed)")
+    lds_conflict_rate: float = _param(0.1, "S12: bank-conflict hint above this share of"
+                                           " conflicted LDS instructions (proposed)")
+    lds_degree: int = _param(2, "S12: bank-conflict hint at this worst conflict degree (proposed)")
+    what_if_change: float = _param(0.05, "S13: report a what-if whose speed-up differs from 1 by"
+                                         " at least this")

@@ -1,0 +1,180 @@
+"""Read-only access to a simulator trace: every SQL statement of the analysis room.
+
+The analyses read the trace contract (``sqlite_schema.sql``) and nothing else: the
+file is opened read-only (``mode=ro``), values are always bound, and each query reads
+one kernel launch (or one window of it) through the task indexes, so memory follows
+the launch, not the trace. Times are integer ps throughout.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..tracing.writer import TraceError, open_readonly, sqlite_error
+from .components import Components
+
+TASK_COLUMNS = ("id", "parent", "kind", "location", "start_ps", "end_ps")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel launch task at the Command Processor."""
+
+    task: int            # task.id of the kernel task
+    index: int           # position in launch order, from 0 (the CLI's --kernel)
+    launch: int | None   # kernel_launch.id of its records, when the details name it
+    name: str
+    start_ps: int
+    end_ps: int
+    work_groups: int | None  # from the task's details
+    last_task: int       # the largest task.id that can belong to it (the next launch's id - 1)
+
+    @property
+    def duration_ps(self) -> int:
+        return self.end_ps - self.start_ps
+
+
+class Trace:
+    """A simulator trace, open read-only."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.db = open_readonly(self.path, "SELECT source, config FROM run", "a GPUscope trace")
+        try:
+            row = self.db.execute("SELECT source, config FROM run").fetchone()
+            if row is None:
+                raise TraceError(f"{self.path}: not a GPUscope trace (its run table is empty)")
+            source, config = row
+            if source != "simulator":
+                raise TraceError(f"{self.path}: an imported trace ({source}); analyze explains "
+                                 "simulator traces, whose components and peaks it knows")
+            self.config = json.loads(config)
+            self.kinds = {(c, a): k for k, c, a in self.db.execute(
+                "SELECT id, category, action FROM kind")}
+            self.components = Components(self.db.execute("SELECT id, name FROM location"))
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            self.db.close()
+            raise sqlite_error(self.path, exc) from None
+        except (TraceError, ValueError):
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def kind(self, category: str, action: str) -> int | None:
+        """The kind id of (category, action), or None when the trace recorded none."""
+        return self.kinds.get((category, action))
+
+    def kernels(self) -> list[Kernel]:
+        """Every kernel launch task, in start order."""
+        # kernel tasks are at the Command Processor: read through its index, not a scan
+        rows = self.db.execute(
+            "SELECT t.id, json_extract(t.details, '$.launch'), k.action, t.start_ps, t.end_ps,"
+            " json_extract(t.details, '$.work_groups')"
+            " FROM location l JOIN task t ON t.location = l.id JOIN kind k ON k.id = t.kind"
+            " WHERE l.name = 'GPU.CommandProcessor' AND k.category = 'kernel'"
+            " ORDER BY t.start_ps, t.id").fetchall()
+        # task ids are dense in creation order, and one launch runs at a time: a launch's
+        # tasks are those created after its own task and before the next launch's
+        last = self.db.execute("SELECT coalesce(max(id), 0) FROM task").fetchone()[0]
+        bounds = [row[0] - 1 for row in rows[1:]] + [last]
+        kernels = [Kernel(task, i, launch, name, start, end, groups, bound)
+                   for i, ((task, launch, name, start, end, groups), bound)
+                   in enumerate(zip(rows, bounds))]
+        for before, after in zip(kernels, kernels[1:]):
+            # a launch's tasks are found by time at each unit (see scope.py)
+            if after.start_ps < before.end_ps:
+                raise TraceError(f"{self.path}: launches {before.index} and {after.index} overlap"
+                                 " in time; analyze reads one launch at a time")
+        return kernels
+
+    def launch_record(self, launch: int) -> dict | None:
+        """The launch's kernel_launch row as a dict, or None."""
+        cursor = self.db.execute("SELECT * FROM kernel_launch WHERE id = ?", (launch,))
+        row = cursor.fetchone()
+        return None if row is None else dict(zip((c[0] for c in cursor.description), row))
+
+    def divergent_wavefronts(self, launch: int) -> tuple[int, int]:
+        """(wavefronts, wavefronts whose lanes took more than one branch path) of a
+        launch, from Klein's proxy warps; (0, 0) when none were recorded."""
+        total, divergent = self.db.execute(
+            "SELECT coalesce(sum(wavefronts), 0), coalesce(sum(wavefronts * divergent), 0)"
+            " FROM kernel_proxy_warp WHERE launch = ?", (launch,)).fetchone()
+        return int(total), int(divergent)
+
+    def branch_nodes(self, launch: int) -> int:
+        """How many conditionals and loops the launch's kernel has (Klein's semantic model)."""
+        return self.db.execute(
+            "SELECT count(*) FROM kernel_branch_node n JOIN kernel_launch l"
+            " ON l.source = n.source AND l.kernel = n.kernel WHERE l.id = ?", (launch,)).fetchone()[0]
+
+    def divergent_line(self, launch: int) -> int | None:
+        """Source line of the kernel's first conditional, where the Klein branching view
+        opens; None without branch records."""
+        row = self.db.execute(
+            "SELECT min(n.line) FROM kernel_branch_node n JOIN kernel_launch l"
+            " ON l.source = n.source AND l.kernel = n.kernel WHERE l.id = ? AND n.type = 'if'",
+            (launch,)).fetchone()
+        return row[0]
+
+    def children(self, parent: int, kind: int | None) -> np.ndarray:
+        """Tasks of ``kind`` whose parent is ``parent``, as rows of TASK_COLUMNS."""
+        if kind is None:
+            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
+        return _rows(self.db.execute(
+            "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
+            " WHERE parent = ? AND kind = ?", (parent, kind)))
+
+    def work_groups(self, kernel: int, map_out: int | None, group: int | None) -> np.ndarray:
+        """The work-group tasks of kernel task ``kernel``: each is the child of the
+        ``req_in`` of one of the kernel's ``map_out`` (MapWGReq) requests."""
+        if map_out is None or group is None:
+            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
+        return _rows(self.db.execute(
+            "SELECT w.id, w.parent, w.kind, w.location, w.start_ps, w.end_ps FROM task o"
+            " JOIN task i ON i.parent = o.id JOIN task w ON w.parent = i.id"
+            " WHERE o.parent = ? AND o.kind = ? AND w.kind = ?", (kernel, map_out, group)))
+
+    def tasks_of(self, kernel: Kernel, lo: int, hi: int, kinds: list[int],
+                 locations: list[int] | None = None) -> np.ndarray:
+        """The launch's tasks of ``kinds`` (at ``locations``, if given) that overlap
+        [lo, hi), as rows of TASK_COLUMNS. A launch's tasks are the ids after its own,
+        up to ``kernel.last_task``: one sequential read of that range."""
+        if not kinds or locations == []:
+            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
+        where = f"kind IN ({','.join('?' * len(kinds))})"
+        if locations is not None:
+            where += f" AND location IN ({','.join('?' * len(locations))})"
+        return _rows(self.db.execute(
+            "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
+            f" WHERE id > ? AND id <= ? AND start_ps < ? AND end_ps > ? AND {where}",
+            (kernel.task, kernel.last_task, hi, lo, *kinds, *(locations or ()))))
+
+    def started_per_location(self, kernel: Kernel, lo: int, hi: int, kinds: list[int]
+                             ) -> dict[int, int]:
+        """How many of the launch's tasks of ``kinds`` start in [lo, hi), per location."""
+        if not kinds:
+            return {}
+        return dict(self.db.execute(
+            "SELECT location, count(*) FROM task WHERE id > ? AND id <= ? AND start_ps >= ?"
+            f" AND start_ps < ? AND kind IN ({','.join('?' * len(kinds))}) GROUP BY location",
+            (kernel.task, kernel.last_task, lo, hi, *kinds)).fetchall())
+
+
+def _rows(cursor: sqlite3.Cursor) -> np.ndarray:
+    """The cursor's integer rows as an (n, 6) int64 array (a missing parent reads -1),
+    without a Python tuple list in between."""
+    flat = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.int64)
+    return flat.reshape(-1, len(TASK_COLUMNS))
