@@ -106,7 +106,7 @@ CREATE TABLE IF NOT EXISTS run (
     pyramid_base_ps INTEGER,          -- width of a level-0 metric bin, in ps; level L bins are base << L wide
     time_origin TEXT,                 -- absolute time of relative time 0 on `clock`, as exact decimal seconds ('1751412255.332692737'); NULL for simulator traces
     clock TEXT,                       -- what time_origin counts from: 'unix' (seconds since 1970-01-01 UTC), 'simulation', or 'source' (the source's own clock, such as a host's monotonic clock); NULL for simulator traces
-    metadata TEXT                     -- the source's other top-level metadata as a JSON object (Chrome: displayTimeUnit, deviceProperties, ...); NULL if none
+    metadata TEXT                     -- the source's other top-level metadata as a JSON object (Chrome: displayTimeUnit, deviceProperties, ...); a simulator run's {"note": what the run is for} (--note); NULL if none
 );
 
 -- Links between tasks beyond the tree: a flow from one task to another, such as a CPU-side

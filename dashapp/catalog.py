@@ -29,6 +29,9 @@ from .units import absolute_time
 
 TRACE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 SWEEP_SUMMARY = "summary.csv"
+SWEEP_DEFINITION = "sweep.json"
+MAX_DEFINITION_BYTES = 1 << 20
+"""A sweep.json larger than this is not read (a definition is a few hundred bytes)."""
 
 
 class UnknownTrace(LookupError):
@@ -111,6 +114,18 @@ class Catalog:
         folder = self.sweep_path(name)
         return sorted(p.name for p in folder.iterdir()
                       if p.is_file() and p.suffix in TRACE_SUFFIXES)
+
+    def sweep_note(self, name):
+        """What sweep ``name`` is for, as its ``--note`` said (kept in its sweep.json);
+        None without one or when the file cannot be read."""
+        path = self.sweep_path(name) / SWEEP_DEFINITION
+        try:
+            with open(path, "rb") as handle:
+                definition = json.loads(handle.read(MAX_DEFINITION_BYTES))
+        except (OSError, ValueError):
+            return None
+        note = definition.get("note") if isinstance(definition, dict) else None
+        return note if isinstance(note, str) and note.strip() else None
 
     def default(self):
         """The first trace, or None when there is none."""
@@ -255,15 +270,26 @@ class TraceMeta:
         the Unix clock), or None for a simulator trace."""
         return absolute_time(self.run.get("time_origin"), self.run.get("clock"), ps)
 
-    def devices(self):
-        """The GPUs the source describes (Nsight Systems ``gpus``, Kineto
-        ``deviceProperties``), one line each: name, SMs, clock, memory."""
+    def _metadata(self):
+        """``run.metadata`` as a dict (empty when absent or not a JSON object)."""
         try:
             metadata = json.loads(self.run.get("metadata") or "{}")
         except json.JSONDecodeError:
-            return []
+            return {}
+        return metadata if isinstance(metadata, dict) else {}
+
+    def devices(self):
+        """The GPUs the source describes (Nsight Systems ``gpus``, Kineto
+        ``deviceProperties``), one line each: name, SMs, clock, memory."""
+        metadata = self._metadata()
         found = metadata.get("gpus") or metadata.get("deviceProperties") or []
-        return [_device_line(d) for d in found if isinstance(d, dict)]
+        return [_device_line(d) for d in found if isinstance(d, dict)] if isinstance(found, list) else []
+
+    @property
+    def note(self):
+        """What a simulator run is for, as its ``--note`` said; None without one."""
+        note = self._metadata().get("note") if self.run.get("source") == "simulator" else None
+        return note if isinstance(note, str) and note.strip() else None
 
     def order_key(self, loc):
         """Display order: the source's sort index (Chrome metadata) first, then natural."""

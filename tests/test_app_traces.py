@@ -73,3 +73,17 @@ def test_synthetic_trace_has_the_l2_banks(tmp_path):
     names = [r[0] for r in sqlite3.connect(path).execute(
         "SELECT name FROM location WHERE name LIKE '%L2%' AND task_count > 0")]
     assert sorted(names) == sorted(f"GPU.L2[{i}]" for i in range(16))
+
+
+def test_a_run_s_note_is_kept_in_its_trace_and_read_back(tmp_path):
+    from dashapp.catalog import trace_meta
+    from simulator.__main__ import main
+
+    out = tmp_path / "noted.sqlite"
+    assert main(["run", "vectoradd", "--size", "256", "--local", "64", "--trace-level", "kernel",
+                 "--no-progress", "--note", "what it is for", "-o", str(out)]) == 0
+    assert trace_meta(out).note == "what it is for"
+    plain = tmp_path / "plain.sqlite"
+    assert main(["run", "vectoradd", "--size", "256", "--local", "64", "--trace-level", "kernel",
+                 "--no-progress", "-o", str(plain)]) == 0
+    assert trace_meta(plain).note is None

@@ -226,3 +226,16 @@ def test_ctrl_c_keeps_finished_points_and_a_rerun_finishes_the_sweep(tmp_path, s
     assert rerun.returncode == 0, rerun.stderr
     assert f"({3 - done} run now, {done} done before)" in rerun.stdout
     assert [r["status"] for r in summary(out)] == ["ok"] * 3
+
+
+def test_a_note_says_what_a_sweep_is_for_and_a_rerun_may_reword_it(tmp_path, capsys):
+    from dashapp.catalog import Catalog
+
+    code, out = sweep(tmp_path, "noted", "--vary", "local=64", "--note", "first words")
+    assert code == 0
+    assert Catalog(trace_dir=tmp_path).sweep_note("noted") == "first words"
+    code, _ = sweep(tmp_path, "noted", "--vary", "local=64", "--note", "better words")
+    assert code == 0 and "(0 run now, 1 done before)" in capsys.readouterr().out
+    assert Catalog(trace_dir=tmp_path).sweep_note("noted") == "better words"
+    (out / "sweep.json").write_text("[1, 2")  # damaged: no note, no error
+    assert Catalog(trace_dir=tmp_path).sweep_note("noted") is None

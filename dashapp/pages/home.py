@@ -54,6 +54,7 @@ def _trace_card(name, path):
     overview = urls.href("/overview", urls.OverviewState(trace=name))
     config = json.dumps(meta.config, sort_keys=True)
     facts = [
+        *((("About", meta.note),) if meta.note else ()),
         ("Workload", run["workload"] or "–"),
         ("Source", run["source"]),
         ("Simulated time" if meta.simulated else "Profiled time", fmt_ps(meta.end_ps - meta.start_ps)),
@@ -187,7 +188,9 @@ def _sweeps(cat):
         return []
     return [html.H4("Sweeps"), html.Ul([
         html.Li([dcc.Link(n, href=urls.href("/sweep", urls.SweepState(dir=n))),
-                 html.Span(f" · {len(cat.sweep_traces(n))} traces", className="small")])
+                 html.Span(f" · {len(cat.sweep_traces(n))} traces", className="small"),
+                 *((html.Span(f" · {note}", className="small gs-note"),)
+                   if (note := cat.sweep_note(n)) else ())])
         for n in names], id="home-sweeps")]
 
 

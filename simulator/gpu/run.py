@@ -71,7 +71,7 @@ def _abandon(writer, pending):
 
 def simulate(workload, config, out_path=None, trace_level="all", window=None, progress=True,
              implementation=None, command=None, seed=None, writer_process=True, recorder=None,
-             watchable=True):
+             watchable=True, note=None):
     """Simulate every launch of ``workload`` on a GPU built from ``config``.
 
     ``out_path`` None (or ``trace_level`` "off") runs untraced. ``window`` is a
@@ -81,7 +81,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
     ``recorder`` (a ``KernelRecorder``) writes its kernel tables through the run's trace
     writer as the workload's launches run, beside the simulation.
     ``watchable`` writes the trace so that the app can show the run while it goes (WAL
-    mode, see ``tracing.writer``).
+    mode, see ``tracing.writer``). ``note`` says what the run is for (``--note``).
     """
     config = validate(config)
     levels = parse_trace_level(trace_level)
@@ -95,7 +95,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
             writer = (BackgroundWriter if writer_process else TraceWriter)(
                 pending.path, command=command or "simulate", config=config,
                 workload=getattr(workload, "name", None), seed=getattr(workload, "seed", seed),
-                watchable=watchable)
+                watchable=watchable, note=note)
         except BaseException:
             pending.discard()
             raise

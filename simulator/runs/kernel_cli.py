@@ -385,6 +385,7 @@ def _simulate(args, workload, recorder, command):
     result = simulate_with_records(workload, config, args.output, recorder,
                                    trace_level=args.trace_level, window=args.window,
                                    progress=not args.no_progress, command=command, seed=args.seed,
+                                   note=args.note,
                                    writer_process=False)  # user kernels are small: write inline
     print(f"simulated time  {result.simulated_ps / 1e6:,.3f} us ({result.cycles:,} cycles)")
     return result

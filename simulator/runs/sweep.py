@@ -50,6 +50,7 @@ class Sweep:
     window: tuple = None
     instrument: bool = True
     option_names: tuple = field(default=(), compare=False)  # the workload's option dests
+    note: str = None               # what the sweep is for (--note); a rerun may change it
 
     @property
     def keys(self):
@@ -143,7 +144,7 @@ def prepare(directory, sweep):
         except (OSError, json.JSONDecodeError) as exc:
             raise SweepError(f"{stored_path}: cannot read: {exc}") from None
         differ = sorted(k for k in set(stored) | set(definition)
-                        if k != "values" and stored.get(k) != definition.get(k))
+                        if k not in ("values", "note") and stored.get(k) != definition.get(k))
         if differ:
             raise SweepError(f"{directory} holds another sweep (its {', '.join(differ)}"
                              f" differ{'s' if len(differ) == 1 else ''}); use another -o DIR")

@@ -87,7 +87,8 @@ def _sweep(args):
             raise SweepError("--workers sizes a local pool; a Dask cluster has its own workers")
         sweep = Sweep(workload=cls.name, options=_workload_options(args, cls), config=config,
                       vary=vary, seed=args.seed, seeds=args.seeds, trace_level=args.trace_level,
-                      window=args.window, instrument=not args.no_instrument, option_names=names)
+                      window=args.window, instrument=not args.no_instrument, option_names=names,
+                      note=args.note)
         directory = Path(args.output)
         existing = prepare(directory, sweep)
         outcome = run_sweep(sweep, directory, existing, scheduler, args.workers, args.results,

@@ -63,6 +63,9 @@ def add_common_arguments(p, output=None, force=True):
     p.add_argument("--seed", type=int_argument, default=0,
                    help="random seed of the workload's data (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--note", metavar="TEXT",
+                   help="one line saying what the run is for, kept in the trace (a sweep's in"
+                        " its sweep.json) and shown on the app's Traces page")
     if force:
         p.add_argument("--force", action="store_true",
                        help="replace the output if it exists (it is never one of the inputs)")
@@ -110,7 +113,7 @@ def _run(args):
         result = simulate_with_records(workload, cfg, args.output, recorder,
                                        trace_level=args.trace_level, window=args.window,
                                        progress=not args.no_progress, command=command,
-                                       seed=args.seed)
+                                       seed=args.seed, note=args.note)
     except (ValueError, KernelError) as exc:
         # sizes the workload refuses, a work-group the model cannot place, a kernel error
         print(f"error: {exc}", file=sys.stderr)

@@ -124,7 +124,7 @@ class TraceWriter:
     def __init__(self, path: str | os.PathLike, *, command: str | None,
                  config: dict[str, Any] | None = None, workload: str | None = None,
                  seed: int | None = None, source: str = "simulator",
-                 watchable: bool = True) -> None:
+                 watchable: bool = True, note: str | None = None) -> None:
         self.path = Path(path)
         self._wall_start = time.perf_counter()
         for suffix in ("", "-wal", "-shm"):
@@ -139,9 +139,9 @@ class TraceWriter:
         self.db.executescript(tables)
         self.db.execute(
             "INSERT INTO run (id, simulator_version, command, workload, config, seed, source,"
-            " wall_start) VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+            " wall_start, metadata) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",
             (__version__, command, workload, json.dumps(config or {}, sort_keys=True), seed,
-             source, _utc_now()),
+             source, _utc_now(), None if note is None else json.dumps({"note": note})),
         )
         self.tasks_written = 0
         # Through write_batch and write_imported: tasks, largest key, largest parent key,
