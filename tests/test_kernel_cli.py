@@ -169,3 +169,37 @@ def test_run_kernel_reports_bad_new_arguments(tmp_path, capsys, source_text, arg
     rc = main(["run-kernel", str(source), "--global", "64", "--local", "64", *argv, "--no-progress"])
     err = capsys.readouterr().err
     assert rc in (1, 2) and expected in err and "Traceback" not in err, err
+
+
+LOCAL4 = """kernel void k(global float4 *out, local float4 *tmp)
+{
+    int i = get_local_id(0);
+    tmp[i] = (float4)(i);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[63 - i];
+}
+"""
+
+
+@pytest.mark.parametrize("size", ["local:64", "local:1KiB", "local:1024B"])
+def test_a_local_size_is_elements_of_the_pointee_or_bytes(tmp_path, size):
+    source = tmp_path / "k.cl"
+    source.write_text(LOCAL4)
+    trace = tmp_path / "k.sqlite"
+    assert main(["run-kernel", str(source), "--global", "64", "--local", "64", "--arg",
+                 "out=zeros:64", "--arg", f"tmp={size}", "--no-progress", "-o", str(trace)]) == 0
+    db = sqlite3.connect(trace)
+    assert db.execute("SELECT lds_bytes FROM kernel_launch").fetchone() == (1024,)  # 64 float4
+
+
+@pytest.mark.parametrize("size,message", [
+    ("local:1000B", "1000B is not a whole number of float4 elements (16 bytes each)"),
+    ("local:x", "a local pointer takes local:N, N elements of its float4 (16 bytes each),"
+                " or local:BYTES such as local:16KiB"),
+])
+def test_a_local_size_that_is_not_whole_elements_is_a_one_line_error(tmp_path, capsys, size, message):
+    source = tmp_path / "k.cl"
+    source.write_text(LOCAL4)
+    assert main(["run-kernel", str(source), "--global", "64", "--local", "64", "--arg",
+                 "out=zeros:64", "--arg", f"tmp={size}", "--no-progress"]) == 2
+    assert capsys.readouterr().err == f"error: --arg tmp: {message}\n"

@@ -123,3 +123,12 @@ def test_power_law_graph_is_seeded_and_heavy_tailed():
     assert len(pairs) == 20000 and all(r != c for r, c in pairs)
     with pytest.raises(ValueError, match="cannot draw"):
         power_law_graph(3, 100)
+
+
+def test_the_summary_says_why_dram_sees_fewer_requests_than_l2_misses(capsys):
+    from simulator.__main__ import main
+
+    assert main(["run", "transpose", "--size", "256", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "L2 hits/misses 0/8,192   DRAM requests 4,096" in out
+    assert "line fetches for its read misses plus" in out and "without a fetch" in out

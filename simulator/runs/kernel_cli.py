@@ -6,7 +6,8 @@
 Arguments are given by kernel parameter name. Pointer arguments take ``random:N``,
 ``zeros:N``, ``range:N`` (N elements of the pointer's type, structs included) or a
 ``.npy`` file (a structured array for a pointer to structs); ``local`` pointers take
-``local:N``; scalars take a number; vectors and structs take their components, as
+``local:N`` (N elements of the pointee type) or ``local:16KiB`` (bytes, as OpenCL's
+``clSetKernelArg`` takes a local size); scalars take a number; vectors and structs take their components, as
 ``(uint2)(32,16)``, ``(32,16)`` or ``{1, 2.5}`` (struct fields in order); an
 ``image2d_t`` takes a ``.npy`` image ((height, width) or (height, width, channels)) or
 ``zeros:WxH[xC]``/``random:WxH[xC]`` (float), an ``image3d_t`` a ``.npy`` volume ((depth,
@@ -91,10 +92,7 @@ class KernelFile:
         for name, ty in params:
             spec = specs[name]
             if isinstance(ty, Pointer) and ty.space == "local":
-                kind, _, count = spec.partition(":")
-                if kind != "local" or _count(count) <= 0:
-                    raise ValueError(f"--arg {name}: a local pointer takes local:N (elements)")
-                args[name] = LocalMem(int(count))
+                args[name] = LocalMem(_local_elements(name, spec, ty.elem))
             elif isinstance(ty, Pointer):
                 args[name] = memory.buffer(name, _buffer_data(name, spec, ty.elem, rng))
             elif T.is_image(ty):
@@ -263,6 +261,29 @@ def _image_data(name, spec, ty, rng):
     return _fill(kind, shape, np.dtype(np.float32), rng)
 
 
+_BYTES = re.compile(r"^(\d+)\s*(B|KiB|MiB)$")
+_UNIT = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
+
+
+def _local_elements(name, spec, elem):
+    """Elements of a ``local`` pointer argument: ``local:N`` counts elements of its
+    pointee type; ``local:16KiB`` (or ``B``, ``MiB``) gives bytes, as clSetKernelArg
+    does, which must be a whole number of elements."""
+    kind, _, count = spec.partition(":")
+    size = T.storage_size(elem)
+    if kind == "local" and _count(count) > 0:
+        return int(count)
+    found = _BYTES.match(count) if kind == "local" else None
+    if found and int(found[1]) > 0:
+        nbytes = int(found[1]) * _UNIT[found[2]]
+        if nbytes % size:
+            raise ValueError(f"--arg {name}: {count} is not a whole number of {elem}"
+                             f" elements ({size} bytes each)")
+        return nbytes // size
+    raise ValueError(f"--arg {name}: a local pointer takes local:N, N elements of its"
+                     f" {elem} ({size} bytes each), or local:BYTES such as local:16KiB")
+
+
 def _count(text):
     """An element count in ASCII digits, or -1 if ``text`` is none."""
     return int(text) if text.isascii() and text.isdigit() else -1
@@ -303,7 +324,9 @@ def register(subparsers):
                    help="work-group size")
     p.add_argument("--arg", dest="args", type=parse_arg, action="append", default=[],
                    metavar="NAME=VALUE",
-                   help="kernel argument: random:N, zeros:N, range:N, FILE.npy, local:N, a number,"
+                   help="kernel argument: random:N, zeros:N, range:N, FILE.npy (N elements of"
+                   " the pointee type), local:N (elements of the pointee type: local:1024 of a"
+                   " __local float4 * is 16 KiB) or local:16KiB (bytes, as clSetKernelArg takes), a number,"
                    " a vector or struct like (uint2)(32,16), sampler flags, or an image:"
                    " FILE.npy or zeros:/random: WxH (2-D) or WxHxD (3-D), then xC for channels")
     p.add_argument("--no-instrument", action="store_true",

@@ -144,6 +144,11 @@ def _report(result):
         print(f"instructions    {stats['instructions']:,}   L1V hits/misses "
               f"{stats['l1v_hits']:,}/{stats['l1v_misses']:,}   L2 hits/misses "
               f"{stats['l2_hits']:,}/{stats['l2_misses']:,}   DRAM requests {stats['dram_requests']:,}")
+        if stats["dram_requests"] != stats["l2_misses"]:
+            print("                (DRAM requests are the L2's line fetches for its read misses plus\n"
+                  "                its write-backs of evicted dirty lines: a store miss allocates its\n"
+                  "                line in the L2 without a fetch, and lines still dirty at the end are\n"
+                  "                not written back; the L1V never keeps a store, so every store misses)")
     # The headline is what the user waited for: until the trace opens, finalize included.
     print(f"wall time       {result.total_seconds:.2f} s "
           f"({result.functional_seconds:.2f} s executing kernels on real data, "
