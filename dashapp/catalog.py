@@ -128,9 +128,18 @@ class Catalog:
         return note if isinstance(note, str) and note.strip() else None
 
     def default(self):
-        """The first trace, or None when there is none."""
-        names = self.names()
-        return names[0] if names else None
+        """The trace written last (the run just made, typically), or None when there is
+        none; by name among traces written at the same instant."""
+        return next(iter(self.newest_first()), None)
+
+    def newest_first(self):
+        """The traces' names, the one written last first."""
+        def written(name):
+            try:
+                return (self.directory / name).stat().st_mtime_ns
+            except OSError:  # removed meanwhile
+                return 0
+        return sorted(self.names(), key=lambda name: (-written(name), name))
 
 
 class LRU:

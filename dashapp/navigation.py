@@ -74,13 +74,26 @@ def follow_url(_url_trace, _pathname, search, remembered):
     hidden = {"display": "none"}
     if current is None:
         return None, "/overview", "/kernel", hidden, [], None
-    try:
-        kernel = bool(trace_launches(cat.path(current)))
-    except (UnknownTrace, TraceError, QueryTimeout, OSError):
-        kernel = False
+    kernel = _with_launches(cat, [current, *cat.newest_first()])
     return (current, urls.href("/overview", urls.OverviewState(trace=current)),
-            urls.href("/kernel", urls.KernelState(trace=current)),
+            urls.href("/kernel", urls.KernelState(trace=kernel or current)),
             {} if kernel else hidden, options, current)
+
+
+KERNEL_LOOKUPS = 32
+"""Traces looked at for kernel launches when the current one has none."""
+
+
+def _with_launches(cat, names):
+    """The first of ``names`` with kernel launches (the Kernel link's trace: the current
+    one, else the newest that has them), or None among the first ``KERNEL_LOOKUPS``."""
+    for name in names[:KERNEL_LOOKUPS]:
+        try:
+            if trace_launches(cat.path(name)):
+                return name
+        except (UnknownTrace, TraceError, QueryTimeout, OSError):
+            continue
+    return None
 
 
 # In the browser: ``follow_url`` sets the picker on every page change, and a round trip

@@ -294,7 +294,7 @@ def _drawn(db, meta, loc, window, tasks, messages):
 @dataclass
 class Summary:
     busiest: list  # (location name, busy fraction of the run, task count)
-    category_time: list  # (category, summed task time in ps, share of all task time)
+    category_time: list  # (category, summed task time in ps, mean tasks in flight over the run)
     instruction_mix: list  # (action, count, share of instructions)
 
 
@@ -326,8 +326,10 @@ def _summary(path, meta, top):
     for kind, ps in time_ps.items():
         category = meta.kinds[kind].category
         by_category[category] = by_category.get(category, 0) + ps
-    total = sum(by_category.values()) or 1
-    category_time = sorted(((c, ps, ps / total) for c, ps in by_category.items()),
+    # Tasks of one category overlap (thousands of requests in flight at once), so their
+    # summed time can pass the run's: divided by the run's span it is how many were in
+    # flight on average, which a share of the total would hide.
+    category_time = sorted(((c, ps, ps / span) for c, ps in by_category.items()),
                            key=lambda r: -r[1])
     inst = {meta.kinds[k].action: n for k, n in started.items()
             if meta.kinds[k].category == "inst"}

@@ -45,6 +45,15 @@ def _live_card(name, meta):
     ]), className="mb-2 gs-live-card")
 
 
+def _components_text(meta):
+    """How many components did any work, in plain words."""
+    busy = sum(1 for x in meta.locations if x.task_count)
+    idle = len(meta.locations) - busy
+    if not idle:
+        return f"all {busy:,} did work"
+    return f"{busy:,} did work; {idle:,} more ran no task (idle, or only grouping others)"
+
+
 def _trace_card(name, path):
     meta = trace_meta(path)
     if meta.live is not None:
@@ -59,8 +68,7 @@ def _trace_card(name, path):
         ("Source", run["source"]),
         ("Simulated time" if meta.simulated else "Profiled time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),
-        ("Components", f"{sum(1 for x in meta.locations if x.task_count):,} with tasks, of"
-                       f" {len(meta.locations):,} locations (info counts them all)"),
+        ("Components", _components_text(meta)),
         *((("Time 0", meta.absolute(0)),) if meta.absolute(0) else ()),
         *(("GPU", line) for line in meta.devices()),
         ("Completed", "yes" if run["completed"] else "no (interrupted or still running)"),
@@ -82,9 +90,12 @@ def _trace_card(name, path):
                             [(dcc.Link(n, href=urls.href("/component", urls.ComponentState(
                                 trace=name, loc=n))), f"{b:.1%}", f"{c:,}")
                              for n, b, c in summary.busiest])], md=3),
-            dbc.Col([html.H6("Time per category"),
-                     _table(("Category", "Task time", "Share"),
-                            [(c, fmt_ps(ps), f"{s:.1%}") for c, ps, s in summary.category_time]),
+            dbc.Col([html.H6("Task time per category"),
+                     html.P("Summed over the category's tasks: tasks that overlap add up, so"
+                            " this can pass the run's time; divided by it, it is how many"
+                            " were in flight on average.", className="small text-muted mb-1"),
+                     _table(("Category", "Task time", "Mean in flight"),
+                            [(c, fmt_ps(ps), f"{s:,.2f}") for c, ps, s in summary.category_time]),
                      html.H6("Instruction mix"),
                      _table(("Unit", "Count", "Share"),
                             [(a, f"{n:,}", f"{s:.1%}") for a, n, s in summary.instruction_mix])

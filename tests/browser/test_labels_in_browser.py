@@ -1,0 +1,58 @@
+"""Labels that tell the truth, in headless Chromium (issue 36): what the Traces page's
+numbers count, and a navbar that opens on the trace just made with its Kernel link."""
+import subprocess
+import sys
+from pathlib import Path
+
+import driving as drive
+import pytest
+from selenium.webdriver.common.by import By
+from test_app_traces import write_synthetic_trace
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, serve_traces):
+    """A synthetic trace with no kernel records ("a-synthetic", first by name), then a
+    small reduction v2 made after it (the newest)."""
+    directory = tmp_path_factory.mktemp("labels")
+    write_synthetic_trace(directory / "a-synthetic.sqlite", tasks=3000, seed=5)
+    subprocess.run([sys.executable, "-m", "simulator", "run", "reduction-v2", "--size", "1024",
+                    "--local", "128", "--no-progress", "-o", str(directory / "v2.sqlite")],
+                   cwd=ROOT, check=True, capture_output=True)
+    return serve_traces(directory)
+
+
+def _rows(browser):
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('.gs-summary-table tr')).map(r =>"
+        " Array.from(r.children).map(c => c.textContent));")
+
+
+def test_task_time_per_category_says_it_adds_overlapping_tasks(browser, app):
+    browser.get(f"{app}/")
+    drive.wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".gs-trace-link")) == 2,
+               "the Traces page did not list both traces")
+    headers = [row for row in _rows(browser) if row and row[0] == "Category"]
+    assert headers and all(row == ["Category", "Task time", "Mean in flight"] for row in headers)
+    req_out = [row for row in _rows(browser) if row and row[0] == "req_out"]
+    # Thousands of requests are in flight at once: their task time passes the run's.
+    assert req_out and float(req_out[0][2].replace(",", "")) > 1
+    components = [row[1] for row in _rows(browser) if row and row[0] == "Components"]
+    assert any("did work" in c and "ran no task" in c for c in components)
+
+
+def test_the_navbar_opens_the_newest_trace_with_its_kernel_link(browser, app):
+    browser.get(f"{app}/")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "gs-nav-overview").get_attribute("href")
+               .endswith("/overview?trace=v2.sqlite"), "the navbar did not open the newest trace")
+    kernel = browser.find_element(By.ID, "gs-nav-kernel")
+    assert kernel.is_displayed() and kernel.get_attribute("href").endswith("/kernel?trace=v2.sqlite")
+    # On a trace without kernel records the Kernel link stays, and leads to one with them.
+    browser.get(f"{app}/overview?trace=a-synthetic.sqlite")
+    drive.wait(browser, lambda d: d.find_element(By.ID, "gs-nav-overview").get_attribute("href")
+               .endswith("/overview?trace=a-synthetic.sqlite"), "the navbar lost the trace")
+    kernel = browser.find_element(By.ID, "gs-nav-kernel")
+    assert kernel.is_displayed() and kernel.get_attribute("href").endswith("/kernel?trace=v2.sqlite")
