@@ -118,17 +118,23 @@ def memory_figure(acc, lay, found, array, segments, work_items):
     size = max(2, min(12, int(700 / max(items, 1)), int(480 / max(lay.rows, 1))))
     for trace in traces[:2]:
         trace["marker"]["size"] = size
-    return dict(data=traces, layout=_base_layout(
+    layout = _base_layout(
         max(240, min(640, 14 * lay.rows + 80)),
         xaxis=_axis("work-item (work-group by work-group)",
                     range=[first - 0.5, first + items - 0.5], zeroline=False),
-        yaxis=_axis("logical time (barriers) →", autorange="reversed", zeroline=False,
+        # Time runs down the view; the title is drawn turned a quarter anticlockwise, so
+        # its first character, a left arrow, sits at the bottom and points down.
+        yaxis=_axis("← logical time (barriers)", autorange="reversed", zeroline=False,
                     showticklabels=False),
-        legend=dict(orientation="h", y=1.08, x=0), dragmode="pan"))
+        # Above the plot area, in a top margin of its own: not over the first row.
+        legend=dict(orientation="h", y=1, yanchor="bottom", x=0), dragmode="pan")
+    layout["margin"] = dict(layout["margin"], t=36)
+    return dict(data=traces, layout=layout)
 
 
 def bank_figure(table):
-    """The 32-bank panel: accesses per bank, coloured by its worst conflict degree."""
+    """The 32-bank panel: 4-byte word accesses per bank (an element wider than a word
+    counts once per bank it touches), coloured by its worst conflict degree."""
     colours = [IDLE_BANK if n == 0 else CONFLICT_BANK if d > 1 else CLEAN_BANK
                for n, d in zip(table.accesses, table.degree)]
     custom = np.stack([np.arange(analysis.BANKS), table.degree, table.conflicted], axis=1)
@@ -137,11 +143,11 @@ def bank_figure(table):
         customdata=custom.tolist(), marker=dict(color=colours, line=dict(color="#555", width=0.5)),
         selected=dict(marker=dict(opacity=1)), unselected=dict(marker=dict(opacity=0.3)),
         meta=["bank"],
-        hovertemplate="bank %{x}: %{y} accesses<br>conflict degree %{customdata[1]}"
-                      "<br>%{customdata[2]} accesses in a conflict<extra></extra>")],
+        hovertemplate="bank %{x}: %{y} word accesses<br>conflict degree %{customdata[1]}"
+                      "<br>%{customdata[2]} word accesses in a conflict<extra></extra>")],
         layout=_base_layout(170, bargap=0.08,
                             xaxis=_axis("LDS bank", dtick=1, tickfont=dict(size=9)),
-                            yaxis=_axis("accesses"), dragmode=False))
+                            yaxis=_axis("4-byte word accesses"), dragmode=False))
 
 
 def histogram_figure(patterns):

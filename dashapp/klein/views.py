@@ -34,6 +34,8 @@ class MemoryView:
     table: analysis.BankTable
     accesses: int
     window: analysis.Window
+    elem_type: str
+    elem_bytes: int
 
 
 ACCESS_KINDS = np.array(["read", "write", "barrier"])
@@ -82,7 +84,7 @@ class KernelViews:
 
 def _memory_views(db, launch, first_group, group_size):
     views = []
-    for name, space, _type, elem_bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
+    for name, space, elem_type, elem_bytes, _length, _base, watched in queries.kernel_arrays(db, launch):
         if not watched:
             continue
         acc = analysis.accesses_from_rows(queries.kernel_accesses(db, launch, name))
@@ -102,7 +104,8 @@ def _memory_views(db, launch, first_group, group_size):
             figure=kf.memory_figure(part, lay, shown, name, analysis.barrier_segments(part, lay),
                                    ids),
             banks=kf.bank_figure(table), found=found, table=table,
-            accesses=int((acc.kind != analysis.BARRIER).sum()), window=window))
+            accesses=int((acc.kind != analysis.BARRIER).sum()), window=window,
+            elem_type=elem_type, elem_bytes=int(elem_bytes)))
     return views
 
 

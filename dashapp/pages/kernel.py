@@ -140,19 +140,30 @@ def _memory_section(views, name, state):
         filename = safe_filename(f"{name}-{views.launch.kernel}-{mv.array}")
         title = f"{name} · {views.launch.kernel} · {mv.array}"
         out.append(html.Div([
-            html.H6(f"Memory view: {mv.array} ({mv.accesses:,} accesses{truncated})"),
+            html.H6(f"Memory view: {mv.array} ({mv.accesses:,} accesses of {mv.elem_type}"
+                    f" elements{truncated})", className="kv-memview-title"),
             _window_links(mv, state),
             _chart(mv.figure, f"kv-memory-{i}", "kv-memory", filename + "-memory",
                    f"{title}: accesses by work-item and logical time"),
             html.Div(report, className="kv-bank-report small fw-bold",
                      id=f"kv-bank-report-{i}",
                      **{"data-conflicted": str(found.conflicted)}),
+            html.Div(_bank_unit(mv), className="kv-bank-unit small text-muted"),
             _chart(mv.banks, f"kv-banks-{i}", "kv-banks", filename + "-banks",
                    f"{title}: accesses per LDS bank"),
             html.Div("Hover over an access or a bank.", className="kv-hover-info small",
                      **{"data-highlighted": "0"}),
         ], className="kv-memview mb-3", **{"data-array": mv.array}))
     return html.Div(out)
+
+
+def _bank_unit(mv):
+    """What the bank panel counts, beside the memory view's element accesses."""
+    words = int(mv.table.accesses.sum())
+    if mv.elem_bytes <= 4:
+        return f"Per bank: 4-byte word accesses ({words:,} in all, one per access)."
+    return (f"Per bank: 4-byte word accesses ({words:,} in all): each {mv.elem_bytes}-byte"
+            f" {mv.elem_type} access touches {-(-mv.elem_bytes // 4)} banks.")
 
 
 def _branch_section(views, name):

@@ -56,3 +56,25 @@ def test_the_navbar_opens_the_newest_trace_with_its_kernel_link(browser, app):
                .endswith("/overview?trace=a-synthetic.sqlite"), "the navbar lost the trace")
     kernel = browser.find_element(By.ID, "gs-nav-kernel")
     assert kernel.is_displayed() and kernel.get_attribute("href").endswith("/kernel?trace=v2.sqlite")
+
+
+def test_the_memory_view_s_time_arrow_points_down_and_its_legend_clears_the_rows(browser, app):
+    browser.get(f"{app}/kernel?trace=v2.sqlite")
+    drive.wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point"),
+               "the kernel page did not render")
+    found = drive.wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector('.kv-memory .js-plotly-plot');"
+        "if (!gd || !gd._fullLayout) return null;"
+        "var title = gd.querySelector('.g-ytitle text');"
+        "var legend = gd.querySelector('.legend').getBoundingClientRect();"
+        "var plot = gd.querySelector('.nsewdrag').getBoundingClientRect();"
+        "return {text: title.textContent, turn: title.getAttribute('transform'),"
+        " reversed: gd._fullLayout.yaxis.range[0] > gd._fullLayout.yaxis.range[1],"
+        " legendBottom: legend.bottom, plotTop: plot.top};"), "the memory view did not draw")
+    # Logical time runs down the view; the title is turned anticlockwise, so its first
+    # character is at the bottom: a left arrow there points down.
+    assert found["reversed"] and found["text"].startswith("←") and "rotate(-90" in found["turn"]
+    assert found["legendBottom"] <= found["plotTop"] + 1
+    title = browser.find_element(By.CSS_SELECTOR, ".kv-memview-title").text
+    assert "accesses of float elements" in title
+    assert "4-byte word accesses" in browser.find_element(By.CSS_SELECTOR, ".kv-bank-unit").text
