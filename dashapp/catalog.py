@@ -305,9 +305,10 @@ class TraceMeta:
         return (loc.sort_index is None, loc.sort_index or 0, natural_key(loc.name))
 
     def kind_label(self, kind_id):
-        """Daisen's legend key ``category-action`` of a kind."""
+        """Daisen's legend key ``category-action`` of a kind; just the category when the
+        action repeats it (``work-group``, not ``work-group-work-group``)."""
         k = self.kinds[kind_id]
-        return f"{k.category}-{k.action}"
+        return k.category if k.action == k.category else f"{k.category}-{k.action}"
 
 
 _METAS = LRU(METAS)

@@ -379,7 +379,9 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
                                ticktext=["parent", "current", "subtasks"], automargin=True)
     else:
         layout["yaxis"] = dict(plain, domain=TASK_BAND, visible=False, range=[1, 0])
-        annotations.append(dict(text="Click a bar to make it the current task",
+        hint = "Click a bar to make it the current task" if component[0] == "bars" else \
+            "Too many tasks for bars: click the density to zoom in to a window of bars"
+        annotations.append(dict(text=hint,
                                 showarrow=False, xref="paper", yref="paper", x=0.5,
                                 y=sum(TASK_BAND) / 2, font=dict(color="#888")))
     if component[0] == "bars":
@@ -396,7 +398,8 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
     else:
         _, centres, density = component
         data += density_traces(meta, centres, density)
-        labels = [meta.kind_label(k) for k in sorted(density, key=meta.kind_label)]
+        kinds = sorted(density, key=meta.kind_label)
+        labels = [f"{meta.kind_label(k)} (≤ {density_peak(density[k]):.3g})" for k in kinds]
         layout["yaxis2"] = dict(plain, domain=COMPONENT_BAND, range=[len(labels) - 0.5, -0.5],
                                 tickvals=list(range(len(labels))), ticktext=labels,
                                 tickfont=dict(size=9), automargin=True)
@@ -414,13 +417,18 @@ def component_figure(meta, window_ps, task_view, component, concurrency, locatio
     return dict(data=data, layout=layout)
 
 
+def density_peak(values):
+    """The most tasks of one kind in flight in any bin (1 for a row with none)."""
+    return float(np.max(values)) if len(values) and np.max(values) > 0 else 1.0
+
+
 def density_traces(meta, centres, density):
     """The exact density of a busy component: one row per kind, shaded from white (none
-    in flight) to that kind's legend colour (the most in flight of any kind and bin),
-    one colour bar for the scale. A cell carries its bin centre in ps (custom data),
-    so a click can zoom to a window where bars are drawn."""
+    in flight) to that kind's legend colour at the row's own peak (its label and the
+    legend give it), so a kind with few tasks in flight is as visible as a busy one; the
+    hover gives the count. A cell carries its bin centre in ps (custom data), so a click
+    can zoom to a window where bars are drawn."""
     kinds = sorted(density, key=meta.kind_label)
-    peak = max((float(np.max(v)) for v in density.values() if len(v)), default=0.0) or 1.0
     x = (np.asarray(centres) * PS).tolist()
     custom = [[int(c) for c in centres]]
     traces = []
@@ -430,11 +438,9 @@ def density_traces(meta, centres, density):
             # One numeric row each (the axis names them): plotly.js cannot lay out
             # several one-row heatmaps on a shared category axis.
             type="heatmap", x=x, y=[i], z=[np.asarray(density[kind], dtype=float).tolist()],
-            zmin=0, zmax=peak, colorscale=[[0, "#ffffff"], [1, meta.colours.get(kind, MUTED)]],
-            showscale=i == 0, customdata=custom, meta=[label, "density"],
-            colorbar=dict(title=dict(text="tasks in flight", side="right", font=dict(size=9)),
-                          thickness=10, len=0.5, y=sum(COMPONENT_BAND) / 2,
-                          tickfont=dict(size=9)),
+            zmin=0, zmax=density_peak(density[kind]),
+            colorscale=[[0, "#ffffff"], [1, meta.colours.get(kind, MUTED)]],
+            showscale=False, customdata=custom, meta=[label, "density"],
             xaxis="x", yaxis="y2", xgap=0, ygap=1,
             hovertemplate=label + "<br>%{x:.4s}s: %{z:.3g} tasks in flight"
                           "<br>click to zoom in to the bars<extra></extra>"))

@@ -27,12 +27,21 @@ def _legend(meta, page):
     kinds = {t.kind for t in page.tasks}
     kinds |= {t.kind for t in (page.parent, page.current) if t is not None}
     kinds |= {t.kind for t in page.children}
-    if page.mode == "density":
-        kinds |= set(page.drawn[2])
-    items = [html.Div([html.Span(className="gs-swatch",
-                                 style={"background": meta.colours[k]}), meta.kind_label(k)],
+    density = page.drawn[2] if page.mode == "density" else {}
+    kinds |= set(density)
+    items = [html.Div([html.Span(className="gs-swatch", style={"background": meta.colours[k]}),
+                       meta.kind_label(k)],
                       className="gs-legend-item", **{"data-kind": meta.kind_label(k)})
              for k in sorted(kinds, key=meta.kind_label)]
+    if density:
+        # The density's scale, a row each: from white (none) to the kind's colour at the
+        # row's own peak, so the scale has every row's colour.
+        items += [html.H6("Density: tasks in flight", className="mt-2"), *(
+            html.Div([html.Span(className="gs-ramp", style={
+                "background": f"linear-gradient(to right, #fff, {meta.colours[k]})"}),
+                f"0 to {figures.density_peak(density[k]):.3g}"],
+                className="gs-density-scale small", **{"data-kind": meta.kind_label(k)})
+            for k in sorted(density, key=meta.kind_label))]
     return [html.H6("Legend"), *items]
 
 
@@ -48,8 +57,9 @@ def _kernel_link(meta, state, task, kind):
 def _task_panel(page, meta, state):
     task = page.current
     if task is None:
-        return html.Div([html.H6("Current task"),
-                         html.P("Click any bar to make it the current task.", className="small")])
+        hint = "Click any bar to make it the current task." if page.mode == "bars" else \
+            "Click the density to zoom in to bars, then click a bar to make it the current task."
+        return html.Div([html.H6("Current task"), html.P(hint, className="small")])
     kind = meta.kinds[task.kind]
     loc_name = next((x.name for x in meta.locations if x.id == task.location), "?")
     up = None

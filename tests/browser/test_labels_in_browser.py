@@ -78,3 +78,18 @@ def test_the_memory_view_s_time_arrow_points_down_and_its_legend_clears_the_rows
     title = browser.find_element(By.CSS_SELECTOR, ".kv-memview-title").text
     assert "accesses of float elements" in title
     assert "4-byte word accesses" in browser.find_element(By.CSS_SELECTOR, ".kv-bank-unit").text
+
+
+def test_a_kind_whose_action_repeats_its_category_is_named_once(browser, app, tmp_path_factory):
+    import sqlite3
+    from urllib.parse import quote
+
+    trace = next(Path(p) for p in Path(tmp_path_factory.getbasetemp()).glob("labels*/v2.sqlite"))
+    with sqlite3.connect(trace) as db:
+        loc, = db.execute("SELECT l.name FROM task t JOIN kind k ON k.id = t.kind JOIN location l"
+                          " ON l.id = t.location WHERE k.category = 'work-group' LIMIT 1").fetchone()
+    browser.get(f"{app}/component?trace=v2.sqlite&loc={quote(loc)}")
+    drive.wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#cv-legend .gs-legend-item"),
+               "the Component view's legend did not render")
+    names = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#cv-legend .gs-legend-item")]
+    assert "work-group" in names and not any(n == "work-group-work-group" for n in names)

@@ -195,7 +195,8 @@ def _heatmaps(browser):
         "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
         "if (!gd || !gd.data) { return null; }"
         "return gd.data.filter(t => t.type === 'heatmap').map(t => ({label: t.meta[0],"
-        " top: t.colorscale[t.colorscale.length - 1][1], scale: !!t.showscale}));")
+        " top: t.colorscale[t.colorscale.length - 1][1], zmax: t.zmax,"
+        " peak: Math.max(1, Math.max(...t.z[0]))}));")
 
 
 def test_a_busy_component_shows_a_coloured_density_with_a_scale_and_a_click_zooms_to_bars(
@@ -208,12 +209,24 @@ def test_a_busy_component_shows_a_coloured_density_with_a_scale_and_a_click_zoom
         " { out[e.getAttribute('data-kind')] = getComputedStyle(e.querySelector('.gs-swatch'))"
         ".backgroundColor; }); return out;")
     rows = _heatmaps(browser)
-    assert len(rows) >= 2 and sum(r["scale"] for r in rows) == 1  # one colour bar
+    assert len(rows) >= 2
 
     def rgb(hex_colour):
         return "rgb({}, {}, {})".format(*(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)))
     assert all(legend[r["label"]] == rgb(r["top"]) for r in rows)
-    assert browser.find_elements(By.CSS_SELECTOR, "#cv-graph .colorbar")
+    # The scale (issue 36): no one-hue colour bar, but a ramp per row in its own colour,
+    # each from white to the row's peak, which its axis label gives too.
+    assert not browser.find_elements(By.CSS_SELECTOR, "#cv-graph .colorbar")
+    ramps = browser.execute_script(
+        "var out = {}; document.querySelectorAll('#cv-legend .gs-density-scale').forEach(e =>"
+        " { out[e.getAttribute('data-kind')] = [getComputedStyle(e.querySelector('.gs-ramp'))"
+        ".backgroundImage, e.textContent]; }); return out;")
+    assert sorted(ramps) == sorted(r["label"] for r in rows)
+    assert all(rgb(r["top"]) in ramps[r["label"]][0] and ramps[r["label"]][1].startswith("0 to ")
+               for r in rows)
+    # Every row is drawn to its own peak: none is left nearly white.
+    assert all(r["zmax"] == r["peak"] for r in rows)
+    assert "click the density" in browser.find_element(By.ID, "cv-graph").text
     # The default window ends with the run, not past it.
     with sqlite3.connect(traces / "transpose.sqlite") as db:
         end = db.execute("SELECT virtual_end_ps FROM run").fetchone()[0]
