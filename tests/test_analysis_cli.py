@@ -41,8 +41,11 @@ def test_json_has_the_documented_shape(trace, capsys):
     assert [list(k) for k in report["kernels"]] == [KERNEL_KEYS, KERNEL_KEYS]
     assert [k["launch"] for k in report["kernels"]] == [0, 1]
     for k in report["kernels"]:
-        for name in ("memory_latency", "blocking", "imbalance", "roofline", "critical_path", "what_if"):
+        for name in ("memory_latency", "blocking", "imbalance", "roofline", "what_if"):
             assert k[name] is None
+        assert list(k["critical_path"]) == ["total_ps", "by_class", "by_component", "steps", "chain",
+                                            "critical_task"]
+        assert sum(k["critical_path"]["by_class"].values()) == k["time_ps"]
     assert report["findings"]
     for f in report["findings"]:
         assert list(f) == ["rule", "kernel", "explains_ps", "message", "evidence"]

@@ -164,6 +164,27 @@ def hint_findings(kernel: int, hints: dict, t: Thresholds) -> list[dict]:
     return out
 
 
+def critical_path_findings(kernel: int, path: dict, t: Thresholds) -> list[dict]:
+    """The class that dominates the launch's critical path (S9), naming the task on it
+    charged most."""
+    total = path["total_ps"]
+    cls, ps = max(path["by_class"].items(), key=lambda item: item[1])
+    if not total or ps < t.critical_share * total:
+        return []
+    task = path["critical_task"]
+    top = path["by_component"][0]
+    return [_finding(
+        "critical-path", kernel, ps,
+        f"critical path: {_share(ps, total)} of the launch's critical path is {cls}"
+        f" ({', '.join(f'{c} {_share(v, total)}' for c, v in path['by_class'].items() if v)});"
+        f" most on {top['loc']} ({top['category']}, {_us(top['ps'])}), and the task charged"
+        f" most is {task['category']}/{task['action']} {task['task']} at {task['loc']}"
+        f" ({_us(task['charged_ps'])}). Definition: S9, the last-arriving-predecessor walk"
+        f" from the launch's end; threshold: {t.critical_share:.0%} of the launch in one class.",
+        [{"view": "task", "loc": task["loc"], "task": task["task"], "t0": task["start_ps"],
+          "t1": task["end_ps"]}])]
+
+
 def what_if_findings(kernel: int, results: list[dict], base_ps: int, t: Thresholds,
                      trace: str) -> list[dict]:
     """Measured speed-ups of one launch (S13), those that differ from 1 enough."""

@@ -13,9 +13,11 @@ from pathlib import Path
 from ..user_input import InputError
 from .budget import time_budget
 from .cpi import cpi_stack
+from .critical_path import critical_path, public_path
 from .cu_idle import cu_idle
 from .findings import (
     budget_findings,
+    critical_path_findings,
     hint_findings,
     idle_findings,
     public,
@@ -71,9 +73,10 @@ def analyze_kernel(scope: Scope, t: Thresholds) -> tuple[dict, list[dict]]:
     hints = _run(lambda: kernel_hints(scope, t.divergent_wavefronts, t.lds_conflict_rate,
                                       t.lds_degree))
     stalls = _run(lambda: stall_breakdown(scope))
+    path = _run(lambda: public_path(critical_path(scope)))
     built = {"budget": budget, "cpi_stack": _run(lambda: cpi_stack(scope)), "stalls": stalls,
              "sol": sol, "classification": sol.get("classification"), "cu_idle": idle,
-             "hints": hints}
+             "hints": hints, "critical_path": path}
     entry = {"launch": k.index, "name": k.name, "time_ps": k.duration_ps,
              **{name: built.get(name) for name in ANALYSES}}
     window = (scope.lo, scope.hi)
@@ -91,6 +94,8 @@ def analyze_kernel(scope: Scope, t: Thresholds) -> tuple[dict, list[dict]]:
         found += stall_findings(k.index, stalls, t, window)
     if "unavailable" not in hints:
         found += hint_findings(k.index, hints, t)
+    if "unavailable" not in path:
+        found += critical_path_findings(k.index, path, t)
     return entry, found
 
 

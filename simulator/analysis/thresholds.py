@@ -37,5 +37,7 @@ class Thresholds:
     lds_conflict_rate: float = _param(0.1, "S12: bank-conflict hint above this share of"
                                            " conflicted LDS instructions (proposed)")
     lds_degree: int = _param(2, "S12: bank-conflict hint at this worst conflict degree (proposed)")
+    critical_share: float = _param(0.5, "S9: report the class that takes at least this share of"
+                                        " the launch's critical path (proposed)")
     what_if_change: float = _param(0.05, "S13: report a what-if whose speed-up differs from 1 by"
                                          " at least this")
