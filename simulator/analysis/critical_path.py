@@ -185,7 +185,7 @@ def critical_path(scope: Scope) -> dict:
     path task and edge (``path_tasks``, ``edges``) for the Chrome export."""
     scope.require("wg", "wf", "inst")
     k = scope.kernel
-    g = _Graph(scope, scope.trace.launch_tasks(k))
+    g = _Graph(scope, scope.tasks)
     walk = _Walk(cursor=k.end_ps, floor=k.start_ps)
     cp = scope.trace.components.name.get(_kernel_location(g), "GPU.CommandProcessor")
     succ = ("end", _latest_child(g, g.dispatch, k.end_ps))
@@ -308,10 +308,6 @@ def _report(g: _Graph, walk: _Walk, k) -> dict:
     steps = [step(p) for p in order]
     listed = sorted(range(len(steps)), key=lambda j: -steps[j]["charged_ps"])[:CHAIN_LIMIT]
     top = max(steps, key=lambda s: s["charged_ps"], default=None)
-    if top is None or charged.get(k.task, 0) > top["charged_ps"]:
-        top = {"task": k.task, "loc": "GPU.CommandProcessor", "category": "kernel",
-               "action": k.name, "start_ps": k.start_ps, "end_ps": k.end_ps,
-               "charged_ps": int(charged.get(k.task, 0))}
     components = sorted(({"loc": loc, "category": cat, "ps": ps}
                          for (loc, cat), ps in walk.by_component.items()),
                         key=lambda c: (-c["ps"], c["loc"], c["category"]))

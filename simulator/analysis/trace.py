@@ -151,21 +151,6 @@ class Trace:
             " JOIN task i ON i.parent = o.id JOIN task w ON w.parent = i.id"
             " WHERE o.parent = ? AND o.kind = ? AND w.kind = ?", (kernel, map_out, group))
 
-    def tasks_of(self, kernel: Kernel, lo: int, hi: int, kinds: list[int],
-                 locations: list[int] | None = None) -> np.ndarray:
-        """The launch's tasks of ``kinds`` (at ``locations``, if given) that overlap
-        [lo, hi), as rows of TASK_COLUMNS. A launch's tasks are the ids after its own,
-        up to ``kernel.last_task``: one sequential read of that range."""
-        if not kinds or locations == []:
-            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
-        where = f"kind IN ({','.join('?' * len(kinds))})"
-        if locations is not None:
-            where += f" AND location IN ({','.join('?' * len(locations))})"
-        return self._rows(
-            "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
-            f" WHERE id > ? AND id <= ? AND start_ps < ? AND end_ps > ? AND {where}",
-            (kernel.task, kernel.last_task, hi, lo, *kinds, *(locations or ())))
-
     def _rows(self, sql: str, params: tuple) -> np.ndarray:
         """The query's rows of TASK_COLUMNS (a missing parent reads -1) as an int64 matrix."""
         return read_ints(self.bulk, sql, params, len(TASK_COLUMNS))
@@ -176,6 +161,33 @@ class Trace:
         return self._rows(
             "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
             " WHERE id > ? AND id <= ?", (kernel.task, kernel.last_task))
+
+    def tasks_at(self, location: str, window: tuple[int, int], kind: tuple[str, str] | None
+                 ) -> np.ndarray:
+        """Tasks at the named location (of ``kind``, or all) overlapping [t0, t1), as rows
+        of TASK_COLUMNS: a range of the (location, start) index, widened back by the
+        location's longest task."""
+        row = self.db.execute("SELECT id, coalesce(max_duration_ps, 0) FROM location WHERE name = ?",
+                              (location,)).fetchone()
+        if row is None or (kind is not None and self.kind(*kind) is None):
+            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
+        loc, longest = row
+        lo, hi = window
+        where, params = "", ()
+        if kind is not None:
+            where, params = " AND kind = ?", (self.kind(*kind),)
+        return self._rows(
+            "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
+            " WHERE location = ? AND start_ps >= ? AND start_ps < ? AND end_ps > ?" + where,
+            (loc, lo - longest, hi, lo, *params))
+
+    def tags(self, kernel: Kernel) -> tuple[np.ndarray, dict[str, int]]:
+        """The launch's task steps (a cache's read-hit, read-miss, ...) as (task, tag)
+        rows in task then time order, and the tag ids by name."""
+        names = {name: key for key, name in self.db.execute("SELECT id, name FROM tag_name")}
+        rows = read_ints(self.bulk, "SELECT task, tag FROM task_tag WHERE task > ? AND task <= ?"
+                         " ORDER BY task, time_ps", (kernel.task, kernel.last_task), 2)
+        return rows, names
 
     def started_per_location(self, kernel: Kernel, lo: int, hi: int, kinds: list[int]
                              ) -> dict[int, int]:
