@@ -1,4 +1,4 @@
-"""S4 memory latency by hop, S5 blocking, S6 imbalance and S11 latency distributions,
+"""S4 memory latency by hop, S5 blocking, S6 imbalance, S8 roofline and S11 latency distributions,
 on hand-made traces whose answers are known by construction; S4's segments must sum to
 each request's duration to the picosecond, for any hop layout (Hypothesis)."""
 import numpy as np
@@ -10,9 +10,12 @@ from test_analysis_paths import MEMORY
 
 from simulator.analysis.blocking import blocking
 from simulator.analysis.distribution import distribution, selection_distribution
+from simulator.analysis.findings import roofline_findings
 from simulator.analysis.imbalance import gini, imbalance
 from simulator.analysis.memory_latency import SEGMENTS, memory_latency, request_segments
+from simulator.analysis.roofline import roofline
 from simulator.analysis.scope import Scope
+from simulator.analysis.thresholds import Thresholds
 from simulator.analysis.trace import TASK_COLUMNS, Trace
 
 
@@ -103,3 +106,26 @@ def test_segments_sum_to_every_requests_duration(tmp_path, hops):
     assert (segments.sum(axis=1) == rows[:, 5] - rows[:, 4]).all()
     scope.trace.close()
     (tmp_path / "m.sqlite").unlink()
+
+
+def test_the_roofline_of_a_known_launch(tmp_path):
+    # 10 DRAM requests (640 B) in 100 cycles on 2 channels of 32 B/cycle, and 640 VALU
+    # lane-operations: AI 1 lane-op/B under a DRAM roof of 64 GB/s, so at most 64 G
+    # lane-ops/s against the 6.4 G done; the compute peak is 2 CUs x 64 lanes per ns
+    served = [("DRAM", i % 2, i, i + 5) for i in range(10)]
+    launch = {"start": 0, "end": 100, "groups": [
+        {"cu": 0, "dispatch": 0, "start": 1, "end": 100,
+         "wavefronts": [{"start": 1, "end": 100, "served": served, "requests": [(1, 3)],
+                         "insts": [("VALU", 1, 5)]}]}]}
+    path = write_trace(tmp_path / "roof.sqlite", [launch], overrides=["l2.banks=2"],
+                       records={0: {"valu_active_lanes": 640, "lds_active_lanes": 0}})
+    with Trace(path) as trace:
+        scope = Scope(trace, trace.kernels()[0])
+        roof = roofline(scope)
+        found = roofline_findings(0, roof, Thresholds(), (0, 100 * PS))
+    assert roof["points"] == [{"level": "DRAM", "bytes": 640, "ai": 1.0, "bandwidth": 64 * 10**9,
+                               "attainable": 64 * 10**9}]
+    assert (roof["peak_compute"], roof["limiter"], roof["roof_share"]) == (128 * 10**9, "DRAM", 0.1)
+    assert roof["perf"] == 6.4e9
+    rule, = found
+    assert rule["rule"] == "roofline" and rule["explains_ps"] == 90 * PS

@@ -253,6 +253,26 @@ def imbalance_findings(kernel: int, uneven: dict, t: Thresholds, window: tuple[i
     return out
 
 
+def roofline_findings(kernel: int, roof: dict, t: Thresholds, window: tuple[int, int]) -> list[dict]:
+    """A launch far below its roofline (S8): the time it would save at its roof."""
+    share = roof["roof_share"]
+    if share is None or share >= t.roof_share or not roof["points"]:
+        return []
+    width = window[1] - window[0]
+    limiter = roof["limiter"]
+    point = next((p for p in roof["points"] if p["level"] == limiter), None)
+    where = (f"at arithmetic intensity {point['ai']} lane-ops/B the {limiter} roof allows"
+             f" {point['attainable']:.3g} lane-ops/s" if point else
+             f"the compute roof is {roof['peak_compute']:.3g} lane-ops/s")
+    return [_finding(
+        "roofline", kernel, round(width * (1 - share)),
+        f"below the roofline: {roof['perf']:.3g} lane-ops/s is {share:.1%} of its roof; {where}."
+        f" Definition: S8, hierarchical roofline with the model's peaks; threshold:"
+        f" {t.roof_share:.0%} of the roof.",
+        [{"view": "overview", "filter": "SIMD" if limiter == "compute" else limiter + r"\[",
+          "t0": window[0], "t1": window[1]}])]
+
+
 def what_if_findings(kernel: int, results: list[dict], base_ps: int, t: Thresholds,
                      trace: str) -> list[dict]:
     """Measured speed-ups of one launch (S13), those that differ from 1 enough."""

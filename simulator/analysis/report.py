@@ -27,6 +27,7 @@ from .findings import (
     latency_findings,
     public,
     ranked,
+    roofline_findings,
     sol_findings,
     stall_findings,
     what_if_findings,
@@ -34,6 +35,7 @@ from .findings import (
 from .hints import kernel_hints
 from .imbalance import imbalance
 from .memory_latency import memory_latency
+from .roofline import roofline
 from .scope import COLUMN, Scope, Unavailable
 from .sol import speed_of_light
 from .stalls import stall_breakdown
@@ -84,7 +86,8 @@ def analyze_kernel(scope: Scope, t: Thresholds) -> tuple[dict, list[dict]]:
     latency = _run(lambda: {**memory_latency(scope), "distribution": load_latency(scope, t.outliers)})
     blocked = _run(lambda: blocking(scope, t.saturated_busy, t.plateau_cv, t.back_pressure))
     uneven = _run(lambda: imbalance(scope))
-    built = {"memory_latency": latency, "blocking": blocked, "imbalance": uneven,
+    roof = _run(lambda: roofline(scope))
+    built = {"roofline": roof, "memory_latency": latency, "blocking": blocked, "imbalance": uneven,
              "budget": budget, "cpi_stack": _run(lambda: cpi_stack(scope)), "stalls": stalls,
              "sol": sol, "classification": sol.get("classification"), "cu_idle": idle,
              "hints": hints, "critical_path": path}
@@ -111,6 +114,8 @@ def analyze_kernel(scope: Scope, t: Thresholds) -> tuple[dict, list[dict]]:
         found += latency_findings(k.index, latency, None if "unavailable" in path else path, window)
     if "unavailable" not in blocked:
         found += blocking_findings(k.index, blocked, t)
+    if "unavailable" not in roof:
+        found += roofline_findings(k.index, roof, t, window)
     if "unavailable" not in uneven:
         found += imbalance_findings(k.index, uneven, t, window)
     return entry, found

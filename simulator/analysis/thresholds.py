@@ -46,6 +46,8 @@ class Thresholds:
     plateau_cv: float = _param(0.1, "S5: a flat plateau: the CV of tasks in flight per bin is at"
                                     " most this (proposed)")
     outliers: int = _param(20, "S11: list at most this many outliers")
+    roof_share: float = _param(0.5, "S8: report a launch below this share of its roofline"
+                                    " (proposed)")
     critical_share: float = _param(0.5, "S9: report the class that takes at least this share of"
                                         " the launch's critical path (proposed)")
     what_if_change: float = _param(0.05, "S13: report a what-if whose speed-up differs from 1 by"
