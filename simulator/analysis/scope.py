@@ -105,12 +105,18 @@ class Scope:
                                                                 t.components.unit(""))
         wanted &= (rows[:, COLUMN["start"]] < self.hi) & (rows[:, COLUMN["end"]] > self.lo)
         rows = rows[wanted]
+        # grouped by kind (in id order within one), so each kind is a slice (``_of``)
+        rows = rows[np.argsort(rows[:, COLUMN["kind"]], kind="stable")]
         return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
 
     def _of(self, category: str, action: str) -> np.ndarray:
         """Rows of ``_execution`` of one kind, with the CU in a seventh column."""
         rows = self._execution
-        return rows[rows[:, COLUMN["kind"]] == self.trace.kind(category, action)]
+        kind = self.trace.kind(category, action)
+        if kind is None:
+            return rows[:0]
+        kinds = rows[:, COLUMN["kind"]]
+        return rows[np.searchsorted(kinds, kind, "left"):np.searchsorted(kinds, kind, "right")]
 
     @cached_property
     def dispatches(self) -> np.ndarray:
