@@ -172,9 +172,11 @@ def critical_path_findings(kernel: int, path: dict, t: Thresholds) -> list[dict]
     task = path["critical_task"]
     if not total or task is None or ps < t.critical_share * total:
         return []
+    # the path's most expensive component: a breakdown's whole class would restate
+    # every other finding's cause and outrank them all
     top = path["by_component"][0]
     return [_finding(
-        "critical-path", kernel, ps,
+        "critical-path", kernel, top["ps"],
         f"critical path: {_share(ps, total)} of the launch's critical path is {cls}"
         f" ({', '.join(f'{c} {_share(v, total)}' for c, v in path['by_class'].items() if v)});"
         f" most on {top['loc']} ({top['category']}, {_us(top['ps'])}), and the task charged"

@@ -153,7 +153,7 @@ class Trace:
 
     def _rows(self, sql: str, params: tuple) -> np.ndarray:
         """The query's rows of TASK_COLUMNS (a missing parent reads -1) as an int64 matrix."""
-        return read_ints(self.bulk, sql, params, len(TASK_COLUMNS))
+        return read_ints(self.bulk, sql, params)
 
     def launch_tasks(self, kernel: Kernel) -> np.ndarray:
         """Every task of the launch (the ids after its own, up to ``kernel.last_task``),
@@ -186,7 +186,7 @@ class Trace:
         rows in task then time order, and the tag ids by name."""
         names = {name: key for key, name in self.db.execute("SELECT id, name FROM tag_name")}
         rows = read_ints(self.bulk, "SELECT task, tag FROM task_tag WHERE task > ? AND task <= ?"
-                         " ORDER BY task, time_ps", (kernel.task, kernel.last_task), 2)
+                         " ORDER BY task, time_ps", (kernel.task, kernel.last_task))
         return rows, names
 
     def started_per_location(self, kernel: Kernel, lo: int, hi: int, kinds: list[int]

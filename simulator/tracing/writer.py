@@ -57,23 +57,13 @@ _bulk = build.module("simulator.tracing._bulk")
 BulkInserter = _bulk.BulkInserter
 BulkConnection = _bulk.Connection
 """A connection of SQLite's C API (``BulkConnection(path, readonly=True)`` for readers)."""
-BULK_FETCH = 1 << 18
 
 
-def read_ints(conn, sql: str, params: Sequence[int], width: int) -> np.ndarray:
-    """Every row of ``sql`` (``width`` integer columns, none NULL) on a ``BulkConnection``,
-    as an (n, width) int64 matrix read in C loops, without a Python object per value."""
-    reader = _bulk.BulkReader(conn, sql, tuple(params))
-    try:
-        parts = []
-        while True:
-            values, _ = reader.fetch(BULK_FETCH)
-            if not len(values):
-                break
-            parts.append(values)
-    finally:
-        reader.close()
-    return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+def read_ints(conn, sql: str, params: Sequence[int]) -> np.ndarray:
+    """Every row of ``sql`` (integer columns, none NULL) on a ``BulkConnection``, as an
+    int64 matrix read in C loops, without a Python object per value."""
+    return pyramid_build.read_all(conn, sql, tuple(params))[0]
+
 
 INDEX_MARKER = "-- INDEXES"
 CACHE_KIB = 2048  # SQLite's page cache (and sorter memory) of the writer's connection
