@@ -24,7 +24,9 @@
 -- refuse other versions with a message instead of failing on a missing column.
 -- Version 2 added task_link, instant, counter_series, counter, location.sort_index and
 -- run.time_origin, run.clock, run.metadata; a version 1 file reads as one without them.
-PRAGMA user_version = 2;
+-- Version 3 added kernel_launch.valu_active_lanes and lds_active_lanes; a version 2 file
+-- reads as one without them (no roofline).
+PRAGMA user_version = 3;
 
 -- Interned component names, such as GPU.SA[3].CU[12] or GPU.L2[5].
 CREATE TABLE IF NOT EXISTS location (
@@ -212,7 +214,9 @@ CREATE TABLE IF NOT EXISTS kernel_launch (
     lds_conflicted INTEGER NOT NULL,  -- LDS wavefront-instructions with a bank-conflict degree above 1
     lds_max_degree INTEGER NOT NULL,  -- worst bank-conflict degree (1 = conflict free, 0 = no LDS access)
     watch_truncated INTEGER NOT NULL, -- 1 if kernel_access stopped at its limit for this launch
-    branch_truncated INTEGER NOT NULL -- 1 if branch bits stopped at their limit for this launch
+    branch_truncated INTEGER NOT NULL, -- 1 if branch bits stopped at their limit for this launch
+    valu_active_lanes INTEGER NOT NULL DEFAULT 0, -- sum of active lanes over VALU wavefront-instructions alone: the launch's vector work, in lane-operations (the roofline's work)
+    lds_active_lanes INTEGER NOT NULL DEFAULT 0 -- sum of active lanes over LDS wavefront-instructions: dword accesses to local memory (4 B each)
 );
 
 -- Memory objects of a launch: buffers, local and private arrays, and whether they are watched.

@@ -215,12 +215,13 @@ def _marks(values: Sequence[object]) -> str:
 
 
 # -- run and catalogue -----------------------------------------------------------------
-TRACE_FORMAT = 2
+TRACE_FORMAT = 3
 """The ``PRAGMA user_version`` of the trace format these queries read (sqlite_schema.sql)."""
 
-READABLE_FORMATS = (1, 2)
+READABLE_FORMATS = (1, 2, 3)
 """Formats the app opens: version 1 lacks links, instants, counters and the time origin,
-which then read as empty (see sqlite_schema.sql)."""
+which then read as empty; version 2 lacks the kernel records' VALU and LDS lane counts,
+which the app does not read (see sqlite_schema.sql)."""
 
 
 def quick_check(db: Connection, limit: int = 10) -> list[str]:

@@ -5,8 +5,12 @@ a group ``{"cu", "dispatch", "start", "end", "wavefronts": [wf, ...]}`` is dispa
 (MapWGReq) at ``dispatch`` and runs [start, end) on CU ``cu``; a wavefront ``{"start",
 "end", "insts": [(unit, start, end), ...], "requests": [(start, end), ...],
 "served": [(level, instance, start, end), ...]}`` holds instructions (VALU on SIMD[0]),
-the CU's requests to its L1V and requests served at L1V/L2/DRAM. The names and kinds
-are the timing model's (simulator/gpu/trace_vocabulary.py).
+the CU's requests to its L1V and requests served at L1V/L2/DRAM. An instruction may
+carry a fourth item, the hops of its request as the model nests them: ``[(level,
+instance, out_start, in_start, in_end, out_end), ...]`` from the CU down, each hop a
+``req_out`` at the sender (the CU, then the level above) with its ``req_in`` at
+``level``, the next hop a child of that ``req_in``. The names and kinds are the timing
+model's (simulator/gpu/trace_vocabulary.py).
 """
 from simulator.gpu.config import apply_overrides, default_config
 from simulator.tracing import Tracer
@@ -59,17 +63,34 @@ def _group(tr, cp, cu_loc, kernel, g):
     for w in g.get("wavefronts", ()):
         pool = tr.location(f"GPU.SA[0].CU[{c}].WFPool")
         wf = tr.start_task(wg, tr.kind("wavefront", "wavefront"), pool, w["start"])
-        for unit, start, end in w.get("insts", ()):
+        for unit, start, end, *hops in w.get("insts", ()):
             loc = tr.location(f"GPU.SA[0].CU[{c}].{UNIT_LOCATION[unit]}")
-            tr.end_task(tr.start_task(wf, tr.kind("inst", unit), loc, start), end)
+            inst = tr.start_task(wf, tr.kind("inst", unit), loc, start)
+            _hops(tr, inst, cu_loc[c], hops[0] if hops else ())
+            tr.end_task(inst, end)
         for start, end in w.get("requests", ()):
             tr.end_task(tr.start_task(wf, tr.kind("req_out", "ReadReq"), cu_loc[c], start), end)
         for level, instance, start, end in w.get("served", ()):
-            name = f"GPU.SA[0].L1V[{instance}]" if level == "L1V" else f"GPU.{level}[{instance}]"
-            tr.end_task(tr.start_task(wf, tr.kind("req_in", "ReadReq"), tr.location(name), start), end)
+            tr.end_task(tr.start_task(wf, tr.kind("req_in", "ReadReq"), _memory(tr, level, instance),
+                                      start), end)
         tr.end_task(wf, w["end"])
     tr.end_task(wg, g["end"])
     tr.end_task(out, g["end"])
+
+
+def _memory(tr, level, instance):
+    return tr.location(f"GPU.SA[0].L1V[{instance}]" if level == "L1V" else f"GPU.{level}[{instance}]")
+
+
+def _hops(tr, parent, sender, hops):
+    ends = []
+    for level, instance, out_start, in_start, in_end, out_end in hops:
+        out = tr.start_task(parent, tr.kind("req_out", "ReadReq"), sender, out_start)
+        sender = _memory(tr, level, instance)
+        parent = tr.start_task(out, tr.kind("req_in", "ReadReq"), sender, in_start)
+        ends += [(out, out_end), (parent, in_end)]
+    for task, end in reversed(ends):
+        tr.end_task(task, end)
 
 
 def _record(writer, index, launch, extra):

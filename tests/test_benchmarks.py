@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RATIO = re.compile(r"\d+(?:\.\d+)?\s?[x×](?![A-Za-z])|\bratio\b")
 
 SMALL = {
+    "analysis.py": ["--nodes", "128", "256", "--repeat", "1"],
     "app_queries.py": ["--tasks", "20000", "--repeat", "1", "--cache-dir", "{tmp}"],
     "case_study.py": ["--nodes", "256", "--edges", "1024", "--iterations", "1"],
     "case_study_sweep.py": ["--nodes", "256", "--edges", "1024", "--iterations", "1"],

@@ -36,7 +36,7 @@ def test_links_instants_counters_and_origin(tmp_path):
     assert (report.tasks, report.links, report.unresolved_links, report.instants,
             report.counters) == (3, 1, 1, 2, 2)
     db = sqlite3.connect(tmp_path / "o.sqlite")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     origin, clock, meta = db.execute("SELECT time_origin, clock, metadata FROM run").fetchone()
     assert (origin, clock) == ("1751410836.1234567895", "unix")  # earliest: the counter
     assert json.loads(meta) == {"device": "H100"}

@@ -19,14 +19,15 @@ DESCRIPTION = """\
 Explain why the kernels of a simulator trace take the time they take. For each launch
 (or the one --kernel names, cut to --window): S1 time budget (launch, ramp, steady,
 tail; waves per CU), S2 CPI stack per CU, S3 wavefront stall breakdown, S7 speed of
-light per unit with Nsight Compute's classification, S10 CU idle by cause and the
-dispatcher's limit, S12 kernel hints (divergence, LDS bank conflicts). Then the
+light per unit with Nsight Compute's classification, S9 the critical path through the
+launch by class and component, S10 CU idle by cause and the dispatcher's limit, S12
+kernel hints (divergence, LDS bank conflicts). Then the
 findings, ranked by the launch time they explain, each with its definition, threshold
 and evidence (the app's views to open).
 
 What the analyses need from the trace (python -m simulator run --trace-level):
   S1, S10          wg    (MapWGReq and work-group tasks)
-  S2, S3           inst  (wavefront and instruction tasks; S2 uses mem when present)
+  S2, S3, S9       inst  (wavefront and instruction tasks; S2, S9 use mem when present)
   S7               inst for the compute units, mem for L1V/L2/DRAM
   S12              the kernel records (not --no-instrument for divergence)
 The default level, all, records everything. An analysis the trace cannot support says
@@ -75,6 +76,10 @@ def register(subparsers) -> None:
     p.add_argument("--what-if-dir", metavar="DIR",
                    help="where the what-if runs go (default: TRACE.what-if beside the trace);"
                         " runs already there are reused")
+    p.add_argument("--critical-path-out", metavar="FILE.json",
+                   help="write the launches' tasks as Chrome JSON (Perfetto) with their critical"
+                        " paths overlaid as HTA does: args.critical = 1 and critical_path flows")
+    p.add_argument("--force", action="store_true", help="replace an existing --critical-path-out")
     thresholds = p.add_argument_group("thresholds")
     for field in fields(Thresholds):
         thresholds.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
@@ -93,11 +98,23 @@ def _analyze(args) -> int:
         directory = Path(args.what_if_dir or f"{args.trace}.what-if")
     report = analyze(args.trace, kernel=args.kernel, window=args.window, thresholds=thresholds,
                      what_if=directory)
+    if args.critical_path_out:
+        _export_critical_path(args)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         print(render(report))
     return 0
+
+
+def _export_critical_path(args) -> None:
+    from .critical_path import export_path
+    from .report import select_kernels
+    from .trace import Trace
+
+    with Trace(args.trace) as trace:
+        kernels = select_kernels(trace.kernels(), args.kernel, args.window, trace.path)
+        export_path(trace, kernels, Path(args.critical_path_out), args.force)
 
 
 def _us(ps: int) -> str:
@@ -132,7 +149,7 @@ def render(report: dict) -> str:
         if c:
             head += f"; {c['kind']}" + (f" ({c['unit']})" if c["unit"] else "")
         lines.append(head)
-        for name in ("budget", "cpi_stack", "stalls", "sol", "cu_idle", "hints"):
+        for name in ("budget", "cpi_stack", "stalls", "sol", "critical_path", "cu_idle", "hints"):
             if isinstance(k[name], dict) and "unavailable" in k[name]:
                 lines.append(f"  {name}: {k[name]['unavailable']}")
     findings = report["findings"]

@@ -164,6 +164,117 @@ def hint_findings(kernel: int, hints: dict, t: Thresholds) -> list[dict]:
     return out
 
 
+def critical_path_findings(kernel: int, path: dict, t: Thresholds) -> list[dict]:
+    """The class that dominates the launch's critical path (S9), naming the task on it
+    charged most."""
+    total = path["total_ps"]
+    cls, ps = max(path["by_class"].items(), key=lambda item: item[1])
+    task = path["critical_task"]
+    if not total or task is None or ps < t.critical_share * total:
+        return []
+    # the path's most expensive component: a breakdown's whole class would restate
+    # every other finding's cause and outrank them all
+    top = path["by_component"][0]
+    return [_finding(
+        "critical-path", kernel, top["ps"],
+        f"critical path: {_share(ps, total)} of the launch's critical path is {cls}"
+        f" ({', '.join(f'{c} {_share(v, total)}' for c, v in path['by_class'].items() if v)});"
+        f" most on {top['loc']} ({top['category']}, {_us(top['ps'])}), and the task charged"
+        f" most is {task['category']}/{task['action']} {task['task']} at {task['loc']}"
+        f" ({_us(task['charged_ps'])}). Definition: S9, the last-arriving-predecessor walk"
+        f" from the launch's end; threshold: {t.critical_share:.0%} of the launch in one class.",
+        [{"view": "task", "loc": task["loc"], "task": task["task"], "t0": task["start_ps"],
+          "t1": task["end_ps"]}])]
+
+
+def latency_findings(kernel: int, latency: dict, path: dict | None, window: tuple[int, int]
+                     ) -> list[dict]:
+    """A queue-dominated memory hop (S4), by what its queues cost the critical path; and
+    the worst latency outlier (S11)."""
+    out = []
+    hop = latency["top_hop"]
+    if hop and latency["queue_dominated"] and path:
+        name = "L1V[" if hop == "L1V" else f"{hop}["
+        queued = sum(c["ps"] for c in path["by_component"]
+                     if c["category"] == "wait" and f".{name}" in c["loc"])
+        if queued:
+            seg, total = latency["segments_ps"], latency["request_time_ps"]
+            queue, service = seg[f"queue@{hop}"], seg[f"service@{hop}"]
+            out.append(_finding(
+                "memory-latency", kernel, queued,
+                f"memory latency is queue-dominated at the {hop}: {_share(queue, total)} of the"
+                f" CUs' request time waits in its buffers, more than its service"
+                f" ({_share(service, total)}); the critical path waited {_us(queued)} there."
+                " Definition: S4 queue@hop and service@hop; threshold: queue > service at the"
+                " hop with the largest share.",
+                [{"view": "overview", "filter": hop + r"\[", "t0": window[0], "t1": window[1]}]))
+    dist = latency["distribution"]
+    if dist.get("above_fence") and dist["outliers"]:
+        worst = dist["outliers"][0]
+        out.append(_finding(
+            "latency-distribution", kernel, worst["ps"] - dist["p50_ps"],
+            f"latency outliers: {dist['above_fence']} of {dist['count']} CU memory requests take"
+            f" longer than Q3 + 3·IQR = {_us(dist['fence_ps'])} (p50 {_us(dist['p50_ps'])}, p99"
+            f" {_us(dist['p99_ps'])}, max {_us(dist['max_ps'])}); the worst is task {worst['task']}."
+            " Definition: S11; threshold: Q3 + 3·IQR.",
+            [{"view": "task", "loc": worst["loc"], "task": worst["task"], "t0": worst["start_ps"],
+              "t1": worst["end_ps"]}]))
+    return out
+
+
+def blocking_findings(kernel: int, blocked: dict, t: Thresholds) -> list[dict]:
+    """The most blocking back-pressured buffer (S5)."""
+    for row in blocked["ranking"]:
+        if row["back_pressured"]:
+            lo, hi = blocked["window_ps"]
+            return [_finding(
+                "blocking", kernel, row["full_ps"],
+                f"back-pressure: {row['loc']}'s buffer of {row['capacity']} was full"
+                f" {_share(row['full_ps'], hi - lo)} of the time ({row['mean_waiting']} requests"
+                f" waiting on average, busy {row['busy']:.0%}"
+                + (", saturated" if row["saturated"] else "") + "). Definition: S5, ranked by"
+                f" the time requests waited; threshold: full {t.back_pressure:.0%} of the window.",
+                [{"view": "component", "loc": row["loc"], "t0": lo, "t1": hi}])]
+    return []
+
+
+def imbalance_findings(kernel: int, uneven: dict, t: Thresholds, window: tuple[int, int]
+                       ) -> list[dict]:
+    """Peers whose load is uneven (S6), naming the hot one."""
+    out = []
+    for group, g in uneven.items():
+        if g["imbalance"] is None or g["imbalance"] < t.imbalance or not g["excess_ps"]:
+            continue
+        out.append(_finding(
+            "imbalance", kernel, g["excess_ps"],
+            f"imbalance over the {g['peers']} {group}s: the hot one, {g['hot']}, has"
+            f" {g['imbalance']}× the mean load ({g['hot_value']} {g['unit']} against"
+            f" {g['mean_value']}; Gini {g['gini']}) and was busy {_us(g['excess_ps'])} longer"
+            f" than the mean. Definition: S6, max ÷ mean; threshold: {t.imbalance}.",
+            [{"view": "component", "loc": g["hot"], "t0": window[0], "t1": window[1]}]))
+    return out
+
+
+def roofline_findings(kernel: int, roof: dict, t: Thresholds, window: tuple[int, int]) -> list[dict]:
+    """A launch far below its roofline (S8): the time it would save at its roof."""
+    share = roof["roof_share"]
+    if share is None or share >= t.roof_share or not roof["points"]:
+        return []
+    width = window[1] - window[0]
+    limiter = roof["limiter"]
+    point = next((p for p in roof["points"] if p["level"] == limiter), None)
+    where = (f"at arithmetic intensity {point['ai']} lane-ops/B the {limiter} roof allows"
+             f" {point['attainable']:.3g} lane-ops/s" if point else
+             f"the compute roof is {roof['peak_compute']:.3g} lane-ops/s")
+    return [_finding(
+        "roofline", kernel, round(width * (1 - share)),
+        f"below the roofline: {roof['perf']:.3g} lane-ops/s is {share:.1%} of its roof; {where}."
+        f" Definition: S8, hierarchical roofline with the model's peaks; threshold:"
+        f" {t.roof_share:.0%} of the roof.",
+        [{"view": "overview", "filter": "SIMD" if limiter == "compute" else limiter + r"\[",
+          "t0": window[0], "t1": window[1]}])]
+
+
 def what_if_findings(kernel: int, results: list[dict], base_ps: int, t: Thresholds,
                      trace: str) -> list[dict]:
     """Measured speed-ups of one launch (S13), those that differ from 1 enough."""

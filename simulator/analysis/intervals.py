@@ -71,8 +71,8 @@ def step_count(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.nda
     order = np.lexsort((delta, times))
     times, counts = times[order], np.cumsum(delta[order])
     # one step per distinct time: the count after the last event at that time
-    last = np.r_[times[1:] != times[:-1], True]
-    return times[last], counts[last]
+    last = np.r_[times[1:] != times[:-1], len(times) > 0]
+    return times[last[:len(times)]], counts[last[:len(times)]]
 
 
 class Lanes:

@@ -11,20 +11,31 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..user_input import InputError
+from .blocking import blocking
 from .budget import time_budget
 from .cpi import cpi_stack
+from .critical_path import critical_path, public_path
 from .cu_idle import cu_idle
+from .distribution import load_latency
 from .findings import (
+    blocking_findings,
     budget_findings,
+    critical_path_findings,
     hint_findings,
     idle_findings,
+    imbalance_findings,
+    latency_findings,
     public,
     ranked,
+    roofline_findings,
     sol_findings,
     stall_findings,
     what_if_findings,
 )
 from .hints import kernel_hints
+from .imbalance import imbalance
+from .memory_latency import memory_latency
+from .roofline import roofline
 from .scope import COLUMN, Scope, Unavailable
 from .sol import speed_of_light
 from .stalls import stall_breakdown
@@ -71,9 +82,15 @@ def analyze_kernel(scope: Scope, t: Thresholds) -> tuple[dict, list[dict]]:
     hints = _run(lambda: kernel_hints(scope, t.divergent_wavefronts, t.lds_conflict_rate,
                                       t.lds_degree))
     stalls = _run(lambda: stall_breakdown(scope))
-    built = {"budget": budget, "cpi_stack": _run(lambda: cpi_stack(scope)), "stalls": stalls,
+    path = _run(lambda: public_path(critical_path(scope)))
+    latency = _run(lambda: {**memory_latency(scope), "distribution": load_latency(scope, t.outliers)})
+    blocked = _run(lambda: blocking(scope, t.saturated_busy, t.plateau_cv, t.back_pressure))
+    uneven = _run(lambda: imbalance(scope))
+    roof = _run(lambda: roofline(scope))
+    built = {"roofline": roof, "memory_latency": latency, "blocking": blocked, "imbalance": uneven,
+             "budget": budget, "cpi_stack": _run(lambda: cpi_stack(scope)), "stalls": stalls,
              "sol": sol, "classification": sol.get("classification"), "cu_idle": idle,
-             "hints": hints}
+             "hints": hints, "critical_path": path}
     entry = {"launch": k.index, "name": k.name, "time_ps": k.duration_ps,
              **{name: built.get(name) for name in ANALYSES}}
     window = (scope.lo, scope.hi)
@@ -91,6 +108,16 @@ def analyze_kernel(scope: Scope, t: Thresholds) -> tuple[dict, list[dict]]:
         found += stall_findings(k.index, stalls, t, window)
     if "unavailable" not in hints:
         found += hint_findings(k.index, hints, t)
+    if "unavailable" not in path:
+        found += critical_path_findings(k.index, path, t)
+    if "unavailable" not in latency:
+        found += latency_findings(k.index, latency, None if "unavailable" in path else path, window)
+    if "unavailable" not in blocked:
+        found += blocking_findings(k.index, blocked, t)
+    if "unavailable" not in roof:
+        found += roofline_findings(k.index, roof, t, window)
+    if "unavailable" not in uneven:
+        found += imbalance_findings(k.index, uneven, t, window)
     return entry, found
 
 

@@ -69,21 +69,54 @@ class Scope:
         return [k for k in (self.trace.kind(*pair) for pair in LEVEL_KINDS[level]) if k is not None]
 
     @cached_property
+    def tasks(self) -> np.ndarray:
+        """Every task of the launch (not cut to the window), rows of TASK_COLUMNS by id."""
+        return self.trace.launch_tasks(self.kernel)
+
+    def positions(self, task_ids: np.ndarray) -> np.ndarray:
+        """Row of each task id in ``tasks``, -1 for ids not of the launch. Ids are dense
+        in creation order, so a row is usually the id less the first id."""
+        ids = self.tasks[:, COLUMN["id"]]
+        task_ids = np.asarray(task_ids, dtype=np.int64)
+        if not len(ids):
+            return np.full(task_ids.shape, -1, dtype=np.int64)
+        if ids[-1] - ids[0] == len(ids) - 1:
+            rows = task_ids - ids[0]
+        else:
+            rows = np.searchsorted(ids, task_ids)
+        inside = (rows >= 0) & (rows < len(ids))
+        inside[inside] = ids[rows[inside]] == task_ids[inside]
+        return np.where(inside, rows, -1)
+
+    def kinds_of(self, *pairs: tuple[str, str]) -> np.ndarray:
+        """Which rows of ``tasks`` are of one of the (category, action) kinds."""
+        keys = [k for k in (self.trace.kind(*pair) for pair in pairs) if k is not None]
+        return np.isin(self.tasks[:, COLUMN["kind"]], keys)
+
+    @cached_property
     def _execution(self) -> np.ndarray:
         """The launch's wavefronts, instructions and the CUs' memory requests overlapping
-        the window: one read of the launch's id range, shared by every analysis."""
+        the window, plus their CU in a seventh column: taken from ``tasks`` once, shared
+        by every analysis."""
         t = self.trace
-        kinds = [t.kind("wavefront", "wavefront"), *(t.kind("inst", i) for i in UNIT_OF_INST)]
-        rows = t.tasks_of(self.kernel, self.lo, self.hi, [k for k in kinds if k is not None])
-        requests = t.tasks_of(self.kernel, self.lo, self.hi, self._kinds("mem"),
-                              t.components.unit(""))
-        rows = np.r_[rows, requests]
+        rows = self.tasks
+        wanted = self.kinds_of(("wavefront", "wavefront"), *(("inst", i) for i in UNIT_OF_INST))
+        wanted |= self.kinds_of(*LEVEL_KINDS["mem"]) & np.isin(rows[:, COLUMN["location"]],
+                                                                t.components.unit(""))
+        wanted &= (rows[:, COLUMN["start"]] < self.hi) & (rows[:, COLUMN["end"]] > self.lo)
+        rows = rows[wanted]
+        # grouped by kind (in id order within one), so each kind is a slice (``_of``)
+        rows = rows[np.argsort(rows[:, COLUMN["kind"]], kind="stable")]
         return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
 
     def _of(self, category: str, action: str) -> np.ndarray:
         """Rows of ``_execution`` of one kind, with the CU in a seventh column."""
         rows = self._execution
-        return rows[rows[:, COLUMN["kind"]] == self.trace.kind(category, action)]
+        kind = self.trace.kind(category, action)
+        if kind is None:
+            return rows[:0]
+        kinds = rows[:, COLUMN["kind"]]
+        return rows[np.searchsorted(kinds, kind, "left"):np.searchsorted(kinds, kind, "right")]
 
     @cached_property
     def dispatches(self) -> np.ndarray:

@@ -37,5 +37,18 @@ class Thresholds:
     lds_conflict_rate: float = _param(0.1, "S12: bank-conflict hint above this share of"
                                            " conflicted LDS instructions (proposed)")
     lds_degree: int = _param(2, "S12: bank-conflict hint at this worst conflict degree (proposed)")
+    imbalance: float = _param(1.5, "S6: report peers whose max ÷ mean load reaches this"
+                                   " (proposed)")
+    back_pressure: float = _param(0.05, "S5: back-pressured when a buffer is full this share of"
+                                        " the window (proposed)")
+    saturated_busy: float = _param(0.95, "S5: saturated when busy at least this share of the"
+                                         " window (with a flat plateau; proposed)")
+    plateau_cv: float = _param(0.1, "S5: a flat plateau: the CV of tasks in flight per bin is at"
+                                    " most this (proposed)")
+    outliers: int = _param(20, "S11: list at most this many outliers")
+    roof_share: float = _param(0.5, "S8: report a launch below this share of its roofline"
+                                    " (proposed)")
+    critical_share: float = _param(0.5, "S9: report the class that takes at least this share of"
+                                        " the launch's critical path (proposed)")
     what_if_change: float = _param(0.05, "S13: report a what-if whose speed-up differs from 1 by"
                                          " at least this")

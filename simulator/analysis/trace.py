@@ -7,7 +7,6 @@ the launch, not the trace. Times are integer ps throughout.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..tracing.writer import TraceError, open_readonly, sqlite_error
+from ..tracing.writer import BulkConnection, TraceError, open_readonly, read_ints, sqlite_error
 from .components import Components
 
 TASK_COLUMNS = ("id", "parent", "kind", "location", "start_ps", "end_ps")
@@ -57,6 +56,9 @@ class Trace:
             self.kinds = {(c, a): k for k, c, a in self.db.execute(
                 "SELECT id, category, action FROM kind")}
             self.components = Components(self.db.execute("SELECT id, name FROM location"))
+            # task rows are read through SQLite's C API, in C loops: through Python's
+            # sqlite3 a row of six integers costs about 1.5 µs, most of an analysis's time
+            self.bulk = BulkConnection(self.path, readonly=True)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             self.db.close()
             raise sqlite_error(self.path, exc) from None
@@ -66,6 +68,8 @@ class Trace:
 
     def close(self) -> None:
         self.db.close()
+        if hasattr(self, "bulk"):
+            self.bulk.close()
 
     def __enter__(self) -> Trace:
         return self
@@ -133,34 +137,57 @@ class Trace:
         """Tasks of ``kind`` whose parent is ``parent``, as rows of TASK_COLUMNS."""
         if kind is None:
             return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
-        return _rows(self.db.execute(
+        return self._rows(
             "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
-            " WHERE parent = ? AND kind = ?", (parent, kind)))
+            " WHERE parent = ? AND kind = ?", (parent, kind))
 
     def work_groups(self, kernel: int, map_out: int | None, group: int | None) -> np.ndarray:
         """The work-group tasks of kernel task ``kernel``: each is the child of the
         ``req_in`` of one of the kernel's ``map_out`` (MapWGReq) requests."""
         if map_out is None or group is None:
             return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
-        return _rows(self.db.execute(
+        return self._rows(
             "SELECT w.id, w.parent, w.kind, w.location, w.start_ps, w.end_ps FROM task o"
             " JOIN task i ON i.parent = o.id JOIN task w ON w.parent = i.id"
-            " WHERE o.parent = ? AND o.kind = ? AND w.kind = ?", (kernel, map_out, group)))
+            " WHERE o.parent = ? AND o.kind = ? AND w.kind = ?", (kernel, map_out, group))
 
-    def tasks_of(self, kernel: Kernel, lo: int, hi: int, kinds: list[int],
-                 locations: list[int] | None = None) -> np.ndarray:
-        """The launch's tasks of ``kinds`` (at ``locations``, if given) that overlap
-        [lo, hi), as rows of TASK_COLUMNS. A launch's tasks are the ids after its own,
-        up to ``kernel.last_task``: one sequential read of that range."""
-        if not kinds or locations == []:
-            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
-        where = f"kind IN ({','.join('?' * len(kinds))})"
-        if locations is not None:
-            where += f" AND location IN ({','.join('?' * len(locations))})"
-        return _rows(self.db.execute(
+    def _rows(self, sql: str, params: tuple) -> np.ndarray:
+        """The query's rows of TASK_COLUMNS (a missing parent reads -1) as an int64 matrix."""
+        return read_ints(self.bulk, sql, params)
+
+    def launch_tasks(self, kernel: Kernel) -> np.ndarray:
+        """Every task of the launch (the ids after its own, up to ``kernel.last_task``),
+        as rows of TASK_COLUMNS in id order: one sequential read of that range."""
+        return self._rows(
             "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
-            f" WHERE id > ? AND id <= ? AND start_ps < ? AND end_ps > ? AND {where}",
-            (kernel.task, kernel.last_task, hi, lo, *kinds, *(locations or ()))))
+            " WHERE id > ? AND id <= ?", (kernel.task, kernel.last_task))
+
+    def tasks_at(self, location: str, window: tuple[int, int], kind: tuple[str, str] | None
+                 ) -> np.ndarray:
+        """Tasks at the named location (of ``kind``, or all) overlapping [t0, t1), as rows
+        of TASK_COLUMNS: a range of the (location, start) index, widened back by the
+        location's longest task."""
+        row = self.db.execute("SELECT id, coalesce(max_duration_ps, 0) FROM location WHERE name = ?",
+                              (location,)).fetchone()
+        if row is None or (kind is not None and self.kind(*kind) is None):
+            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
+        loc, longest = row
+        lo, hi = window
+        where, params = "", ()
+        if kind is not None:
+            where, params = " AND kind = ?", (self.kind(*kind),)
+        return self._rows(
+            "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
+            " WHERE location = ? AND start_ps >= ? AND start_ps < ? AND end_ps > ?" + where,
+            (loc, lo - longest, hi, lo, *params))
+
+    def tags(self, kernel: Kernel) -> tuple[np.ndarray, dict[str, int]]:
+        """The launch's task steps (a cache's read-hit, read-miss, ...) as (task, tag)
+        rows in task then time order, and the tag ids by name."""
+        names = {name: key for key, name in self.db.execute("SELECT id, name FROM tag_name")}
+        rows = read_ints(self.bulk, "SELECT task, tag FROM task_tag WHERE task > ? AND task <= ?"
+                         " ORDER BY task, time_ps", (kernel.task, kernel.last_task))
+        return rows, names
 
     def started_per_location(self, kernel: Kernel, lo: int, hi: int, kinds: list[int]
                              ) -> dict[int, int]:
@@ -173,8 +200,3 @@ class Trace:
             (kernel.task, kernel.last_task, lo, hi, *kinds)).fetchall())
 
 
-def _rows(cursor: sqlite3.Cursor) -> np.ndarray:
-    """The cursor's integer rows as an (n, 6) int64 array (a missing parent reads -1),
-    without a Python tuple list in between."""
-    flat = np.fromiter(itertools.chain.from_iterable(cursor), dtype=np.int64)
-    return flat.reshape(-1, len(TASK_COLUMNS))

@@ -107,15 +107,16 @@ class KernelRecorder:
             "INSERT INTO kernel_launch (id, source, kernel, global_size, local_size, work_groups,"
             " wavefronts, args, lds_bytes, instructions, vector_instructions, active_lanes,"
             " partial_instructions, lds_instructions, lds_conflicted, lds_max_degree,"
-            " watch_truncated, branch_truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-            " ?, ?, ?, ?)",
+            " watch_truncated, branch_truncated, valu_active_lanes, lds_active_lanes) VALUES (?, ?,"
+            " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(launch_id, source_id, executor.kernel.name, json.dumps(list(result.global_size)),
               json.dumps(list(result.local_size)), len(result.work_groups),
               executor.geo.wavefronts, json.dumps(_describe_args(args)), executor.lds_bytes,
               len(body), len(vector), int(vector["active"].sum()),
               int((vector["active"] < 64).sum()), len(lds), int((lds["passes"] > 1).sum()),
               int(lds["passes"].max(initial=0)), int(truncated["accesses"]),
-              int(truncated["branches"]))])
+              int(truncated["branches"]), int(body["active"][body["unit"] == Unit.VALU].sum()),
+              int(lds["active"].sum()))])
 
     def _images(self, launch_id, global_size, args):
         if len(global_size) != 2 or global_size[0] * global_size[1] > MAX_IMAGE_PIXELS:

@@ -21,6 +21,10 @@ as exact decimal seconds (twelve decimals = picoseconds); details are not includ
 
 Both stream the trace one location (or one batch) at a time and write through a
 temporary file, so a failure never leaves a half-written output.
+
+A Chrome export can also be of a range of task ids only (one kernel launch's tasks),
+with some tasks marked ``args.critical = 1`` and extra flows between tasks, as HTA
+overlays a critical path (``export_highlighted``).
 """
 import csv
 import heapq
@@ -89,20 +93,27 @@ def _lanes(rows):
         yield row, lane
 
 
-def _in_time_order(db, locations):
-    """Yield (start, key, location, row, lane) for every task: each location's tasks in
-    start order with their lanes, merged into one order by start, then key (a parent
-    starting with its child was given its key first). A query per location is open at
-    once, each holding its next row: memory grows with the locations, not the tasks."""
+def _in_time_order(db, locations, tasks):
+    """Yield (start, key, location, row, lane) for every task (with ids in the inclusive
+    range ``tasks``): each location's tasks in start order with their lanes, merged into
+    one order by start, then key (a parent starting with its child was given its key
+    first). A query per location is open at once, each holding its next row: memory
+    grows with the locations, not the tasks."""
     def location(loc_id):
-        rows = db.execute(TASK_SELECT + " WHERE t.location = ? ORDER BY t.start_ps, t.id", (loc_id,))
+        rows = db.execute(TASK_SELECT + " WHERE t.location = ? AND t.id BETWEEN ? AND ?"
+                          " ORDER BY t.start_ps, t.id", (loc_id, *tasks))
         for row, lane in _lanes(rows):
             yield row[7], row[0], loc_id, row, lane
     return heapq.merge(*(location(loc_id) for loc_id, _, _ in locations))
 
 
-def export_chrome(trace_path, out_path, show_progress=None):
-    """Write ``trace_path`` as Chrome Trace Event JSON; returns the number of tasks."""
+def export_chrome(trace_path, out_path, show_progress=None, *, tasks=None, critical=frozenset(),
+                  flows=()):
+    """Write ``trace_path`` as Chrome Trace Event JSON; returns the number of tasks.
+
+    With ``tasks`` (first, last), only the tasks with ids in that range, without the
+    trace's links, instants and counters; ``critical`` task ids get ``args.critical = 1``
+    and ``flows`` lists (src, dst, name, args) flows between exported tasks."""
     db = open_trace(trace_path)
     count = 0
     try:
@@ -110,8 +121,11 @@ def export_chrome(trace_path, out_path, show_progress=None):
         version = db.execute("PRAGMA user_version").fetchone()[0]
         head = {"displayTimeUnit": "ns", **metadata,
                 "gpuscope": {"origin_ts": decimal_time(origin, 6), "clock": clock}}
-        endpoints, marked = {}, set()
-        if version >= 2:
+        endpoints, marked = {key: None for src, dst, _, _ in flows for key in (src, dst)}, set()
+        whole = tasks is None
+        if whole:
+            tasks = (0, 1 << 62)
+        if whole and version >= 2:
             for src, dst in db.execute("SELECT src, dst FROM task_link"):
                 endpoints[src] = endpoints[dst] = None
             marked = {loc for loc, in db.execute(
@@ -133,9 +147,9 @@ def export_chrome(trace_path, out_path, show_progress=None):
                 "SELECT id, name, " + ("sort_index" if version >= 2 else "NULL")
                 + " FROM location ORDER BY id").fetchall()
             lanes = {loc_id: 0 for loc_id, _, _ in locations}  # lanes used per location
-            total = db.execute("SELECT count(*) FROM task").fetchone()[0]
+            total = db.execute("SELECT count(*) FROM task WHERE id BETWEEN ? AND ?", tasks).fetchone()[0]
             with track(range(total), show_progress, desc="export", unit="task") as bar:
-                for start, key, loc_id, row, lane in _in_time_order(db, locations):
+                for start, key, loc_id, row, lane in _in_time_order(db, locations, tasks):
                     _, ext, pkey, pext, cat, action, name, _, end, details = row
                     lanes[loc_id] = max(lanes[loc_id], lane + 1)
                     pid = loc_id + 1
@@ -144,6 +158,8 @@ def export_chrome(trace_path, out_path, show_progress=None):
                             "category": cat, "location": name}
                     if details is not None:
                         args["details"] = json.loads(details)
+                    if key in critical:
+                        args["critical"] = 1
                     if key in endpoints:
                         endpoints[key] = (pid, lane, start, args["id"])
                     emit('{"name": %s, "cat": %s, "ph": "X", "ts": %s, "dur": %s, "pid": %d,'
@@ -168,8 +184,9 @@ def export_chrome(trace_path, out_path, show_progress=None):
                           "args": {"name": f"lane {lane}"}} for lane in range(used)]
                 for event in meta:
                     emit(json.dumps(event))
-            if version >= 2:
+            if whole and version >= 2:
                 _export_extras(db, emit, ts, endpoints)
+            _flows(emit, ts, endpoints, flows)
             out.write("\n]}\n")
     finally:
         db.close()
@@ -177,16 +194,9 @@ def export_chrome(trace_path, out_path, show_progress=None):
 
 
 def _export_extras(db, emit, ts, endpoints):
-    """Links as v1 flows (``s`` on the source, ``f`` bound to the enclosing slice on the
-    destination, both naming their task in ``args.task``), instants and counters."""
-    for n, (src, dst, kind) in enumerate(db.execute("SELECT src, dst, kind FROM task_link"
-                                                    " ORDER BY src, dst, kind")):
-        for ph, (pid, lane, start, task) in (("s", endpoints[src]), ("f", endpoints[dst])):
-            event = {"name": kind, "cat": kind, "ph": ph, "id": n, "pid": pid, "tid": lane,
-                     "ts": "TS", "args": {"task": task}}
-            if ph == "f":
-                event["bp"] = "e"
-            emit(json.dumps(event).replace('"TS"', ts(start)))
+    """Links as flows (``_flows``), instants and counters."""
+    _flows(emit, ts, endpoints, ((src, dst, kind, {}) for src, dst, kind in db.execute(
+        "SELECT src, dst, kind FROM task_link ORDER BY src, dst, kind")))
     rows = db.execute("SELECT i.location, l.name, i.time_ps, i.name, i.category, i.details"
                       " FROM instant i LEFT JOIN location l ON l.id = i.location ORDER BY i.id")
     for loc, loc_name, time_ps, name, category, details in rows:
@@ -203,6 +213,18 @@ def _export_extras(db, emit, ts, endpoints):
         if unit is not None:
             event["unit"] = unit
         emit(json.dumps(event).replace('"TS"', ts(time_ps)))
+
+
+def _flows(emit, ts, endpoints, flows):
+    """Flows (src, dst, name, args) as v1 flow events: ``s`` on the source, ``f`` bound
+    to the enclosing slice on the destination, both naming their task in ``args.task``."""
+    for n, (src, dst, name, extra) in enumerate(flows):
+        for ph, (pid, lane, start, task) in (("s", endpoints[src]), ("f", endpoints[dst])):
+            event = {"name": name, "cat": name, "ph": ph, "id": n, "pid": pid, "tid": lane,
+                     "ts": "TS", "args": {"task": task, **extra}}
+            if ph == "f":
+                event["bp"] = "e"
+            emit(json.dumps(event).replace('"TS"', ts(start)))
 
 
 def export_csv(trace_path, out_path, show_progress=None):
@@ -229,6 +251,17 @@ def export_csv(trace_path, out_path, show_progress=None):
     finally:
         db.close()
     return count
+
+
+def export_highlighted(trace_path, out_path, tasks, critical, flows, force=False):
+    """Export the tasks with ids in ``tasks`` (first, last) as Chrome JSON, marking the
+    ``critical`` ones and adding ``flows`` (``export_chrome``); ``out_path`` is replaced
+    only if ``force``."""
+    prepare_output(out_path, [trace_path], force=force)
+    try:
+        return export_chrome(trace_path, out_path, tasks=tasks, critical=critical, flows=flows)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        raise sqlite_error(trace_path, exc) from None
 
 
 def export_trace(trace_path, out_path, fmt, show_progress=None, force=True):

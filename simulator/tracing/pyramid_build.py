@@ -269,7 +269,7 @@ def rebuild(db, path, locations=None, show_progress=None):
 
 def _rebuild(conn, locations, show_progress):
     builder = IncrementalPyramid(base=BASE_PS)
-    keys, (categories,) = _read_all(conn, "SELECT id, category FROM kind", ints=1)
+    keys, (categories,) = read_all(conn, "SELECT id, category FROM kind", ints=1)
     req_in = [-1]
     for key, category in zip(keys[:, 0].tolist(), categories):
         builder.set_kind(key, _class(category))
@@ -280,7 +280,7 @@ def _rebuild(conn, locations, show_progress):
         locations = sorted(locations)
         where = f" WHERE t.location IN ({', '.join('?' * len(locations))})"
         params = tuple(locations)
-    levels, _ = _read_all(conn, f"SELECT t.location, count(*), min(t.start_ps), max(t.end_ps)"
+    levels, _ = read_all(conn, f"SELECT t.location, count(*), min(t.start_ps), max(t.end_ps)"
                                 f" FROM task t{where} GROUP BY t.location", params)
     total = 0
     for loc, count, first, last in levels.tolist():
@@ -314,9 +314,9 @@ def _rebuild(conn, locations, show_progress):
     return stats
 
 
-def _read_all(conn, sql, params=(), ints=None):
-    """Every row of a short query (a row per kind or location): ``BulkReader.fetch``'s
-    (int64 matrix, [list per other column])."""
+def read_all(conn, sql, params=(), ints=None):
+    """Every row of a query on a ``_bulk`` connection: ``BulkReader.fetch``'s (int64
+    matrix, [list per other column]), the integers read in C loops."""
     reader = _bulk.BulkReader(conn, sql, params, ints)
     try:
         parts = []

@@ -53,7 +53,17 @@ from .. import __version__, build
 from . import heap, pyramid_build
 from .bulk import INSERT_IMPORTED_TASKS, INSERT_TAGS, INSERT_TASKS
 
-BulkInserter = build.module("simulator.tracing._bulk").BulkInserter
+_bulk = build.module("simulator.tracing._bulk")
+BulkInserter = _bulk.BulkInserter
+BulkConnection = _bulk.Connection
+"""A connection of SQLite's C API (``BulkConnection(path, readonly=True)`` for readers)."""
+
+
+def read_ints(conn, sql: str, params: Sequence[int]) -> np.ndarray:
+    """Every row of ``sql`` (integer columns, none NULL) on a ``BulkConnection``, as an
+    int64 matrix read in C loops, without a Python object per value."""
+    return pyramid_build.read_all(conn, sql, tuple(params))[0]
+
 
 INDEX_MARKER = "-- INDEXES"
 CACHE_KIB = 2048  # SQLite's page cache (and sorter memory) of the writer's connection
