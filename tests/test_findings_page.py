@@ -7,7 +7,7 @@ import shutil
 import pytest
 from analysis_traces import write_trace
 from test_analysis import LAUNCH
-from test_app import _ids, _render
+from test_app import _ids, _render, serving
 from test_app import _texts as _spaced
 from test_findings_app import SECOND
 
@@ -19,12 +19,6 @@ WG_ONLY = {"start": 0, "end": 10, "groups": [{"cu": 0, "dispatch": 0, "start": 1
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    from dashapp import app as app_module
-
-    if app_module._created:  # one Dash app per process: reuse it with our traces
-        app = app_module._created[0]
-    else:
-        app = app_module.create_app(trace_dir=tmp_path_factory.mktemp("served"))
     directory = tmp_path_factory.mktemp("findings-traces")
     write_trace(directory / "known.sqlite", [LAUNCH, SECOND])
     write_trace(directory / "wg.sqlite", [WG_ONLY])
@@ -32,8 +26,7 @@ def app(tmp_path_factory):
     profile.write_text(json.dumps({"traceEvents": [
         {"name": "k", "ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]}))
     import_trace(profile, directory / "imported.sqlite", show_progress=False)
-    app.server.config["GPUSCOPE_CATALOG"].__init__(trace_dir=directory)
-    yield app
+    yield serving(tmp_path_factory, directory)
     shutil.rmtree(directory, ignore_errors=True)
 
 
