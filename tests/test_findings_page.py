@@ -128,12 +128,15 @@ def test_the_form_writes_the_thresholds_typed_into_the_url(app):
     values[[f.name for f in findings.FORM_THRESHOLDS].index("lds_degree")] = 3.0
     values[[f.name for f in findings.FORM_THRESHOLDS].index("tail_share")] = None
     with app.server.test_request_context("/"):
-        go = findings.thresholds_to_url(1, values, ids, "?trace=known.sqlite&kernel=1&tail_share=0.3")
+        go = findings.thresholds_to_url(1, [None] * len(ids), values, ids,
+                                        "?trace=known.sqlite&kernel=1&tail_share=0.3")
         assert go == {"search": "?trace=known.sqlite&kernel=1&sol_bound=0.7&lds_degree=3"}
         # a value out of range is dropped as the URL would drop it
         values[0] = 7
-        assert "tail_frac" not in findings.thresholds_to_url(1, values, ids, "?trace=known.sqlite")[
-            "search"]
+        enter = [None] * len(ids)
+        enter[0] = 1  # Enter in the first field
+        assert "tail_frac" not in findings.thresholds_to_url(None, enter, values, ids,
+                                                             "?trace=known.sqlite")["search"]
 
 
 def test_the_traces_overview_and_kernel_pages_link_to_the_findings(app):

@@ -63,6 +63,12 @@ def _launch_links(state, launches, kernel):
                        for k in launches)], className="small mb-1", id="fd-launches")
 
 
+def _analysis_of(f):
+    """The analysis a threshold belongs to ("S7 · "), from its help text ("S7: ...")."""
+    name, sep, _ = f.metadata["help"].partition(":")
+    return f"{name} · " if sep and len(name) <= 4 else ""
+
+
 def _thresholds_form(state):
     """A field per threshold, its default and meaning on hover; Apply writes the URL."""
     changed = [f.name for f in FORM_THRESHOLDS if getattr(state, f.name) != f.default]
@@ -71,7 +77,7 @@ def _thresholds_form(state):
         dbc.Input(id={"type": "fd-threshold", "name": f.name}, type="number", size="sm",
                   value=getattr(state, f.name), placeholder=str(f.default),
                   step=1 if urls.whole_threshold(f) else 0.01, min=0),
-        html.Div(f"default {f.default}", className="text-muted fd-default"),
+        html.Div(f"{_analysis_of(f)}default {f.default}", className="small text-muted"),
     ], title=f"{f.metadata['help']} (default {f.default})"), xs=6, md=3, lg=2)
         for f in FORM_THRESHOLDS]
     reset = replace(state, **{f.name: f.default for f in urls.THRESHOLDS})
@@ -226,14 +232,16 @@ widgets.url_relay("fd")
 
 
 @callback(Output("fd-url", "data", allow_duplicate=True), Input("fd-apply", "n_clicks"),
+          Input({"type": "fd-threshold", "name": ALL}, "n_submit"),
           State({"type": "fd-threshold", "name": ALL}, "value"),
           State({"type": "fd-threshold", "name": ALL}, "id"), State(LOC, "search"),
           prevent_initial_call=True)
 @widgets.guarded(no_update)
-def thresholds_to_url(clicks, values, ids, search):
-    """The thresholds typed into the form, into the URL (parsed as the URL is: a value
-    out of range keeps its default, with a message on the page)."""
-    if not clicks or not isinstance(values, list) or not isinstance(ids, list):
+def thresholds_to_url(clicks, submits, values, ids, search):
+    """The thresholds typed into the form, into the URL, on Apply or Enter (parsed as the
+    URL is: a value out of range keeps its default, with a message on the page)."""
+    pressed = clicks or (isinstance(submits, list) and any(submits))  # Apply, or Enter in a field
+    if not pressed or not isinstance(values, list) or not isinstance(ids, list):
         return no_update
     params = params_of(search)
     names = {f.name for f in FORM_THRESHOLDS}
