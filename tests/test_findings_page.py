@@ -3,6 +3,7 @@ what it lists, the messages it gives instead of a traceback, and the links to it
 import importlib
 import json
 import shutil
+import threading
 
 import pytest
 from analysis_traces import write_trace
@@ -166,3 +167,21 @@ def test_the_kernel_page_marks_the_line_a_link_points_at(app):
     assert [line.className for line in source.children] == [
         "kv-line", "kv-line kv-target", "kv-line"]
     assert kernel.parse_kernel({"line": ["0"]})[1] == ["Ignored line=0: must be at least 1."]
+
+
+def test_the_layout_starts_the_analysis_its_callback_collects(app, monkeypatch):
+    from dashapp.findings import reports
+    from simulator.analysis.report import analyze
+
+    started, calls = threading.Event(), []
+
+    def counting(path, kernel=None, thresholds=None):
+        calls.append(kernel)
+        started.set()
+        return analyze(path, kernel=kernel, thresholds=thresholds)
+    monkeypatch.setattr(reports, "analyze", counting)
+    _render(app, "findings", trace="known.sqlite", kernel="1", sol_gap="0.27")
+    assert started.wait(20)  # begun before the browser asks for the report
+    report = _report(app, trace="known.sqlite", kernel="1", sol_gap="0.27")
+    assert "1 finding, most launch time explained first" in _texts(report)
+    assert calls == [1]

@@ -2,15 +2,16 @@
 file version, launch and thresholds.
 
 An analysis reads every task of a launch and takes seconds on a large trace, so the page
-asks for it from a callback after the page is drawn (its loading state shows meanwhile;
-other pages are served by other threads), and reports are kept in memory keyed on the
-file's identity (``TraceMeta.version``: a rewritten file is analysed again). Two requests
-for the same report while it is being made wait for the one analysis, not two.
+starts it in the background as its layout is built (``start``) and its callback, sent
+once the page is drawn, collects it (its loading state shows meanwhile; other pages are
+served by other threads). Reports are kept in memory keyed on the file's identity
+(``TraceMeta.version``: a rewritten file is analysed again). Two requests for the same
+report while it is being made wait for the one analysis, not two.
 """
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from simulator.analysis.report import analyze
@@ -63,6 +64,9 @@ class _Reports:
 
 
 _REPORTS = _Reports(REPORTS)
+_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="findings")
+"""Analyses started ahead of their page's callback, one at a time: the machine's other
+requests keep the rest of its cores."""
 
 
 def _check(meta: TraceMeta) -> None:
@@ -95,3 +99,16 @@ def report(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> dict:
     path: Path = meta.path
     return _REPORTS.get((meta.version, path, kernel, thresholds),
                         lambda: analyze(path, kernel=kernel, thresholds=thresholds))
+
+
+def start(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> None:
+    """Begin making ``report(meta, kernel, thresholds)`` in the background, so that the
+    page's callback finds it made or under way (a failure is the callback's to report)."""
+    _BACKGROUND.submit(_quietly, meta, kernel, thresholds)
+
+
+def _quietly(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> None:
+    try:
+        report(meta, kernel, thresholds)
+    except Exception:  # noqa: BLE001 - made again, and reported, by the callback
+        pass

@@ -99,6 +99,7 @@ def layout(request):
     except (reports.NotSimulated, reports.AnalysisError) as err:
         return alert(request.problems + [str(err)])
     state = replace(state, kernel=kernel)
+    reports.start(request.meta, kernel, urls.thresholds_of(state))  # collected by fill_report
     overview = urls.href("/overview", urls.OverviewState(trace=name))
     return html.Div([
         widgets.messages(request.problems + problems),
@@ -206,7 +207,8 @@ def _report(state, report):
     return dbc.Row([
         dbc.Col([html.Ul([_launch_line(k) for k in kernels], className="small mb-1",
                          id="fd-summary"),
-                 html.H6(f"{len(found)} findings, most launch time explained first",
+                 html.H6(f"{len(found)} finding{'' if len(found) == 1 else 's'}, most launch time"
+                         " explained first",
                          id="fd-count"),
                  html.Div(listing, id="fd-list"), _unavailable(kernels)], lg=6),
         dbc.Col(_charts(state.trace, kernels), lg=6, id="fd-charts"),
