@@ -217,7 +217,20 @@
     });
   }
 
+  // The line a link points at (?line=, a finding's evidence), scrolled to the middle of
+  // the source panel once (the panel only: the page stays where it is).
+  function showTarget() {
+    var source = document.getElementById("kv-source");
+    var line = source && source.querySelector(".kv-target");
+    if (line && !line.kvShown) {
+      line.kvShown = true;
+      source.scrollTop += line.getBoundingClientRect().top - source.getBoundingClientRect().top -
+        source.clientHeight / 2;
+    }
+  }
+
   function bind() {
+    showTarget();
     memviews().forEach(function (view) {
       var mem = plot(view, "kv-memory"), banks = plot(view, "kv-banks");
       if (mem) { bindOne(mem, function (p) { onMemoryHover(view, p); }); }

@@ -12,8 +12,10 @@ the view follows the run as it grows.
 """
 import math
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields, make_dataclass, replace
 from urllib.parse import urlencode
+
+from simulator.analysis.thresholds import Thresholds
 
 from .daisen.metrics import METRICS, is_counter
 
@@ -52,6 +54,20 @@ class KernelState:
     launch: int = 0
     run: str = None
     group: int = 0
+    line: int = None  # a source line to point at (a finding's evidence)
+
+
+THRESHOLDS = fields(Thresholds)
+"""The findings' thresholds (``simulator.analysis.thresholds``): each a URL parameter of
+the Findings page under its own name, left out of the URL at its default."""
+
+FindingsState = make_dataclass(
+    "FindingsState",
+    [("trace", str, None), ("kernel", int, None),  # kernel: a launch's index, None for all
+     *((f.name, f.type, f.default) for f in THRESHOLDS)],
+    frozen=True)
+FindingsState.__doc__ = ("The Findings page's state: trace, launch index (None: every launch)"
+                         " and one field per threshold, at its default unless the URL says.")
 
 
 def first_value(value):
@@ -155,6 +171,47 @@ def parse_component(params):
                            t0=t0, t1=t1, task=int_param(params, "task", errors, minimum=0),
                            follow=_flag(params, "follow", errors))
     return state, errors
+
+
+def whole_threshold(f) -> bool:
+    """Whether threshold field ``f`` is a whole number (else a share in (0, 1])."""
+    return f.type in (int, "int")  # postponed annotations: the type may be its name
+
+
+def _share(params, name, errors):
+    """A share in (0, 1] (a threshold), or None with a message in ``errors``."""
+    raw = _text(params, name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        value = None
+    if value is None or not 0 < value <= 1:  # NaN fails this too
+        errors.append(f"Ignored {name}={raw[:40]!r}: give a share between 0 and 1, such as 0.25.")
+        return None
+    return value
+
+
+def parse_findings(params):
+    """(FindingsState, messages) from the query parameters of /findings; a bad threshold
+    keeps its default. Whether the launch exists is the page's to check."""
+    errors = []
+    values = {}
+    for f in THRESHOLDS:
+        if whole_threshold(f):
+            value = int_param(params, f.name, errors, minimum=1)
+        else:
+            value = _share(params, f.name, errors)
+        if value is not None:
+            values[f.name] = value
+    return FindingsState(trace=_text(params, "trace"),
+                         kernel=int_param(params, "kernel", errors, minimum=0), **values), errors
+
+
+def thresholds_of(state) -> Thresholds:
+    """The ``Thresholds`` a ``FindingsState`` asks for."""
+    return Thresholds(**{f.name: getattr(state, f.name) for f in THRESHOLDS})
 
 
 def search(state):

@@ -116,19 +116,25 @@ def test_a_lone_surrogate_is_a_message():
 
 
 # -- pages inside the real server ----------------------------------------------------------
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def serving(tmp_path_factory, directory):
+    """The process's Dash app (one per process: made on first use), serving the traces
+    in ``directory``."""
     from dashapp import app as app_module
 
-    if app_module._created:  # one Dash app per process: reuse it with our traces
+    if app_module._created:
         app = app_module._created[0]
     else:
         app = app_module.create_app(trace_dir=tmp_path_factory.mktemp("served"))
+    app.server.config["GPUSCOPE_CATALOG"].__init__(trace_dir=directory)
+    return app
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
     directory = tmp_path_factory.mktemp("traces")
     write_exact_trace(directory / "exact.sqlite")
     write_synthetic_trace(directory / "synthetic.sqlite", tasks=3000)
-    app.server.config["GPUSCOPE_CATALOG"].__init__(trace_dir=directory)
-    yield app
+    yield serving(tmp_path_factory, directory)
     shutil.rmtree(directory, ignore_errors=True)
 
 

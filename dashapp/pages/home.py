@@ -81,7 +81,9 @@ def _trace_card(name, path):
     return dbc.Card(dbc.CardBody([
         html.H5([dcc.Link(name, href=overview, className="gs-trace-link"),
                  dcc.Link("compare with…", href=urls.href("/compare", urls.CompareState(a=name)),
-                          className="gs-compare-link small ms-3")]),
+                          className="gs-compare-link small ms-3"),
+                 dcc.Link("findings", href=urls.href("/findings", urls.FindingsState(trace=name)),
+                          className="gs-findings-link small ms-3")]),
         _launch_links(name, path),
         dbc.Row([
             dbc.Col(_table(("Run", ""), facts), md=5),

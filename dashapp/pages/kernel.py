@@ -16,6 +16,7 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
+from ..findings import reports
 from ..klein import jobs, runner
 from ..klein.views import accesses_csv, build, edit_spec
 from ..queries import QueryTimeout, TraceError
@@ -35,29 +36,48 @@ def parse_kernel(params):
     errors = []
     launch = int_param(params, "launch", errors, minimum=0)
     group = int_param(params, "group", errors, minimum=0)
+    line = int_param(params, "line", errors, minimum=1)
     run = first_value(params.get("run")) or None
     if run is not None and not runner.RUN_ID.match(str(run)):
         errors.append(f"Ignored run={run!r}: not an edited run of this page.")
         run = None
     return KernelState(trace=first_value(params.get("trace")), launch=launch or 0, run=run,
-                       group=group or 0), errors
+                       group=group or 0, line=line), errors
 
 
 def _state(search):
     return parse_kernel(params_of(search))[0]
 
 
-def _source_view(text):
+def _source_view(text, target=None):
+    """The source with line numbers; line ``target`` (a finding's evidence) is marked,
+    and assets/kernel.js scrolls to it."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return html.Pre([html.Div([html.Span(str(n), className="kv-ln"), line or " "],
-                              className="kv-line", **{"data-line": str(n)})
+                              className="kv-line" + (" kv-target" if n == target else ""),
+                              **{"data-line": str(n)})
                      for n, line in enumerate(lines, start=1)], id="kv-source",
                     className="kv-source")
 
 
-def _facts(views, state, name):
+def _findings_link(request, launch_id):
+    """A link to the Findings page of this launch (the analysis numbers launches by their
+    order; the kernel page by their records), or "" when the analysis cannot read it."""
+    try:
+        launches = reports.launches(request.meta)
+    except (reports.NotSimulated, reports.AnalysisError):
+        return ""
+    index = next((k.index for k in launches if k.launch == launch_id), None)
+    if index is None:
+        return ""
+    return dcc.Link("findings of this launch", id="kv-findings", className="small ms-2",
+                    href=urls.href("/findings", urls.FindingsState(trace=request.name,
+                                                                   kernel=index)))
+
+
+def _facts(views, state, name, findings=""):
     launch = views.launch
     simd = launch.active_lanes / 64 / launch.vector_instructions \
         if launch.vector_instructions else 0.0
@@ -82,12 +102,12 @@ def _facts(views, state, name):
     table = html.Table([html.Tr([html.Th(k), html.Td(v)]) for k, v in rows],
                        className="gs-summary-table", id="kv-facts")
     others = [dcc.Link(f"launch {x.id}", className="me-2 small",
-                       href=urls.href("/kernel", replace(state, launch=x.id, group=0)))
+                       href=urls.href("/kernel", replace(state, launch=x.id, group=0, line=None)))
               for x in views.launches if x.id != launch.id]
     compare = "" if state.run is not None else dcc.Link(
         "compare with…", id="kv-compare", className="small ms-2",
         href=urls.href("/compare", urls.CompareState(a=name)))
-    return html.Div([table, link, compare, html.Div(others)])
+    return html.Div([table, link, compare, findings, html.Div(others)])
 
 
 def _window_links(mv, state):
@@ -280,8 +300,10 @@ def layout(request):
         widgets.messages(problems),
         html.H5(title, id="kv-title"),
         dbc.Row([
-            dbc.Col([_facts(views, state, name), html.H6("Source", className="mt-2"),
-                     _source_view(views.source.text),
+            dbc.Col([_facts(views, state, name,
+                            "" if state.run else _findings_link(request, views.launch.id)),
+                     html.H6("Source", className="mt-2"),
+                     _source_view(views.source.text, state.line),
                      _editor(views, state) if editing else _read_only_note()],
                     md=4, className="kv-side"),
             # Memory and branching views side by side, so hovering a donut visibly

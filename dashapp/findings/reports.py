@@ -1,0 +1,114 @@
+"""The analysis report of a trace (``simulator.analysis.report.analyze``), made once per
+file version, launch and thresholds.
+
+An analysis reads every task of a launch and takes seconds on a large trace, so the page
+starts it in the background as its layout is built (``start``) and its callback, sent
+once the page is drawn, collects it (its loading state shows meanwhile; other pages are
+served by other threads). Reports are kept in memory keyed on the file's identity
+(``TraceMeta.version``: a rewritten file is analysed again). Two requests for the same
+report while it is being made wait for the one analysis, not two.
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from simulator.analysis.report import analyze
+from simulator.analysis.thresholds import Thresholds
+from simulator.analysis.trace import Kernel, Trace, TraceError
+
+from ..catalog import LRU, TraceMeta
+
+REPORTS = 32
+"""Reports kept: each is tens of kilobytes per launch (per-CU CPI stacks)."""
+
+AnalysisError = TraceError
+"""What the analysis raises for a trace it cannot read or explain (one line)."""
+
+
+class NotSimulated(Exception):
+    """A trace the analysis cannot explain: written by another tool, not our simulator."""
+
+
+class _Reports:
+    """A thread-safe cache of reports that makes each at most once at a time."""
+
+    def __init__(self, size: int) -> None:
+        self._done = LRU(size)
+        self._making: dict[tuple, Future] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, make) -> object:
+        found = self._done.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            future = self._making.get(key)
+            owner = future is None
+            if owner:
+                future = self._making[key] = Future()
+        if not owner:
+            return future.result()
+        try:
+            value = make()
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        else:
+            future.set_result(self._done.put(key, value))
+            return value
+        finally:
+            with self._lock:
+                del self._making[key]
+
+
+_REPORTS = _Reports(REPORTS)
+_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="findings")
+"""Analyses started ahead of their page's callback, one at a time: the machine's other
+requests keep the rest of its cores."""
+
+
+def _check(meta: TraceMeta) -> None:
+    source = meta.run.get("source")
+    if source != "simulator":
+        raise NotSimulated(
+            f"This trace was imported ({source}), not simulated: the findings explain"
+            " GPUscope simulator traces, whose components and peaks the analysis knows."
+            " Analyses of real profiles come later (issue 33).")
+    if meta.live is not None:
+        raise NotSimulated("This run is still being written (or was interrupted): its"
+                           " findings can be computed once its trace is finished.")
+
+
+def launches(meta: TraceMeta) -> list[Kernel]:
+    """The trace's kernel launches as the analysis numbers them (``kernel=`` is an index
+    into this list)."""
+    _check(meta)
+
+    def make():
+        with Trace(meta.path) as trace:
+            return trace.kernels()
+    return _REPORTS.get((meta.version, meta.path, "launches"), make)
+
+
+def report(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> dict:
+    """The report of launch ``kernel`` (None: every launch) of the trace ``meta``
+    describes, under ``thresholds``: ``{"kernels": [...], "findings": [...]}``."""
+    _check(meta)
+    path: Path = meta.path
+    return _REPORTS.get((meta.version, path, kernel, thresholds),
+                        lambda: analyze(path, kernel=kernel, thresholds=thresholds))
+
+
+def start(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> None:
+    """Begin making ``report(meta, kernel, thresholds)`` in the background, so that the
+    page's callback finds it made or under way (a failure is the callback's to report)."""
+    _BACKGROUND.submit(_quietly, meta, kernel, thresholds)
+
+
+def _quietly(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> None:
+    try:
+        report(meta, kernel, thresholds)
+    except Exception:  # noqa: BLE001 - made again, and reported, by the callback
+        pass

@@ -1,0 +1,259 @@
+"""The Findings page: why the kernel launches of a simulator trace take the time they take.
+
+``/findings?trace=NAME&kernel=N`` (``kernel`` optional: every launch) lists the findings
+of the analysis room (``simulator.analysis``), ranked by the launch time they explain,
+each with its message (numbers, definition, threshold) and its evidence as links into
+the Overview, Component, Task, kernel and Compare pages; beside them, the report's
+charts (``findings.figures``). Each threshold is a URL parameter with its default shown
+in a small form. The page itself is drawn at once; the report, seconds of analysis on a
+large trace, fills in from a callback under its own spinner (``findings.reports``
+caches it per file version, launch and thresholds).
+"""
+from dataclasses import replace
+from pathlib import Path
+
+import dash
+import dash_bootstrap_components as dbc
+from dash import ALL, Input, Output, State, callback, dcc, html, no_update
+
+from .. import urls, widgets
+from ..findings import figures, reports
+from ..findings.evidence import evidence_link
+from ..queries import QueryTimeout, TraceError
+from ..units import fmt_ps
+from . import alert, from_search, params_of, trace_page
+
+LOC = widgets.LOCATION_ID
+ANALYSES = {"budget": "S1 time budget", "cpi_stack": "S2 CPI stack", "stalls": "S3 stall breakdown",
+            "memory_latency": "S4 memory latency", "blocking": "S5 blocking",
+            "imbalance": "S6 imbalance", "sol": "S7 speed of light", "roofline": "S8 roofline",
+            "critical_path": "S9 critical path", "cu_idle": "S10 CU idle",
+            "hints": "S12 kernel hints", "what_if": "S13 what-if"}
+"""The report's analyses by their names in why-layer.md §9.1."""
+FORM_THRESHOLDS = [f for f in urls.THRESHOLDS if f.name != "what_if_change"]
+"""The thresholds offered in the form: the page runs no what-if (S13 re-simulates), so
+its threshold would change nothing here."""
+CHARTS = (("fd-budget", figures.budget_figure), ("fd-cpi", figures.cpi_figure),
+          ("fd-stalls", figures.stall_figure), ("fd-sol", figures.sol_figure),
+          ("fd-critical", figures.critical_path_figure), ("fd-roofline", figures.roofline_figure))
+
+
+def _scope(request):
+    """(launches, kernel, messages): the trace's launches and the one the URL asks for,
+    None for all (a launch it does not have is a message, and all are shown)."""
+    launches = reports.launches(request.meta)
+    kernel = request.state.kernel
+    if not launches:
+        raise reports.NotSimulated("This trace holds no kernel launch: there is nothing to explain.")
+    if kernel is not None and kernel >= len(launches):
+        return launches, None, [f"Ignored kernel={kernel}: the trace has launches 0 to"
+                                f" {len(launches) - 1}; showing them all."]
+    return launches, kernel, []
+
+
+def _launch_links(state, launches, kernel):
+    """All launches, then each: the current one in bold."""
+    def item(label, index):
+        link = dcc.Link(label, href=urls.href("/findings", replace(state, kernel=index)),
+                        className="me-3 fd-launch-link" + (" fw-bold" if index == kernel else ""))
+        return link
+    return html.Div([html.Span("Launches: ", className="fw-bold me-1"),
+                     item("all", None),
+                     *(item(f"#{k.index} {k.name} ({fmt_ps(k.duration_ps)})", k.index)
+                       for k in launches)], className="small mb-1", id="fd-launches")
+
+
+def _analysis_of(f):
+    """The analysis a threshold belongs to ("S7 · "), from its help text ("S7: ...")."""
+    name, sep, _ = f.metadata["help"].partition(":")
+    return f"{name} · " if sep and len(name) <= 4 else ""
+
+
+def _thresholds_form(state):
+    """A field per threshold, its default and meaning on hover; Apply writes the URL."""
+    changed = [f.name for f in FORM_THRESHOLDS if getattr(state, f.name) != f.default]
+    fields = [dbc.Col(html.Div([
+        html.Label(f.name, className="small mb-0 font-monospace"),
+        dbc.Input(id={"type": "fd-threshold", "name": f.name}, type="number", size="sm",
+                  value=getattr(state, f.name), placeholder=str(f.default),
+                  step=1 if urls.whole_threshold(f) else 0.01, min=0),
+        html.Div(f"{_analysis_of(f)}default {f.default}", className="small text-muted"),
+    ], title=f"{f.metadata['help']} (default {f.default})"), xs=6, md=3, lg=2)
+        for f in FORM_THRESHOLDS]
+    reset = replace(state, **{f.name: f.default for f in urls.THRESHOLDS})
+    return html.Details([
+        html.Summary(f"Thresholds ({len(changed)} changed: {', '.join(changed)})" if changed
+                     else "Thresholds (all at their defaults)", className="small"),
+        dbc.Row(fields, className="g-2 mt-1"),
+        html.Div([dbc.Button("Apply", id="fd-apply", size="sm", color="primary", className="me-2"),
+                  dcc.Link("reset to the defaults", href=urls.href("/findings", reset),
+                           className="small")], className="mt-1"),
+    ], open=bool(changed), className="mb-2", id="fd-thresholds")
+
+
+@trace_page(urls.parse_findings)
+def layout(request):
+    state, name = request.state, request.name
+    try:
+        launches, kernel, problems = _scope(request)
+    except (reports.NotSimulated, reports.AnalysisError) as err:
+        return alert(request.problems + [str(err)])
+    state = replace(state, kernel=kernel)
+    reports.start(request.meta, kernel, urls.thresholds_of(state))  # collected by fill_report
+    overview = urls.href("/overview", urls.OverviewState(trace=name))
+    return html.Div([
+        widgets.messages(request.problems + problems),
+        html.H5(["Findings: ", html.Span(name, className="font-monospace"),
+                 dcc.Link("Overview", href=overview, className="small ms-3 fw-normal")],
+                id="fd-title"),
+        html.P("Why the launches take the time they take: each finding states its numbers,"
+               " its definition and threshold, and the time it explains; its evidence opens"
+               " the views that show it.", className="small text-muted mb-1"),
+        _launch_links(state, launches, kernel),
+        _thresholds_form(state),
+        dcc.Store(id="fd-search", data=urls.search(replace(state, trace=name))),
+        dcc.Loading(html.Div(id="fd-report", className="gs-loading"), type="circle",
+                    delay_show=150),
+        widgets.url_store("fd"),
+    ])
+
+
+dash.register_page(__name__, path="/findings", title="GPUscope findings", name="Findings",
+                   layout=layout)
+
+
+def _served(path):
+    """The catalogue name of the trace file at ``path`` (a compare evidence), or None."""
+    cat = widgets.catalog()
+    for name in cat.names():
+        if cat.path(name).resolve() == Path(path).resolve():
+            return name
+    return None
+
+
+def _finding(rank, finding, state, launch_ps):
+    """One finding: its rank, rule, launch and time explained; its message (the definition
+    and threshold in a lighter line) and its evidence links."""
+    message = finding["message"]
+    claim, sep, definition = message.partition(" Definition: ")
+    links = []
+    for item in finding["evidence"]:
+        label, href = evidence_link(state.trace, item, _served)
+        links.append(html.Li(dcc.Link(label, href=href, className="fd-evidence") if href
+                             else label, **{"data-view": item["view"]}))
+    whole = launch_ps.get(finding["kernel"])
+    share = finding["explains_ps"] / whole if whole else None
+    return html.Div([
+        html.Div([html.Span(f"{rank}.", className="fw-bold me-2"),
+                  dbc.Badge(finding["rule"], color="secondary", className="me-2"),
+                  dcc.Link(f"launch {finding['kernel']}", className="me-2",
+                           href=urls.href("/findings", replace(state, kernel=finding["kernel"]))),
+                  html.Span(f"explains {fmt_ps(finding['explains_ps'])}"
+                            + (f" ({share:.0%} of the launch)" if share is not None else ""),
+                            className="fw-bold fd-explains")]),
+        html.Div(claim, className="fd-message"),
+        html.Div("Definition: " + definition, className="small text-muted") if sep else "",
+        html.Ul(links, className="small mb-0 fd-evidence-list"),
+    ], className="fd-finding border-bottom py-2", **{"data-rule": finding["rule"]})
+
+
+def _unavailable(kernels):
+    """The analyses the trace cannot support and why, once per reason."""
+    reasons = {}
+    for k in kernels:
+        for key, label in ANALYSES.items():
+            entry = k.get(key)
+            if isinstance(entry, dict) and "unavailable" in entry:
+                reasons.setdefault((label, entry["unavailable"]), []).append(k["launch"])
+    if not reasons:
+        return ""
+    return html.Div([html.H6("Not available for this trace", className="mt-3"),
+                     html.Ul([html.Li(f"{label} (launch {', '.join(map(str, which))}): {why}")
+                              for (label, why), which in reasons.items()],
+                             className="small", id="fd-unavailable")])
+
+
+def _launch_line(k):
+    parts = [f"#{k['launch']} {k['name']}: {fmt_ps(k['time_ps'])}"]
+    c = k.get("classification")
+    if isinstance(c, dict):
+        parts.append(c["kind"] + (f" ({c['unit']})" if c["unit"] else ""))
+    budget = k.get("budget")
+    if isinstance(budget, dict) and budget.get("waves_per_cu") is not None:
+        parts.append(f"{budget['waves_per_cu']} waves per CU"
+                     + (f" ({budget['flag']})" if budget["flag"] else ""))
+    return html.Li(" · ".join(parts))
+
+
+def _charts(name, kernels):
+    out = []
+    for chart_id, make in CHARTS:
+        fig = make(kernels)
+        if fig is not None:
+            out.append(html.Div([
+                html.Div(widgets.png_button(chart_id, f"{name}-{chart_id}",
+                                            f"{name}: {fig.layout.title.text}"),
+                         className="text-end lh-1"),
+                widgets.graph(chart_id, fig, f"{name}-{chart_id}", "fd-chart")], className="mb-2"))
+    return out
+
+
+def _report(state, report):
+    kernels, found = report["kernels"], report["findings"]
+    launch_ps = {k["launch"]: k["time_ps"] for k in kernels}
+    listing = [_finding(i, f, state, launch_ps) for i, f in enumerate(found, 1)] or [
+        html.P("No finding passes its threshold: lower a threshold above to see more.",
+               className="small")]
+    return dbc.Row([
+        dbc.Col([html.Ul([_launch_line(k) for k in kernels], className="small mb-1",
+                         id="fd-summary"),
+                 html.H6(f"{len(found)} finding{'' if len(found) == 1 else 's'}, most launch time"
+                         " explained first",
+                         id="fd-count"),
+                 html.Div(listing, id="fd-list"), _unavailable(kernels)], lg=6),
+        dbc.Col(_charts(state.trace, kernels), lg=6, id="fd-charts"),
+    ])
+
+
+@callback(Output("fd-report", "children"), Input("fd-search", "data"))
+@widgets.guarded(widgets.messages(["The findings could not be computed."], colour="danger"))
+def fill_report(search):
+    """The report of the page's trace, launch and thresholds (analysed on first use)."""
+    request, problems = from_search(urls.parse_findings, search)
+    if request is None:
+        return alert(problems)
+    try:
+        _launches, kernel, _ = _scope(request)
+        report = reports.report(request.meta, kernel, urls.thresholds_of(request.state))
+    except (reports.NotSimulated, reports.AnalysisError, TraceError, QueryTimeout) as err:
+        return alert([str(err)])
+    return _report(replace(request.state, kernel=kernel), report)
+
+
+widgets.url_relay("fd")
+
+
+@callback(Output("fd-url", "data", allow_duplicate=True), Input("fd-apply", "n_clicks"),
+          Input({"type": "fd-threshold", "name": ALL}, "n_submit"),
+          State({"type": "fd-threshold", "name": ALL}, "value"),
+          State({"type": "fd-threshold", "name": ALL}, "id"), State(LOC, "search"),
+          prevent_initial_call=True)
+@widgets.guarded(no_update)
+def thresholds_to_url(clicks, submits, values, ids, search):
+    """The thresholds typed into the form, into the URL, on Apply or Enter (parsed as the
+    URL is: a value out of range keeps its default, with a message on the page)."""
+    pressed = clicks or (isinstance(submits, list) and any(submits))  # Apply, or Enter in a field
+    if not pressed or not isinstance(values, list) or not isinstance(ids, list):
+        return no_update
+    params = params_of(search)
+    names = {f.name for f in FORM_THRESHOLDS}
+    for ident, value in zip(ids, values):
+        name = ident.get("name") if isinstance(ident, dict) else None
+        if name not in names:
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # a number field may send 2.0 for 2, which a whole threshold would refuse
+            params[name] = [str(int(value)) if float(value).is_integer() else str(value)]
+        else:
+            params.pop(name, None)  # an emptied field: the default
+    return widgets.to_url(widgets.search_for(search, urls.parse_findings(params)[0]))
