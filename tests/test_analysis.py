@@ -51,10 +51,24 @@ def test_cu_idle_classes_of_the_known_trace(scope):
     assert per_cu == [
         {"busy_ps": 39, "pre_launch_ps": 10, "dispatch_starved_ps": 1, "tail_ps": 0, "drain_ps": 50},
         {"busy_ps": 67, "pre_launch_ps": 10, "dispatch_starved_ps": 12, "tail_ps": 1, "drain_ps": 10}]
-    # dispatches at 10, 11 and 40: three cycles at the peak rate of one per cycle
+    # Work-groups remain from the first dispatch (10) to the end of the last one's cycle
+    # (41); a CU holds one at most, so two CUs are full with two: resident 0 on [10, 11),
+    # 1 on [11, 12), 2 on [12, 30) (full: the CUs set the pace), 1 on [30, 41).
+    assert idle["dispatch_bound_ps"] == 13 * PS
+    # the one wavefront [11, 50) is resident 1 + 11 of those cycles, over 2 CUs x 13
+    assert idle["wavefronts_per_cu_when_bound"] == round(12 / 26, 3)
+
+
+def test_while_every_cu_is_full_the_dispatcher_is_not_the_limit(tmp_path):
+    # Two CUs, one group each at a time; a third group waits for CU0 to free at 30.
+    launch = {"start": 0, "end": 60, "groups": [
+        {"cu": 0, "dispatch": 10, "start": 11, "end": 30},
+        {"cu": 1, "dispatch": 11, "start": 12, "end": 50},
+        {"cu": 0, "dispatch": 30, "start": 31, "end": 45}]}
+    with Trace(write_trace(tmp_path / "full.sqlite", [launch])) as trace:
+        idle = cu_idle(Scope(trace, trace.kernels()[0]))
+    # [10, 12) filling, [12, 30) both full, [30, 31) CU0 free until the group arrives
     assert idle["dispatch_bound_ps"] == 3 * PS
-    # one wavefront, on CU0, in 2 of the 3 cycles: 2 wavefront-cycles over 2 CUs x 3 cycles
-    assert idle["wavefronts_per_cu_when_bound"] == 0.333
 
 
 def test_cpi_stack_of_the_known_trace(scope):

@@ -12,17 +12,21 @@ Per CU the four classes partition its idle time exactly (test), and summed over 
 they are fractions of n_CU × |window|.
 
 A CU that holds work-groups can still be starved by dispatch: it could hold more. The
-**dispatch-bound** time is the part of the window in which the dispatcher sent
-work-groups at its configured peak (``cp.wg_dispatch_per_cycle`` in a cycle): then the
-CUs took work as fast as it came, so the dispatch rate, not the CUs' resources, set how
-many wavefronts they held. The mean wavefronts resident per CU over that time, against
-its wavefront slots, is the occupancy it leaves.
+**dispatch-bound** time is the part of the window in which work-groups of the launch
+were still to be dispatched (from the first dispatch to the end of the last one's
+cycle) while some CU had room for one: fewer work-groups resident on the GPU than the
+CUs × the most one CU held at once in this launch (its capacity for this kernel under
+the resource model). Then a faster dispatcher (``cp.wg_dispatch_per_cycle``) would have
+given that CU work sooner; while every CU is full the CUs, not the dispatcher, set the
+pace, and that time is not counted. The mean wavefronts resident per CU over the
+dispatch-bound time, against its wavefront slots, is the occupancy it leaves.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .intervals import Lanes, clip, merge
+from .budget import most_resident
+from .intervals import EMPTY, Lanes, clip, covered, merge, step_count
 from .scope import COLUMN, Scope, Unavailable
 
 CLASSES = ("pre_launch", "dispatch_starved", "tail", "drain")
@@ -65,15 +69,23 @@ def cu_idle(scope: Scope) -> dict:
 
 
 def dispatch_bound(scope: Scope) -> dict:
-    """The window's cycles in which the dispatcher sent its peak rate of work-groups, and
-    the mean wavefronts resident per CU over them (needs wavefront tasks)."""
+    """The window's time in which the dispatcher, not the CUs, limited the work the CUs
+    held (see the module's docstring), and the mean wavefronts resident per CU over it
+    (needs wavefront tasks)."""
     rate = scope.trace.config["cp"]["wg_dispatch_per_cycle"]
-    cycle = scope.ps_per_cycle
-    dispatches = scope.dispatches
-    first = int(dispatches[0]) if len(dispatches) else 0
-    cycles, counts = np.unique((dispatches - first) // cycle, return_counts=True)
-    full = first + cycles[counts >= rate] * cycle
-    starts, ends = merge(*clip(full, full + cycle, scope.lo, scope.hi))
+    dispatches, wg = scope.dispatches, scope.work_groups
+    starts, ends = EMPTY, EMPTY
+    if len(dispatches):
+        first, last = int(dispatches[0]), int(dispatches[-1]) + scope.ps_per_cycle
+        wg_start, wg_end = wg[:, COLUMN["start"]], wg[:, COLUMN["end"]]
+        capacity = scope.n_cu * most_resident(wg[:, 6], wg_start, wg_end)
+        times, counts = step_count(wg_start, wg_end)
+        # the count before the first work-group starts, and after each step, is below
+        # capacity where a CU had room
+        edges = np.r_[first, times, last]
+        below = np.r_[True, counts < capacity]
+        starts, ends = merge(*clip(edges[:-1][below], edges[1:][below],
+                                   max(first, scope.lo), min(last, scope.hi)))
     bound = int((ends - starts).sum())
     occupancy = None
     if bound:
@@ -82,9 +94,7 @@ def dispatch_bound(scope: Scope) -> dict:
         except Unavailable:
             wf = None
         if wf is not None:
-            # wavefront-ps inside the bound cycles, per CU and ps
-            resident = sum(int((np.minimum(wf[:, COLUMN["end"]], e) - np.maximum(wf[:, COLUMN["start"]], s)
-                                ).clip(min=0).sum()) for s, e in zip(starts.tolist(), ends.tolist()))
+            resident = covered(starts, ends, wf[:, COLUMN["start"]], wf[:, COLUMN["end"]])
             occupancy = round(resident / (bound * scope.n_cu), 3)
     return {"dispatch_bound_ps": bound, "dispatch_rate": rate,
             "wavefronts_per_cu_when_bound": occupancy, "wavefront_slots_per_cu": scope.wf_slots}

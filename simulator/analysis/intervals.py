@@ -60,6 +60,28 @@ def complement(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> tuple[
     return gap_starts[keep], gap_ends[keep]
 
 
+def covered(set_starts: np.ndarray, set_ends: np.ndarray, starts: np.ndarray,
+            ends: np.ndarray) -> int:
+    """Σ over the intervals [starts, ends) of their overlap with a sorted, disjoint
+    interval set, exactly: the set's length up to ``end`` less its length up to ``start``."""
+    set_starts, set_ends = as_int64(set_starts), as_int64(set_ends)
+    if not len(set_starts):
+        return 0
+    before = np.r_[0, np.cumsum(set_ends - set_starts)]  # length of the first j intervals
+
+    def upto(t: np.ndarray) -> np.ndarray:
+        """The set's length before instant ``t``: the set intervals that start at or
+        before ``t`` but the last lie wholly before it; the last one, up to ``t``."""
+        j = np.searchsorted(set_starts, t, side="right")
+        last = np.maximum(j - 1, 0)
+        part = (np.minimum(t, set_ends[last]) - set_starts[last]).clip(min=0)
+        return np.where(j > 0, before[last] + part, 0)
+
+    s, e = as_int64(starts), as_int64(ends)
+    keep = e > s
+    return int((upto(e[keep]) - upto(s[keep])).sum())
+
+
 def step_count(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """How many intervals are in flight, as a step function: ``count[i]`` holds on
     [times[i], times[i + 1]) (and 0 after the last time). Ends sort before starts at the
