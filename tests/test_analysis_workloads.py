@@ -23,13 +23,19 @@ def run(tmp_path, name, *options):
 
 
 def test_pagerank_is_first_explained_by_its_dispatch_rate(tmp_path):
-    report = run(tmp_path, "pagerank", "--iterations", "2", "--trace-level", "wf")
+    # As a user runs it: every trace level, so every analysis has its say.
+    report = run(tmp_path, "pagerank", "--iterations", "2")
     first = report["findings"][0]
     assert first["rule"] == "cu-idle"
     assert first["message"].startswith("dispatch-bound") and "cp.wg_dispatch_per_cycle" in first["message"]
     assert first["explains_ps"] == 2048 * 1000  # 2048 work-groups at one per 1 ns cycle
     assert {e["view"] for e in first["evidence"]} == {"overview", "component"}
-    # the level recorded no instructions: the analyses that need them say so
+    assert report["kernels"][0]["roofline"]["roof_share"] is not None
+
+
+def test_an_analysis_whose_tasks_were_not_recorded_says_what_it_needs(tmp_path):
+    report = run(tmp_path, "pagerank", "--iterations", "1", "--nodes", "512", "--edges", "4096",
+                 "--trace-level", "wf")
     assert report["kernels"][0]["cpi_stack"] == {
         "unavailable": "needs --trace-level inst (this trace has no inst tasks)"}
 

@@ -13,7 +13,7 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import following, urls, widgets
-from ..daisen import exporting, figures, views
+from ..daisen import durations, exporting, figures, views
 from ..klein.views import kernel_href, task_launch
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
@@ -144,6 +144,12 @@ def layout(request):
             dbc.Col([_task_panel(page, meta, state), html.Div(_legend(meta, page), id="cv-legend")],
                     md=3, className="gs-sidebar"),
         ]),
+        html.Div([dbc.Button("How long did these tasks take?", id="cv-durations-button",
+                             size="sm", color="light",
+                             title="The durations of the tasks in this window: histogram,"
+                                   " percentiles and the outliers, each one click from its"
+                                   " Task view"),
+                  dcc.Loading(html.Div(id="cv-durations"), type="dot")], className="mt-1"),
         html.Div(page.mode, id="cv-mode", hidden=True),
         widgets.url_store("cv"),
         html.Div(f"{t0},{t1}", id="cv-window-ps", hidden=True),
@@ -212,6 +218,49 @@ def follow_run(_tick, search):
 
 
 widgets.url_relay("cv")
+
+
+@callback(Output("cv-durations", "children"), Input("cv-durations-button", "n_clicks"),
+          State(LOC, "search"), prevent_initial_call=True)
+@widgets.guarded(no_update)
+def show_durations(clicks, search):
+    """S11 for the tasks shown, read when asked for (a busy window holds many)."""
+    if not clicks:
+        return no_update
+    request, problems = from_search(urls.parse_component, search)
+    if request is None:
+        return alert(problems)
+    try:
+        found = durations.durations(request.path, request.state)
+    except (LookupError, TraceError, QueryTimeout) as err:
+        return widgets.messages([str(err)])
+    return _durations_section(request.name, found)
+
+
+def _durations_section(name, found):
+    d = found.found
+    if not d["count"]:
+        return html.P("No task in this window.", className="small")
+    t0, t1 = found.window
+    counted = (f"the first {d['count']:,} tasks found (the window holds more)" if found.truncated
+               else f"all {d['count']:,} tasks")
+    facts = (f"Over {counted} at {found.location} in {fmt_at(t0)} – {fmt_at(t1)}:"
+             f" mean {fmt_ps(round(d['mean_ps']))}, median {fmt_ps(d['p50_ps'])},"
+             f" p90 {fmt_ps(d['p90_ps'])}, p99 {fmt_ps(d['p99_ps'])}, max {fmt_ps(d['max_ps'])}."
+             f" {d['above_fence']:,} beyond Q3 + 3 IQR ({fmt_ps(d['fence_ps'])}).")
+    outliers = [html.Li(dcc.Link(f"task {o['task']}: {fmt_ps(o['ps'])}, from {fmt_at(o['start_ps'])}",
+                                 href=urls.href("/component", urls.ComponentState(
+                                     trace=name, loc=o["loc"], task=o["task"])),
+                                 className="cv-outlier"))
+                for o in d["outliers"]]
+    return html.Div([
+        html.P(facts, className="small mb-1", id="cv-durations-facts"),
+        widgets.graph("cv-durations-graph", durations.figure(d),
+                      widgets.safe_filename(f"{name}-{found.location}-{t0}-{t1}-durations")),
+        html.Div([html.Span("Longest outliers (open in the Task view):", className="small"),
+                  html.Ul(outliers, className="small mb-0")]) if outliers else
+        html.P("No outlier beyond Q3 + 3 IQR.", className="small"),
+    ])
 
 
 @callback(Output("cv-url", "data", allow_duplicate=True),

@@ -88,11 +88,12 @@ def idle_findings(kernel: int, idle: dict, t: Thresholds, window: tuple[int, int
             " slots on average then")
         out.append(_finding(
             "cu-idle", kernel, bound,
-            f"dispatch-bound: for {_us(bound)} ({_share(bound, width)} of the launch) the"
-            f" Command Processor dispatched work-groups at its peak of {idle['dispatch_rate']}"
-            f" per cycle{held}: the CUs were starved by the dispatch rate"
-            " (cp.wg_dispatch_per_cycle), not limited by their resources. Definition: S10,"
-            " cycles with a full dispatch; threshold:"
+            f"dispatch-bound: for {_us(bound)} ({_share(bound, width)} of the launch)"
+            " work-groups were still to be dispatched while CUs had room for them: the"
+            f" Command Processor's {idle['dispatch_rate']} per cycle"
+            f" (cp.wg_dispatch_per_cycle), not the CUs' resources, set the pace{held}."
+            " Definition: S10, time with work-groups undispatched and fewer resident than"
+            " the CUs hold at most; threshold:"
             f" {t.dispatch_share:.0%} of the launch.",
             [{"view": "overview", "filter": f"CommandProcessor|{CUS}",
               "t0": dispatch_window[0], "t1": dispatch_window[1]},
@@ -256,19 +257,22 @@ def imbalance_findings(kernel: int, uneven: dict, t: Thresholds, window: tuple[i
 
 
 def roofline_findings(kernel: int, roof: dict, t: Thresholds, window: tuple[int, int]) -> list[dict]:
-    """A launch far below its roofline (S8): the time it would save at its roof."""
+    """A launch far below its roofline (S8). The roof is a bound, not a cause: being far
+    below it says that neither bandwidth nor compute holds the launch back, and explains
+    no time by itself (it would otherwise outrank the finding that names the cause), so
+    it ranks after the findings that do."""
     share = roof["roof_share"]
     if share is None or share >= t.roof_share or not roof["points"]:
         return []
-    width = window[1] - window[0]
     limiter = roof["limiter"]
     point = next((p for p in roof["points"] if p["level"] == limiter), None)
     where = (f"at arithmetic intensity {point['ai']} lane-ops/B the {limiter} roof allows"
              f" {point['attainable']:.3g} lane-ops/s" if point else
              f"the compute roof is {roof['peak_compute']:.3g} lane-ops/s")
     return [_finding(
-        "roofline", kernel, round(width * (1 - share)),
-        f"below the roofline: {roof['perf']:.3g} lane-ops/s is {share:.1%} of its roof; {where}."
+        "roofline", kernel, 0,
+        f"below the roofline: {roof['perf']:.3g} lane-ops/s is {share:.1%} of its roof; {where}:"
+        " neither bandwidth nor compute is the limit (the findings above say what is)."
         f" Definition: S8, hierarchical roofline with the model's peaks; threshold:"
         f" {t.roof_share:.0%} of the roof.",
         [{"view": "overview", "filter": "SIMD" if limiter == "compute" else limiter + r"\[",

@@ -93,3 +93,20 @@ def test_a_kind_whose_action_repeats_its_category_is_named_once(browser, app, tm
                "the Component view's legend did not render")
     names = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#cv-legend .gs-legend-item")]
     assert "work-group" in names and not any(n == "work-group-work-group" for n in names)
+
+
+def test_the_component_view_shows_its_tasks_durations_and_an_outlier_opens_its_task(browser, app):
+    # A SIMD of the seeded synthetic trace with a few tasks far longer than the rest.
+    browser.get(f"{app}/component?trace=a-synthetic.sqlite&loc=GPU.SA%5B0%5D.CU%5B2%5D.SIMD%5B1%5D")
+    drive.wait(browser, lambda d: d.find_elements(By.ID, "cv-durations-button"), "no Component view")
+    drive.click(browser, By.ID, "cv-durations-button")
+    drive.wait(browser, lambda d: d.execute_script(
+        "var gd = document.querySelector('#cv-durations-graph .js-plotly-plot');"
+        "return !!(gd && gd._fullData && gd._fullData.length);"), "the histogram did not draw")
+    assert "median" in drive.text(browser, "cv-durations-facts")
+    outlier = browser.find_elements(By.CSS_SELECTOR, ".cv-outlier")
+    assert outlier
+    task = outlier[0].text.split(":")[0].split()[1]
+    browser.execute_script("arguments[0].click();", outlier[0])
+    drive.wait(browser, lambda d: drive.text(d, "cv-task") == task,
+               "the outlier did not open in the Task view")
