@@ -42,7 +42,7 @@ import numpy as np
 
 from ..tracing.exporters import export_highlighted
 from .components import UNIT_OF_INST
-from .scope import COLUMN, Scope
+from .scope import COLUMN, Scope, member
 from .trace import Kernel, Trace
 
 CLASSES = ("compute", "LDS", "memory-queue", "memory-service", "issue-wait", "launch")
@@ -144,10 +144,10 @@ class _Graph:
 
         def of(*pairs: tuple[str, str]) -> np.ndarray:
             keys = [t.kind(*p) for p in pairs]
-            return np.isin(self.kind, [k for k in keys if k is not None])
+            return member(self.kind, [k for k in keys if k is not None])
 
         insts = of(*(("inst", u) for u in UNIT_OF_INST)) & positive
-        serial = np.isin(self.loc, [x for u in SERIAL_UNITS for x in t.components.unit(u)])
+        serial = member(self.loc, [x for u in SERIAL_UNITS for x in t.components.unit(u)])
         self.serial = _LatestEnd(np.flatnonzero(insts & serial), self.loc, self.end, self.ids)
         served = of(*(("req_in", a) for a in MEMORY)) & positive
         self.served = _LatestEnd(np.flatnonzero(served), self.loc, self.end, self.ids)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scope import COLUMN, Scope
+from .scope import COLUMN, Scope, member
 
 HOPS = ("L1V", "L2", "DRAM")
 SEGMENTS = tuple(f"{part}@{hop}" for hop in HOPS for part in ("queue", "service", "return"))
@@ -40,7 +40,7 @@ def request_segments(scope: Scope) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     outs = scope.kinds_of(("req_out", "ReadReq"), ("req_out", "WriteReq"))
     ins = scope.kinds_of(("req_in", "ReadReq"), ("req_in", "WriteReq"))
     reads = scope.kinds_of(("req_out", "ReadReq"), ("req_in", "ReadReq"))
-    requests = np.flatnonzero(outs & np.isin(tasks[:, COLUMN["location"]], cu_locations)
+    requests = np.flatnonzero(outs & member(tasks[:, COLUMN["location"]], cu_locations)
                               & (start >= scope.lo) & (start < scope.hi))
     # each request's next hop: the child of the same action (a write-back is not the answer)
     down = np.full(len(ids), -1, dtype=np.int64)

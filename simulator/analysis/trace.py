@@ -188,15 +188,3 @@ class Trace:
         rows = read_ints(self.bulk, "SELECT task, tag FROM task_tag WHERE task > ? AND task <= ?"
                          " ORDER BY task, time_ps", (kernel.task, kernel.last_task))
         return rows, names
-
-    def started_per_location(self, kernel: Kernel, lo: int, hi: int, kinds: list[int]
-                             ) -> dict[int, int]:
-        """How many of the launch's tasks of ``kinds`` start in [lo, hi), per location."""
-        if not kinds:
-            return {}
-        return dict(self.db.execute(
-            "SELECT location, count(*) FROM task WHERE id > ? AND id <= ? AND start_ps >= ?"
-            f" AND start_ps < ? AND kind IN ({','.join('?' * len(kinds))}) GROUP BY location",
-            (kernel.task, kernel.last_task, lo, hi, *kinds)).fetchall())
-
-
