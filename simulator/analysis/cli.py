@@ -17,18 +17,30 @@ from .thresholds import Thresholds
 
 DESCRIPTION = """\
 Explain why the kernels of a simulator trace take the time they take. For each launch
-(or the one --kernel names, cut to --window): S1 time budget (launch, ramp, steady,
-tail; waves per CU), S2 CPI stack per CU, S3 wavefront stall breakdown, S7 speed of
-light per unit with Nsight Compute's classification, S9 the critical path through the
-launch by class and component, S10 CU idle by cause and the dispatcher's limit, S12
-kernel hints (divergence, LDS bank conflicts). Then the
-findings, ranked by the launch time they explain, each with its definition, threshold
-and evidence (the app's views to open).
+(or the one --kernel names, cut to --window):
+  S1  time budget: launch, ramp, steady, tail; waves per CU
+  S2  CPI stack per CU (MGPUSim's priority rule; stalled apart from idle)
+  S3  wavefront stall breakdown
+  S4  memory latency by hop: queue and service at L1V, L2, DRAM, by cache outcome
+  S5  buffers ranked by the time requests waited in them
+  S6  imbalance across peers (CUs, L2 banks, DRAM channels), naming the hot one
+  S7  speed of light per unit, classified by Nsight Compute's 80/60/10 % rule
+  S8  hierarchical roofline (VALU work over L1V, L2, DRAM and LDS bytes)
+  S9  critical path through the launch, by class and component
+  S10 CU idle by cause, and the time the dispatcher set the pace
+  S11 the distribution of memory latencies, with their outliers
+  S12 kernel hints: divergence, LDS bank conflicts
+  S13 with --what-if: the limiting parameter halved and doubled, re-simulated
+Then the findings, ranked by the launch time they explain, each with its definition,
+threshold and evidence (the app's views to open; the Findings page shows them).
+Every attribution sums to its window to the picosecond.
 
 What the analyses need from the trace (python -m simulator run --trace-level):
   S1, S10          wg    (MapWGReq and work-group tasks)
   S2, S3, S9       inst  (wavefront and instruction tasks; S2, S9 use mem when present)
+  S4, S5, S6, S11  mem   (the requests at every level)
   S7               inst for the compute units, mem for L1V/L2/DRAM
+  S8               mem, and a trace of format 3 (VALU lanes per launch)
   S12              the kernel records (not --no-instrument for divergence)
 The default level, all, records everything. An analysis the trace cannot support says
 what it needs and gives no finding.
