@@ -349,3 +349,15 @@ def test_a_training_runs_thousands_of_launches_show_the_ones_that_changed_most(t
     assert "Kernels matched by name: 60 slower (the 50 of 60 kernels that changed most)" in headings
     rows = [c for c in _walk(summary) if type(c).__name__ == "Tr"]
     assert len(rows) <= 2 * 51 + 40  # two capped tables (with headers) and the statistics
+
+
+def test_sweep_lines_that_coincide_are_one_line_named_for_all():
+    from dashapp.comparison.figures import sweep_lines
+
+    rows = [{"x": "1", "k": k, "y": str(y), "trace": f"t{k}{x}"}
+            for k, pts in (("a", (10, 20)), ("b", (10, 20)), ("c", (11, 20))) for x, y in zip("12", pts)]
+    for row in rows:
+        row["x"] = "1" if row["trace"].endswith("1") else "2"
+    fig = sweep_lines(rows, "x", "y", ["k"])
+    assert [t["name"] for t in fig["data"]] == ["k=a = k=b (identical)", "k=c"]
+    assert fig["data"][0]["y"] == [10.0, 20.0]

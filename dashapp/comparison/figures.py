@@ -107,7 +107,9 @@ def without_task_view(figure, height=380):
 
 # -- a sweep's results --------------------------------------------------------------------------
 def _label(column):
-    return {"simulated_time_ps": "simulated time (s)"}.get(column, column)
+    # No unit in the title: the ticks carry theirs, with an SI prefix (10µs), as on
+    # every other page.
+    return {"simulated_time_ps": "simulated time"}.get(column, column)
 
 
 def _number(value):
@@ -131,14 +133,22 @@ def sweep_lines(rows, x_key, y_column, other_keys):
         label = ", ".join(f"{k}={row[k]}" for k in other_keys) or y_column
         lines.setdefault(label, []).append(row)
     numeric = all(_number(r[x_key]) is not None for r in rows)
-    data = []
+    # Lines with the same points would hide each other: one line stands for them all,
+    # and its name says so.
+    same = {}
     for label, group in lines.items():
         if numeric:
             group = sorted(group, key=lambda r: float(r[x_key]))
+        x = [float(r[x_key]) if numeric else r[x_key] for r in group]
         y = [_number(r[y_column]) for r in group]
+        same.setdefault((tuple(x), tuple(y)), []).append((label, group))
+    data = []
+    for (x, y), members in same.items():
+        label, group = members[0]
+        if len(members) > 1:
+            label = " = ".join(name for name, _ in members) + " (identical)"
         data.append(dict(
-            type="scatter", mode="lines+markers", name=label,
-            x=[float(r[x_key]) if numeric else r[x_key] for r in group],
+            type="scatter", mode="lines+markers", name=label, x=list(x),
             y=[None if v is None else v * _scale(y_column) for v in y],
             customdata=[r["trace"] for r in group],
             hovertemplate=f"{x_key}=%{{x}}<br>{_label(y_column)}: %{{y:.4s}}<br>%{{customdata}}"
@@ -178,7 +188,9 @@ def sweep_heatmap(rows, x_key, y_key, z_column):
         custom.append(c_row)
     return dict(data=[dict(
         type="heatmap", x=[str(v) for v in xs], y=[str(v) for v in ys], z=z, customdata=custom,
-        colorscale="Viridis", colorbar=dict(title=dict(text=_label(z_column))),
+        colorscale="Viridis", colorbar=dict(
+            title=dict(text=_label(z_column)), exponentformat="SI",
+            ticksuffix="s" if z_column == "simulated_time_ps" else ""),
         hovertemplate=f"{x_key}=%{{x}}<br>{y_key}=%{{y}}<br>{_label(z_column)}: %{{z:.4s}}"
                       "<extra></extra>")],
         layout=dict(height=320, margin=dict(l=60, r=12, t=12, b=40),

@@ -59,9 +59,12 @@ def _controls(state, table):
         dbc.Col(dbc.RadioItems(id="sw-chart", value=state.chart, inline=True, options=[
             {"label": "lines", "value": "lines"},
             {"label": "heatmap", "value": "heatmap", "disabled": len(table.keys) < 2}]), md=3),
+        # Only the heatmap has rows to choose (lines go one per value of the other keys);
+        # hidden, not removed, so its callback keeps its input.
         dbc.Col([html.Small("heatmap rows"),
                  dcc.Dropdown(id="sw-by", value=state.by, clearable=False,
-                              options=[o for o in keys if o["value"] != state.x])], md=3)
+                              options=[o for o in keys if o["value"] != state.x])], md=3,
+                id="sw-by-col", style=None if state.chart == "heatmap" else {"display": "none"})
         if len(table.keys) > 1 else "",
     ], className="g-2 mb-2 align-items-end")
 

@@ -150,3 +150,20 @@ def test_sweep_page_sorts_opens_runs_and_compares_two(browser, compare_url):
     assert drive.query(browser)["trace"].startswith("grid/")
     drive.wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".gs-ov-graph .js-plotly-plot"),
                "the run's Overview did not render")
+
+
+def test_the_sweep_axis_names_its_unit_once_and_only_the_heatmap_offers_rows(browser, compare_url):
+    browser.get(f"{compare_url}/sweep?dir=grid&y=simulated_time_ps")
+    drive.wait(browser, lambda d: _plots(d, "#sw-graph"), "the chart did not render")
+    axis = browser.execute_script(
+        "var g = document.getElementById('sw-graph');"
+        "return [g.querySelector('.ytitle').textContent,"
+        " Array.from(g.querySelectorAll('.ytick text')).map(t => t.textContent)];")
+    title, ticks = axis
+    # The ticks carry the unit with its prefix (2µs); the title does not repeat a bare (s).
+    assert title == "simulated time" and all(t.endswith("s") for t in ticks if t != "0")
+    assert not browser.find_element(By.ID, "sw-by-col").is_displayed()  # lines: no rows
+    browser.get(f"{compare_url}/sweep?dir=grid&chart=heatmap")
+    drive.wait(browser, lambda d: (p := _plots(d, "#sw-graph")) and p[0][1] == ["heatmap"],
+               "no heatmap over the two keys")
+    assert browser.find_element(By.ID, "sw-by-col").is_displayed()
