@@ -67,7 +67,10 @@ def test_statistics_rows_pair_a_and_b(runs):
     assert (cu.a, cu.b) == (pytest.approx(0.375), pytest.approx(0.5))
     assert stats.ratio(cu.a, cu.b) == pytest.approx(0.5 / 0.375)
     assert (rows[("Hit rate", "L2")].a, rows[("Hit rate", "L2")].b) == (0.75, 0.5)
-    assert (rows[("Instructions", "VALU")].a, rows[("Instructions", "VALU")].b) == (3, 5)
+    traced = stats.TRACED_INSTRUCTIONS
+    assert (rows[(traced, "VALU")].a, rows[(traced, "VALU")].b) == (3, 5)
+    assert rows[(traced, "all traced")].a == sum(
+        r.a for (section, label), r in rows.items() if section == traced and label != "all traced")
     assert rows[("Top components", "GPU.CU[0]")].b == pytest.approx(0.5)
 
 

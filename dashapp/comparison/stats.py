@@ -202,6 +202,10 @@ class StatRow:
     unit: str        # "fraction", "count" or "number"
 
 
+TRACED_INSTRUCTIONS = ("Instruction tasks traced (a sweep's summary.csv counts every"
+                       " instruction executed: s_waitcnt and wavefront ends too)")
+
+
 def stat_rows(a, b):
     """The headline statistics of runs A and B, row by row."""
     rows = []
@@ -219,10 +223,10 @@ def stat_rows(a, b):
     actions = sorted(set(a.instruction_mix) | set(b.instruction_mix),
                      key=lambda x: -(a.instruction_mix.get(x, 0) + b.instruction_mix.get(x, 0)))
     for action in actions:
-        add("Instructions", action, a.instruction_mix.get(action), b.instruction_mix.get(action),
-            "count")
+        add(TRACED_INSTRUCTIONS, action, a.instruction_mix.get(action),
+            b.instruction_mix.get(action), "count")
     if actions:
-        add("Instructions", "all", sum(a.instruction_mix.values()),
+        add(TRACED_INSTRUCTIONS, "all traced", sum(a.instruction_mix.values()),
             sum(b.instruction_mix.values()), "count")
     busy_a, busy_b = a.location_busy, b.location_busy
     for name in sorted(set(a.busiest) | set(b.busiest),

@@ -39,8 +39,10 @@ TICK_LABELS = dict(ticklabeloverflow="allow")
 
 def _time_axis(window_ps):
     t0, t1 = window_ps
+    # hoverformat: a unified hover's header shows the time as the ticks do (500µs), not
+    # as a bare number of seconds (0.0005s).
     return dict(range=[t0 * PS, t1 * PS], ticksuffix="s", exponentformat="SI",
-                showgrid=True, zeroline=False, **TICK_LABELS)
+                hoverformat=".4s", showgrid=True, zeroline=False, **TICK_LABELS)
 
 
 def _gaps(values):

@@ -167,3 +167,20 @@ def test_the_sweep_axis_names_its_unit_once_and_only_the_heatmap_offers_rows(bro
     drive.wait(browser, lambda d: (p := _plots(d, "#sw-graph")) and p[0][1] == ["heatmap"],
                "no heatmap over the two keys")
     assert browser.find_element(By.ID, "sw-by-col").is_displayed()
+
+
+def test_the_compare_page_names_its_instruction_count_and_hovers_times_with_prefixes(
+        browser, compare_url):
+    browser.get(f"{compare_url}/compare?a=a.sqlite&b=b.sqlite")
+    drive.wait(browser, lambda d: "faster" in drive.text(d, "cmp-speedup"), "no comparison")
+    assert "Instruction tasks traced" in browser.find_element(By.TAG_NAME, "body").text
+    browser.get(f"{compare_url}/compare?a=a.sqlite&b=b.sqlite&view=overview")
+    drive.wait(browser, lambda d: len(_plots(d, ".gs-cmp-graph")) >= 4, "no charts")
+    header = browser.execute_script(
+        "var gd = document.querySelector('.gs-cmp-graph .js-plotly-plot');"
+        "var r = gd._fullLayout.xaxis.range; var x = (r[0] + r[1]) / 2;"
+        "window.Plotly.Fx.hover(gd, {xval: x});"
+        "var t = gd.querySelector('.hoverlayer .legend text, .hoverlayer text');"
+        "return t ? t.textContent : null;")
+    # The unified hover's header is the time as the ticks write it (12.5µs), not 1.25e-05s.
+    assert header and header.endswith("s") and "e-" not in header and not header.startswith("0.0")
