@@ -45,12 +45,17 @@ class FileScope:
         coord = getattr(node, "coord", None) or self.last_coord
         if coord is None:
             return cls(self.path, 0, 0, reason)
-        file = coord.file or self.path
-        col = coord.column or 1
-        expanded = self.pre.out_lines.get((file, coord.line))
+        return self.error_at(coord.file, coord.line, coord.column, reason, cls)
+
+    def error_at(self, file, line, col, reason, cls=KernelError):
+        """A ``cls`` error at ``line``:``col`` of ``file`` (None: the kernel's own file),
+        its column mapped back through macro expansions."""
+        file = file or self.path
+        col = col or 1
+        expanded = self.pre.out_lines.get((file, line))
         if expanded is not None:
-            col = self.pre.origin.column(file, coord.line, expanded, col)
-        return cls(file, coord.line, col, reason)
+            col = self.pre.origin.column(file, line, expanded, col)
+        return cls(file, line, col, reason)
 
     def unsupported(self, node, what):
         return self.error(node, what, Unsupported)
