@@ -62,6 +62,9 @@ class FileScope:
 
     # -- declarations ------------------------------------------------------------------
     def add(self, ext, lowering):
+        decl = ext.decl if isinstance(ext, c_ast.FuncDef) else ext
+        if isinstance(getattr(decl, "type", None), c_ast.FuncDecl) and decl.name != "printf":
+            self.check_parameters(decl.type)
         if isinstance(ext, c_ast.FuncDef):
             name = ext.decl.name
             if name in self.functions:
@@ -85,6 +88,13 @@ class FileScope:
         if "extern" in (ext.storage or []):
             raise self.unsupported(ext, "extern variables")
         self.program_variable(ext, lowering)
+
+    def check_parameters(self, functype):
+        """OpenCL C (6.9.e) has no variadic functions of its own: only printf is one."""
+        for param in functype.args.params if functype.args else ():
+            if isinstance(param, c_ast.EllipsisParam):
+                raise self.error(param, "a variadic function ('...'): OpenCL C does not allow"
+                                        " one (only printf takes a variable number of arguments)")
 
     def program_variable(self, decl, lowering):
         """``__constant`` tables and constant scalars declared at file scope."""

@@ -728,8 +728,6 @@ def _params(functype):
     for param in (functype.args.params if functype.args else []):
         if isinstance(param, c_ast.Typename):   # (void)
             continue
-        if isinstance(param, c_ast.EllipsisParam):
-            raise TypeError("variadic")
         yield param
 
 
