@@ -157,6 +157,9 @@ class ExpressionLowering:
 
     # -- conversions -------------------------------------------------------------------
     def convert(self, value, ty):
+        if type(value) is ir.Const and getattr(value, "exact", None) is not None and \
+                isinstance(ty, (T.Scalar, T.Vector)) and ty is not T.VOID:
+            return self.convert_literal(value, ty)
         if value.type == ty:
             return value
         if value.type is T.VOID:
@@ -172,17 +175,22 @@ class ExpressionLowering:
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
         if value.type.width != 1 and value.type.width != ty.width:
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
-        if type(value) is ir.Const and getattr(value, "exact", None) is not None:
-            # An unsuffixed floating literal is a double, converted once, when compiled.
-            double = ir.Const(np.float64(value.exact), type=T.DOUBLE, uniform=True,
-                              line=value.line, col=value.col)
-            scalar = ir.Cast(double, type=ty.base, line=value.line, col=value.col, uniform=True)
-            converted = ir.Const(self.fold(scalar), type=ty.base, uniform=True, line=value.line,
-                                 col=value.col)
-            if ty.width > 1:
-                return ir.Cast(converted, type=ty, line=value.line, col=value.col, uniform=True)
-            return converted
         return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
+
+    def convert_literal(self, value, ty):
+        """An unsuffixed floating literal converted to ``ty``: from its exact (double) value,
+        once, when compiled; the result is a value of ``ty`` (``(float)0.1`` beside a double
+        is the float nearest 0.1, as in C)."""
+        double = ir.Const(np.float64(value.exact), type=T.DOUBLE, uniform=True, line=value.line,
+                          col=value.col)
+        if ty == T.DOUBLE:
+            return double
+        scalar = ir.Cast(double, type=ty.base, line=value.line, col=value.col, uniform=True)
+        converted = ir.Const(self.fold(scalar), type=ty.base, uniform=True, line=value.line,
+                             col=value.col)
+        if ty.width > 1:
+            return ir.Cast(converted, type=ty, line=value.line, col=value.col, uniform=True)
+        return converted
 
     def pointer_convert(self, value, ty):
         where = (self.file.path, value.line, value.col)
@@ -761,7 +769,8 @@ def _constant(lowering, node):
         digits = lower.rstrip("flh") if not is_hex else lower.rstrip("fl")
         value = float.fromhex(digits) if is_hex else float(digits)
         suffixed = lower.endswith(("f", "h")) and not (is_hex and not lower.endswith("f"))
-        const = ir.Const(T.FLOAT.dtype.type(value), type=T.FLOAT, uniform=True, **pos)
+        with np.errstate(over="ignore"):   # 1e300 is an infinite float (and a finite double)
+            const = ir.Const(T.FLOAT.dtype.type(value), type=T.FLOAT, uniform=True, **pos)
         # An unsuffixed literal is a double in C; it is typed float (see _operand_types)
         # but keeps its exact value for double arithmetic.
         const.exact = None if suffixed else value
