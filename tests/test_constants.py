@@ -76,18 +76,19 @@ def test_constant_tables_and_vectors_fold_with_the_same_rules():
     src = """
 __constant uint T[] = {-1, (uchar)511, 7 / -2, -7 % 3, 1u << 31, (0x7FFFFFFF + 1u) >> 31};
 __constant int4 V = (int4)(1, 2, 3, 4) * 3 - (int4)(1);
+__constant short W = ((short4)(7, -8, 9, 10)).y << 2;
 __constant float F = (1 << 24) + 1;   /* rounds to even in float, as on the device */
 __constant double D = 0.1;
 __kernel void k(__global uint *t, __global int *v, __global float *f, __global double *d) {
     for (int i = 0; i < 6; i++) t[i] = T[i];
-    v[0] = V.x; v[1] = V.y; v[2] = V.z; v[3] = V.w;
+    v[0] = V.x; v[1] = V.y; v[2] = V.z; v[3] = V.w; v[4] = W;
     f[0] = F; d[0] = D;
 }"""
-    t, v = np.zeros(6, np.uint32), np.zeros(4, np.int32)
+    t, v = np.zeros(6, np.uint32), np.zeros(5, np.int32)
     f, d = np.zeros(1, np.float32), np.zeros(1, np.float64)
     run(src, (1,), (1,), {"t": t, "v": v, "f": f, "d": d})
     assert t.tolist() == [2**32 - 1, 255, 2**32 - 3, 2**32 - 1, 2**31, 1]
-    assert v.tolist() == [2, 5, 8, 11]
+    assert v.tolist() == [2, 5, 8, 11, -32]
     assert f[0] == np.float32(16777216.0) and d[0] == 0.1
 
 
@@ -103,8 +104,13 @@ __kernel void k(__global double *d) { double one = 1.0; d[0] = X * one; }"""
 
 
 def test_a_cast_of_a_floating_literal_keeps_the_cast():
-    """``(int)2.5`` is 2 even beside a float operand (it is no longer a floating literal)."""
+    """``(int)2.5`` is 2 even beside a float operand, and ``(float)0.1`` is a float even
+    beside a double: a cast literal is a value of its type, no longer a floating literal."""
     assert one_value("out[0] = (int)2.5 * 1.5f * 10;", np.float32) == 30.0
+    d = np.zeros(2, np.float64)
+    run("__kernel void k(__global double *d) { double one = 1.0;\n"
+        "  d[0] = (float)0.1 * one; d[1] = (1 ? (float)0.1 : one); }", (1,), (1,), {"d": d})
+    assert d.tolist() == [float(np.float32(0.1))] * 2
 
 
 @pytest.mark.parametrize("literal, kind", [
