@@ -126,6 +126,10 @@ def test_integer_literals_take_the_first_type_c_gives_them(literal, kind):
     assert str(store.value.a.type if isinstance(store.value, ir.Cast) else store.value.type) == kind
 
 
+def test_unary_plus_promotes_as_minus_does():
+    assert one_value("uchar c = 200; out[0] = sizeof(+c) * 1000 + sizeof(-c) * 100 + (+c);") == 4600
+
+
 def test_a_switch_on_a_narrow_value_converts_its_labels_to_the_promoted_type():
     """A ``uchar`` is promoted to ``int``: ``case 256`` is 256 (never matched), ``case
     (uchar)257`` is 1; on a ``uint`` switch ``case -1`` is 4294967295."""

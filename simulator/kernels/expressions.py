@@ -387,8 +387,9 @@ class ExpressionLowering:
             return ir.Binary("==", a, self.const(0, a.type, node), type=T.INT, **pos)
         if isinstance(a.type, (T.Struct, T.Opaque, T.Pointer)):
             raise self.error(node, f"unary '{op}' cannot take a {a.type}")
-        if op == "+":
-            return a
+        if op == "+":   # the integer promotions, and nothing else
+            ty = T.promote(a.type, T.INT)
+            return a if a.type == ty else self.convert(a, ty)
         if op == "-" and type(a) is ir.Const and getattr(a, "exact", None) is not None:
             negated = ir.Const(-a.value, type=a.type, uniform=True, **pos)
             negated.exact = -a.exact   # -0.3 keeps its exact value, as 0.3 does
