@@ -520,9 +520,9 @@ class Executor:
         if self.pending and type(e.cond) is ir.Load:
             self.wait(lanes)
         self.alu(e, lanes)
+        taken = operators.truth(cond)
         if np.ndim(cond) == 0:
-            return self.eval(e.a if cond else e.b, lanes)
-        taken = cond != 0
+            return self.eval(e.a if taken else e.b, lanes)
         yes, no = lanes.subset(taken), lanes.subset(~taken)
         shape = (lanes.n,) + ((e.type.width,) if e.type.width > 1 else ())
         out = np.zeros(shape, dtype=e.type.dtype)
