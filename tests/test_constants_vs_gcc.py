@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from test_opencl_c import run
 
-from simulator.kernels import KernelError, compile_source
+from simulator.kernels import KernelError, compile_source, ir
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="needs gcc (scripts/install.sh --browser installs it)")
@@ -75,6 +75,9 @@ class Expr:
     const: str     # for the kernel language, as written
     lane: str      # for the kernel language, each literal plus a per-lane zero
     ty: str
+    # ``c ? a : b`` of two chars (or shorts) is a char in the kernel language, an int in
+    # C: the same value, another type (sizeof tells them apart). Not compared.
+    conditional: bool = False
 
 
 def promoted(ty):
@@ -124,13 +127,18 @@ def leaf(text, ty):
 
 @st.composite
 def integer_literals(draw):
-    value = draw(st.sampled_from(EDGES) | st.integers(0, 2**64 - 1))
-    base = draw(st.sampled_from(["dec", "hex", "oct"]))
-    suffix = draw(st.sampled_from(["", "u", "l", "ul", "UL", "U", "L"]))
+    # Small values and plain (signed) literals are the most common, as in kernels.
+    value = draw(st.sampled_from(EDGES) | st.integers(0, 300) | st.integers(0, 2**64 - 1))
+    base = draw(st.sampled_from(["dec", "dec", "hex", "oct"]))
+    suffix = draw(st.sampled_from(["", "", "", "u", "l", "ul", "UL", "U", "L"]))
     if base == "dec" and "u" not in suffix.lower() and value > 2**63 - 1:
         base = "hex"   # gcc gives such a decimal literal __int128 (see the module docstring)
     text = {"dec": str(value), "hex": hex(value), "oct": "0" + oct(value)[2:] if value else "0"}[base]
-    return leaf(text + suffix, literal_type(value, base == "dec", suffix.lower()))
+    literal = leaf(text + suffix, literal_type(value, base == "dec", suffix.lower()))
+    if draw(st.integers(0, 3)) == 0:   # a negative operand, for division's and shifts' signs
+        ty = promoted(literal.ty)
+        return Expr(f"(-{literal.c})", f"(-{literal.const})", f"(-{literal.lane})", ty)
+    return literal
 
 
 @st.composite
@@ -194,12 +202,20 @@ def conditionals(inner):
         c, a, b = draw(inner), draw(inner), draw(inner)
         ty = common(a.ty, b.ty)
         return Expr(f"({c.c} ? {rounded(a.c, ty)} : {rounded(b.c, ty)})",
-                    f"({c.const} ? {a.const} : {b.const})", f"({c.lane} ? {a.lane} : {b.lane})", ty)
+                    f"({c.const} ? {a.const} : {b.const})", f"({c.lane} ? {a.lane} : {b.lane})", ty,
+                    conditional=True)
     return build()
 
 
+# A character constant is an int, of its value as a (signed) char.
+CHARACTERS = st.sampled_from(["'a'", "'\\0'", "'\\n'", "'\\x7f'", "'\\x80'", "'\\xff'"]).map(
+    lambda text: leaf(text, "int"))
+
+
 def expressions():
-    return st.recursive(integer_literals() | floating_literals(),
+    # Integer leaves thrice as often as floating ones: C's integer rules are the many.
+    integers = integer_literals()
+    return st.recursive(st.one_of(integers, integers, integers, floating_literals(), CHARACTERS),
                         lambda inner: st.one_of(casts(inner), unaries(inner), binaries(inner),
                                                 conditionals(inner)),
                         max_leaves=6)
@@ -272,7 +288,8 @@ LANE_ZEROS = """
 
 def kernel_source(exprs):
     """A program with the expressions in every context (see the module docstring): one
-    kernel, ``check``, writes each expression's values into ``r_T`` (run time), ``l_T``
+    kernel, ``check``, has each expression as a statement of its own (its static type is
+    the IR's), writes its values into ``r_T`` (run time), ``l_T``
     (per lane), ``c_T`` (__constant scalar) and ``t_T`` (__constant table) of its type,
     whether a switch on its gcc value ``x_T`` took it as a case label into ``h``, and the
     sizes of the arrays with one byte of it each into ``s``. Also returns the indexes of
@@ -289,8 +306,8 @@ def kernel_source(exprs):
     for ty, ks in by_type.items():
         for j, k in enumerate(ks):
             e = exprs[k]
-            body.append(f"    r_{ty}[{j}] = {e.const}; l_{ty}[{j}] = {e.lane}; c_{ty}[{j}] = c{k};"
-                        f" t_{ty}[{j}] = tab_{ty}[{j}];")
+            body.append(f"    {e.const}; r_{ty}[{j}] = {e.const}; l_{ty}[{j}] = {e.lane};"
+                        f" c_{ty}[{j}] = c{k}; t_{ty}[{j}] = tab_{ty}[{j}];")
             if ty not in INTEGERS:
                 continue
             body.append(f"    switch (x_{ty}[{j}]) {{ case {e.const}: h[{k}] = 1; break;"
@@ -321,8 +338,12 @@ def check_against_gcc(exprs):
     x = {f"x_{ty}": np.array([wanted[k] for k in ks], DTYPES[ty])
          for ty, ks in by_type.items() if ty in INTEGERS}
     h, s = np.zeros(len(defined), np.int32), np.zeros(8 * len(defined), np.int32)
-    run(source, (1,), (1,), {**out, **x, "h": h, "s": s})
+    program = run(source, (1,), (1,), {**out, **x, "h": h, "s": s})
     wrong = []
+    statements = [s for s in program.kernel("check").body.stmts if isinstance(s, ir.Eval)]
+    for k, statement in zip([k for ks in by_type.values() for k in ks], statements, strict=True):
+        if str(statement.expr.type) != defined[k].ty and not defined[k].conditional:
+            wrong.append(f"{defined[k].const}: a {statement.expr.type}, in C a {defined[k].ty}")
     contexts = {"r": "at run time", "l": "per lane at run time", "c": "as a __constant scalar",
                 "t": "in a __constant table"}
     for ty, ks in by_type.items():
