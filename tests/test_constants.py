@@ -162,6 +162,7 @@ def test_labels_equal_after_their_conversion_are_duplicates():
     ("int a[-3];", 10, "the size of an array must be positive, not -3"),
     ("int a[2][1 - 1];", 12, "the size of an array must be positive, not 0"),
     ("o[0] = sizeof(char[-1]);", 23, "the size of an array must be positive, not -1"),
+    ("int a[] = {};", 7, "array 'a' must have a positive size"),
     ("switch (o[0]) { case 2147483647 + 1: break; }", 24,
      "overflow in a constant expression: 2147483647 + 1 does not fit in int"),
     ("int a[(-2147483647 - 1) / -1];", 11,

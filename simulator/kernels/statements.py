@@ -307,7 +307,9 @@ class KernelLowering(CallLowering, ExpressionLowering):
             raise self.error(node, f"arrays declared in a function must be local or private, not {space}")
         if space == "local" and placed is not None:
             raise self.error(node, "a __local array cannot be initialized")
-        length = math.prod(dims)
+        length = math.prod(dims)   # each extent written is positive (array_extent)
+        if not length:   # 'a[] = {}'
+            raise self.error(node, f"array '{node.name}' must have a positive size")
         name = self.unique(node.name)
         info = ir.ArrayInfo(name, space, elem, length=length, dims=tuple(dims))
         self.arrays[name] = info
