@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what the project needs: the Python package with its Cython extensions and test
-# extras, and, with --browser, Debian's Chromium + ChromeDriver for the browser tests.
+# extras, and, with --browser (the test install), Debian's Chromium + ChromeDriver for the
+# browser tests and gcc for the differential test of the kernel language's arithmetic.
 # A second run with nothing changed returns at once: the Python install is skipped when
 # the files it builds from hash the same as at the last successful install.
 set -euo pipefail
@@ -14,6 +15,10 @@ fi
 if [ "${1:-}" = "--browser" ] && { ! command -v chromium >/dev/null 2>&1 \
         || ! command -v chromedriver >/dev/null 2>&1; }; then
     need_apt+=(chromium chromium-driver)
+fi
+if [ "${1:-}" = "--browser" ] && ! command -v gcc >/dev/null 2>&1; then
+    # the C compiler tests/test_constants_vs_gcc.py holds the kernel language's arithmetic against
+    need_apt+=(gcc)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     SUDO=""

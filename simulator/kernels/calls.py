@@ -14,7 +14,6 @@ from . import types as T
 from .annotations import WATCH_CALL
 from .builtins import MATH, WORK_ITEM, math_result_type
 from .collectives import arity, split, value_type
-from .expressions import fold_constant
 from .formatting import conversions
 
 ATOMIC_OPS = ("add", "sub", "inc", "dec", "xchg", "min", "max", "and", "or", "xor", "cmpxchg")
@@ -371,12 +370,12 @@ class CallLowering:
         if name == "barrier" or name == "work_group_barrier":
             if len(args) not in (1, 2):
                 raise self.error(node, "barrier takes one argument (CLK_LOCAL_MEM_FENCE ...)")
-            flags = fold_constant_expr(self, args[0])
+            flags = self.integer_constant(args[0])
             if flags is None:
                 raise self.error(node, "barrier flags must be constant")
             return ir.Barrier(flags, **pos)
         if name == "sub_group_barrier":
-            if len(args) not in (1, 2) or fold_constant_expr(self, args[0]) is None:
+            if len(args) not in (1, 2) or self.integer_constant(args[0]) is None:
                 raise self.error(node, "sub_group_barrier takes constant fence flags (and a memory scope)")
             # A sub-group is a wavefront, whose work-items run in lockstep: nothing to wait for.
             return ir.Block([], **pos)
@@ -404,10 +403,6 @@ def _string_text(node):
     """The characters of a string literal, its escapes decoded."""
     literal = node.value
     return literal[literal.index('"') + 1:-1].encode().decode("unicode_escape")
-
-
-def fold_constant_expr(lowering, node):
-    return fold_constant(lowering.expr(node))
 
 
 def vector_width(name, prefix):

@@ -19,7 +19,7 @@ import math
 import numpy as np
 from pycparser import c_ast
 
-from . import ir
+from . import constants, ir
 from . import types as T
 from .builtins import CONSTANTS, NO_DIMENSION, WORK_ITEM
 from .diagnostics import KernelError
@@ -40,6 +40,13 @@ class ExpressionLowering:
 
     def unsupported(self, node, what):
         return self.file.unsupported(node, what)
+
+    def located(self, expr, reason):
+        """A ``KernelError`` at IR node ``expr``, in the file of the C node being lowered."""
+        coord = self.file.last_coord
+        if not expr.line:
+            return self.file.error(None, reason)
+        return self.file.error_at(coord.file if coord else None, expr.line, expr.col, reason)
 
     def pos(self, node):
         coord = getattr(node, "coord", None)
@@ -92,7 +99,7 @@ class ExpressionLowering:
             if type_node.dim is None:
                 elem = self.declared_type(node, type_node.type)
                 return T.Pointer(_space(type_node.type) or "private", elem)
-            return T.ArrayType(self.declared_type(node, type_node.type), self.const_int(type_node.dim))
+            return T.ArrayType(self.declared_type(node, type_node.type), self.array_extent(type_node.dim))
         if isinstance(type_node, (c_ast.Struct, c_ast.Union)):
             return self.struct_type(node, type_node)
         if isinstance(type_node, c_ast.Enum):
@@ -150,6 +157,9 @@ class ExpressionLowering:
 
     # -- conversions -------------------------------------------------------------------
     def convert(self, value, ty):
+        if type(value) is ir.Const and getattr(value, "exact", None) is not None and \
+                isinstance(ty, (T.Scalar, T.Vector)) and ty is not T.VOID:
+            return self.convert_literal(value, ty)
         if value.type == ty:
             return value
         if value.type is T.VOID:
@@ -165,14 +175,22 @@ class ExpressionLowering:
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
         if value.type.width != 1 and value.type.width != ty.width:
             raise KernelError(self.file.path, value.line, value.col, f"cannot convert {value.type} to {ty}")
-        if type(value) is ir.Const and getattr(value, "exact", None) is not None:
-            exact = ir.Const(ty.dtype.type(value.exact), type=ty.base, uniform=True, line=value.line,
-                             col=value.col)
-            if ty.width > 1:
-                return ir.Cast(exact, type=ty, line=value.line, col=value.col, uniform=True)
-            exact.exact = value.exact
-            return exact
         return ir.Cast(value, type=ty, line=value.line, col=value.col, uniform=value.uniform)
+
+    def convert_literal(self, value, ty):
+        """An unsuffixed floating literal converted to ``ty``: from its exact (double) value,
+        once, when compiled; the result is a value of ``ty`` (``(float)0.1`` beside a double
+        is the float nearest 0.1, as in C)."""
+        double = ir.Const(np.float64(value.exact), type=T.DOUBLE, uniform=True, line=value.line,
+                          col=value.col)
+        if ty == T.DOUBLE:
+            return double
+        scalar = ir.Cast(double, type=ty.base, line=value.line, col=value.col, uniform=True)
+        converted = ir.Const(self.fold(scalar), type=ty.base, uniform=True, line=value.line,
+                             col=value.col)
+        if ty.width > 1:
+            return ir.Cast(converted, type=ty, line=value.line, col=value.col, uniform=True)
+        return converted
 
     def pointer_convert(self, value, ty):
         where = (self.file.path, value.line, value.col)
@@ -206,11 +224,28 @@ class ExpressionLowering:
             raise self.error(node, f"an offset must be an integer scalar, not {value.type}")
         return self.convert(value, T.INT if value.type.rank <= T.INT.rank else value.type)
 
+    def fold(self, value):
+        """The value of lowered expression ``value`` if it is a constant expression (see
+        ``constants``), else None."""
+        return constants.evaluate(value, self.located)
+
+    def integer_constant(self, node):
+        """The value of ``node`` if it is an integer constant expression, else None."""
+        return constants.integer(self.expr(node), self.located)
+
     def const_int(self, node):
-        folded = fold_constant(self.expr(node))
+        folded = self.integer_constant(node)
         if folded is None:
             raise self.error(node, "an integer constant is needed here")
         return folded
+
+    def array_extent(self, node):
+        """The number of elements an array declarator's size ``node`` gives: C needs a
+        positive integer constant."""
+        extent = self.const_int(node)
+        if extent <= 0:
+            raise self.error(node, f"the size of an array must be positive, not {extent}")
+        return extent
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, node):
@@ -352,8 +387,9 @@ class ExpressionLowering:
             return ir.Binary("==", a, self.const(0, a.type, node), type=T.INT, **pos)
         if isinstance(a.type, (T.Struct, T.Opaque, T.Pointer)):
             raise self.error(node, f"unary '{op}' cannot take a {a.type}")
-        if op == "+":
-            return a
+        if op == "+":   # the integer promotions, and nothing else
+            ty = T.promote(a.type, T.INT)
+            return a if a.type == ty else self.convert(a, ty)
         if op == "-" and type(a) is ir.Const and getattr(a, "exact", None) is not None:
             negated = ir.Const(-a.value, type=a.type, uniform=True, **pos)
             negated.exact = -a.exact   # -0.3 keeps its exact value, as 0.3 does
@@ -667,7 +703,7 @@ class ExpressionLowering:
                                wave=WORK_ITEM[name] != "lane", **pos)
         if len(args) != 1:
             raise self.error(node, f"{name} takes one argument (the dimension)")
-        dim = fold_constant(self.expr(args[0]))
+        dim = self.integer_constant(args[0])
         if dim is None:
             raise self.unsupported(node, f"{name} with a dimension that is not a constant")
         if dim not in (0, 1, 2):
@@ -721,8 +757,9 @@ def _constant(lowering, node):
         body = text[text.index("'") + 1:-1].encode().decode("unicode_escape")
         if len(body) > 1:
             raise lowering.unsupported(node, f"multi-character constant {text}")
-        value = ord(body) if body else 0
-        return ir.Const(T.CHAR.dtype.type(value), type=T.CHAR, uniform=True, **pos)
+        # C 6.4.4.4: an int, of the value the character has as a (signed) char.
+        value = np.uint8(ord(body) if body else 0).view(np.int8)
+        return ir.Const(np.int32(value), type=T.INT, uniform=True, **pos)
     if node.type in ("string",):
         raise lowering.unsupported(node, "string literals")
     lower = text.lower()
@@ -733,7 +770,8 @@ def _constant(lowering, node):
         digits = lower.rstrip("flh") if not is_hex else lower.rstrip("fl")
         value = float.fromhex(digits) if is_hex else float(digits)
         suffixed = lower.endswith(("f", "h")) and not (is_hex and not lower.endswith("f"))
-        const = ir.Const(T.FLOAT.dtype.type(value), type=T.FLOAT, uniform=True, **pos)
+        with np.errstate(over="ignore"):   # 1e300 is an infinite float (and a finite double)
+            const = ir.Const(T.FLOAT.dtype.type(value), type=T.FLOAT, uniform=True, **pos)
         # An unsuffixed literal is a double in C; it is typed float (see _operand_types)
         # but keeps its exact value for double arithmetic.
         const.exact = None if suffixed else value
@@ -748,44 +786,24 @@ def _constant(lowering, node):
         value = int(digits, 8)
     else:
         value = int(digits)
-    unsigned = "u" in suffix
-    is_long = "l" in suffix
-    if is_long or value > 0xFFFFFFFF:
-        ty = T.ULONG if unsigned or value > 0x7FFFFFFFFFFFFFFF else T.LONG
-    elif unsigned or value > 0x7FFFFFFF:
-        ty = T.UINT
-    else:
-        ty = T.INT
+    ty = next((t for t in _literal_types(digits, suffix) if _fits(value, t)), None)
+    if ty is None:
+        raise lowering.error(node, f"integer literal {text} is too large for any integer type")
     return ir.Const(ty.dtype.type(value), type=ty, uniform=True, **pos)
 
 
-def fold_constant(expr):
-    """The integer value of a constant expression (sizes, dimensions, flags) or None."""
-    if isinstance(expr, ir.Const) and not expr.type.is_float and expr.type.width == 1:
-        return int(expr.value)
-    if isinstance(expr, ir.Cast):
-        return fold_constant(expr.a)
-    if isinstance(expr, ir.Unary):
-        a = fold_constant(expr.a)
-        if a is None:
-            return None
-        return {"-": -a, "~": ~a, "!": int(not a)}.get(expr.op)
-    if isinstance(expr, ir.Select):
-        c = fold_constant(expr.cond)
-        return None if c is None else fold_constant(expr.a if c else expr.b)
-    if isinstance(expr, (ir.Binary, ir.Logical)):
-        a, b = fold_constant(expr.a), fold_constant(expr.b)
-        if a is None or b is None:
-            return None
-        ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-               "/": lambda: int(a / b) if b else None, "%": lambda: a - int(a / b) * b if b else None,
-               "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b,
-               "|": lambda: a | b, "^": lambda: a ^ b, "<": lambda: int(a < b),
-               ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
-               "==": lambda: int(a == b), "!=": lambda: int(a != b),
-               "&&": lambda: int(bool(a and b)), "||": lambda: int(bool(a or b))}
-        return ops[expr.op]() if expr.op in ops else None
-    return None
+def _literal_types(digits, suffix):
+    """The types an integer literal may have, the first that holds its value taken (C99
+    6.4.4.1): a decimal one stays signed unless suffixed ``u``, a hexadecimal, octal or
+    binary one may become unsigned. Past them all, ``ulong``: as GCC and Clang read
+    ``18446744073709551615`` (``integer constant is so large that it is unsigned``)."""
+    unsigned, long = "u" in suffix, "l" in suffix
+    decimal = not (digits.startswith("0") and len(digits) > 1)
+    if unsigned:
+        return (T.ULONG,) if long else (T.UINT, T.ULONG)
+    if decimal:
+        return (T.LONG, T.ULONG) if long else (T.INT, T.LONG, T.ULONG)
+    return (T.LONG, T.ULONG) if long else (T.INT, T.UINT, T.LONG, T.ULONG)
 
 
 def _fits(value, ty):

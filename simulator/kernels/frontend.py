@@ -46,18 +46,26 @@ class FileScope:
         coord = getattr(node, "coord", None) or self.last_coord
         if coord is None:
             return cls(self.path, 0, 0, reason)
-        file = coord.file or self.path
-        col = coord.column or 1
-        expanded = self.pre.out_lines.get((file, coord.line))
+        return self.error_at(coord.file, coord.line, coord.column, reason, cls)
+
+    def error_at(self, file, line, col, reason, cls=KernelError):
+        """A ``cls`` error at ``line``:``col`` of ``file`` (None: the kernel's own file),
+        its column mapped back through macro expansions."""
+        file = file or self.path
+        col = col or 1
+        expanded = self.pre.out_lines.get((file, line))
         if expanded is not None:
-            col = self.pre.origin.column(file, coord.line, expanded, col)
-        return cls(file, coord.line, col, reason)
+            col = self.pre.origin.column(file, line, expanded, col)
+        return cls(file, line, col, reason)
 
     def unsupported(self, node, what):
         return self.error(node, what, Unsupported)
 
     # -- declarations ------------------------------------------------------------------
     def add(self, ext, lowering):
+        decl = ext.decl if isinstance(ext, c_ast.FuncDef) else ext
+        if isinstance(getattr(decl, "type", None), c_ast.FuncDecl) and decl.name != "printf":
+            self.check_parameters(decl.type)
         if isinstance(ext, c_ast.FuncDef):
             name = ext.decl.name
             if name in self.functions:
@@ -81,6 +89,13 @@ class FileScope:
         if "extern" in (ext.storage or []):
             raise self.unsupported(ext, "extern variables")
         self.program_variable(ext, lowering)
+
+    def check_parameters(self, functype):
+        """OpenCL C (6.9.e) has no variadic functions of its own: only printf is one."""
+        for param in functype.args.params if functype.args else ():
+            if isinstance(param, c_ast.EllipsisParam):
+                raise self.error(param, "a variadic function ('...'): OpenCL C does not allow"
+                                        " one (only printf takes a variable number of arguments)")
 
     def program_variable(self, decl, lowering):
         """``__constant`` tables and constant scalars declared at file scope."""

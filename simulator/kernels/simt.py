@@ -38,7 +38,7 @@ import sys
 import numpy as np
 
 from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
-from . import collectives, ir
+from . import collectives, ir, operators
 from . import types as T
 from .atomics import atomic_update
 from .builtins import MATH, apply_math, math_cost
@@ -55,14 +55,6 @@ PRINTF_BUFFER = 1 << 20   # bytes of printf output per launch, as CL_DEVICE_PRIN
 INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
 
 
-def _c_div(a, b):
-    """C integer division: the quotient truncates toward zero (numpy floors)."""
-    q = np.floor_divide(a, b)
-    r = a - q * b
-    fix = (r != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
-    return q + fix.astype(q.dtype) if np.ndim(q) else q + int(fix)
-
-
 def _power_of_two(node):
     """A constant divisor the compiler turns into a shift or mask (costs one instruction)."""
     while type(node) is ir.Cast:
@@ -75,10 +67,6 @@ def _power_of_two(node):
 
 ATOMIC = 2
 """``write`` code of a global atomic in the stream (see ``simulator/stream.py``)."""
-
-
-def _shift_mask(ty):
-    return ty.base.size * 8 - 1
 
 
 class Executor:
@@ -483,51 +471,21 @@ class Executor:
     def e_binary(self, e, lanes):
         a, b = self.operands(e, lanes, e.a, e.b)
         a, b = _widen((a, e.a.type), (b, e.b.type))
-        op = e.op
-        ty = e.a.type
-        integer = not ty.is_float
-        if op == "+":
-            r = a + b
-        elif op == "-":
-            r = a - b
-        elif op == "*":
-            r = a * b
-        elif op == "/":
-            r = _c_div(a, b) if integer else a / b
-        elif op == "%":
-            r = a - _c_div(a, b) * b
-        elif op in ("<<", ">>"):
-            # The count, masked to the operand's width, takes the operand's type: numpy
-            # refuses to shift a uint64 by a signed count (OpenCL: the result has the
-            # left operand's type, whatever the count's).
-            count = np.asarray(b & _shift_mask(ty)).astype(np.asarray(a).dtype)
-            r = a << count if op == "<<" else a >> count
-        elif op == "&":
-            r = a & b
-        elif op == "|":
-            r = a | b
-        elif op == "^":
-            r = a ^ b
-        else:
-            r = {"<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
-                 "==": np.equal, "!=": np.not_equal}[op](a, b)
-            r = _as_type(r if e.type.width == 1 else np.where(r, -1, 0), e.type)
-            self.alu(e, lanes)
-            return r
-        self.alu(e, lanes, INT_DIV_COST if integer and op in "/%" and not _power_of_two(e.b) else 1)
-        return _as_type(r, e.type)
+        divides = e.op in ("/", "%") and not e.a.type.is_float and not _power_of_two(e.b)
+        self.alu(e, lanes, INT_DIV_COST if divides else 1)
+        return operators.binary(e.op, a, b, e.a.type, e.type)
 
     def e_logical(self, e, lanes):
         a = self.eval(e.a, lanes)
         if self.pending and type(e.a) is ir.Load:
             self.wait(lanes)
         self.alu(e, lanes)
-        first = a != 0
+        first = operators.truth(a)
         if np.ndim(first) == 0:
             if bool(first) == (e.op == "||"):
                 return np.int32(1 if first else 0)
             b = self.eval(e.b, lanes)
-            return _as_type(np.asarray(b) != 0, T.INT)
+            return operators.as_type(operators.truth(b), T.INT)
         # The right side runs only where it decides the result (C short-circuit).
         need = ~first if e.op == "||" else first
         result = first.copy() if e.op == "||" else np.zeros(lanes.n, dtype=bool)
@@ -536,18 +494,13 @@ class Executor:
             b = self.eval(e.b, sub)
             if self.pending and type(e.b) is ir.Load:
                 self.wait(sub)
-            result[need] = np.broadcast_to(np.asarray(b) != 0, (sub.n,))
+            result[need] = np.broadcast_to(operators.truth(b), (sub.n,))
         return result.astype(np.int32)
 
     def e_unary(self, e, lanes):
         (a,) = self.operands(e, lanes, e.a)
         self.alu(e, lanes)
-        if e.op == "-":
-            return _as_type(-a, e.type)
-        if e.op == "~":
-            return _as_type(~a, e.type)
-        zero = np.asarray(a) == 0   # '!': OpenCL gives 1 for scalars, -1 per vector component
-        return _as_type(zero if e.type.width == 1 else np.where(zero, -1, 0), e.type)
+        return operators.unary(e.op, a, e.type)
 
     def e_cast(self, e, lanes):
         (a,) = self.operands(e, lanes, e.a)
@@ -560,16 +513,16 @@ class Executor:
             self.alu(e, lanes)
         if dst.width > 1 and src.width == 1:
             a = np.repeat(np.asarray(a)[..., None], dst.width, axis=-1)
-        return _convert(a, dst)
+        return operators.convert(a, dst)
 
     def e_select(self, e, lanes):
         cond = self.eval(e.cond, lanes)
         if self.pending and type(e.cond) is ir.Load:
             self.wait(lanes)
         self.alu(e, lanes)
+        taken = operators.truth(cond)
         if np.ndim(cond) == 0:
-            return self.eval(e.a if cond else e.b, lanes)
-        taken = cond != 0
+            return self.eval(e.a if taken else e.b, lanes)
         yes, no = lanes.subset(taken), lanes.subset(~taken)
         shape = (lanes.n,) + ((e.type.width,) if e.type.width > 1 else ())
         out = np.zeros(shape, dtype=e.type.dtype)
@@ -587,15 +540,15 @@ class Executor:
             return image_query(self.memory.by_id[int(args[0]) >> 40], e.fn)
         self.alu(e, lanes, math_cost(e.fn))
         if e.fn == "as":
-            return _reinterpret(args[0], e.args[0].type, e.type)
+            return operators.reinterpret(args[0], e.args[0].type, e.type)
         if e.fn.startswith("convert_"):
-            return _convert(args[0], e.type, saturate="sat" in e.fn, rounding=e.fn)
+            return operators.convert(args[0], e.type, saturate="sat" in e.fn, rounding=e.fn)
         if len(args) > 1:
             args = _widen(*zip(args, (a.type for a in e.args)))
         result = apply_math(e.fn, args)
         if e.type.width > 1 and MATH[e.fn][0].startswith("relational"):
             result = np.where(result, -1, 0)   # vector comparisons give -1 for true
-        return _as_type(result, e.type)
+        return operators.as_type(result, e.type)
 
     def e_collective(self, e, lanes):
         """A work-group or sub-group function (see ``collectives``). Every work-item of a
@@ -750,49 +703,6 @@ class Executor:
         self.memory_record(node, region, lanes, region.base + np.asarray(offsets), element, write)
 
 
-def _reinterpret(value, src, dst):
-    """``as_<type>``: the same bytes read as ``dst`` (per lane when ``value`` is)."""
-    value = np.ascontiguousarray(value)
-    lane_shape = value.shape[:-1] if src.width > 1 else value.shape
-    out = value.view(dst.dtype).reshape(lane_shape + ((dst.width,) if dst.width > 1 else ()))
-    return out[()] if out.ndim == 0 else out
-
-
-def evaluate_constant(e):
-    """The value of a constant IR expression (an initializer of a __constant table), or None."""
-    kind = type(e)
-    if kind is ir.Const:
-        return e.value
-    if kind is ir.Cast:
-        value = evaluate_constant(e.a)
-        if value is None:
-            return None
-        if e.type.width > 1 and np.ndim(value) == 0:
-            value = np.repeat(value, e.type.width)
-        return _convert(value, e.type)
-    if kind is ir.VecLit:
-        parts = [evaluate_constant(p) for p in e.parts]
-        if any(p is None for p in parts):
-            return None
-        return np.concatenate([np.atleast_1d(p) for p in parts]).astype(e.type.dtype)
-    if kind is ir.Unary:
-        value = evaluate_constant(e.a)
-        if value is None:
-            return None
-        return _as_type({"-": lambda: -value, "~": lambda: ~value,
-                         "!": lambda: value == 0}[e.op](), e.type)
-    if kind is ir.Binary and e.op in ("+", "-", "*", "/"):
-        a, b = evaluate_constant(e.a), evaluate_constant(e.b)
-        if a is None or b is None:
-            return None
-        with np.errstate(all="ignore"):
-            if e.op == "/" and not e.type.is_float:
-                return _as_type(_c_div(a, b), e.type)
-            ufunc = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[e.op]
-            return _as_type(ufunc(a, b), e.type)
-    return None
-
-
 def _per_lane(value, ty):
     """Does ``value`` hold one entry per lane (rather than one for all)?"""
     return np.ndim(value) > (1 if ty.width > 1 else 0)
@@ -817,34 +727,6 @@ def _widen(*typed):
     if all(ty.width == 1 for _, ty in typed):
         return tuple(v for v, _ in typed)
     return tuple(v[:, None] if ty.width == 1 and np.ndim(v) == 1 else v for v, ty in typed)
-
-
-def _as_type(value, ty):
-    value = np.asarray(value)
-    if value.dtype != ty.dtype:
-        value = value.astype(ty.dtype)
-    return value[()] if value.ndim == 0 else value
-
-
-def _convert(value, ty, saturate=False, rounding=""):
-    """C conversion: float to integer truncates toward zero; ``_sat`` clamps."""
-    value = np.asarray(value)
-    if value.dtype.kind == "f" and ty.dtype.kind in "iu":
-        if "rte" in rounding:
-            value = np.rint(value)
-        elif "rtp" in rounding:
-            value = np.ceil(value)
-        elif "rtn" in rounding:
-            value = np.floor(value)
-        else:
-            value = np.trunc(value)
-        if saturate:
-            info = np.iinfo(ty.dtype)
-            value = np.clip(np.nan_to_num(value), info.min, info.max)
-    elif saturate and ty.dtype.kind in "iu":
-        info = np.iinfo(ty.dtype)
-        value = np.clip(value, info.min, info.max)
-    return _as_type(value, ty)
 
 
 def vgpr_estimate(kernel):

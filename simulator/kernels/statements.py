@@ -18,15 +18,16 @@ by-value parameter) with an array member, lives in memory: it becomes a one-elem
 private array, so pointers to it, and subscripts of its array members, work like those
 of any array.
 """
+import math
 from dataclasses import replace
 
 import numpy as np
 from pycparser import c_ast
 
-from . import ir
+from . import constants, ir
 from . import types as T
 from .calls import CallLowering
-from .expressions import ARITH, ExpressionLowering, _space, fold_constant
+from .expressions import ARITH, ExpressionLowering, _space
 from .initializers import Placement, place
 
 
@@ -273,7 +274,7 @@ class KernelLowering(CallLowering, ExpressionLowering):
         dims = []
         inner = node.type
         while isinstance(inner, c_ast.ArrayDecl):
-            dims.append(None if inner.dim is None else self.const_int(inner.dim))
+            dims.append(None if inner.dim is None else self.array_extent(inner.dim))
             inner = inner.type
         return dims, inner
 
@@ -306,11 +307,9 @@ class KernelLowering(CallLowering, ExpressionLowering):
             raise self.error(node, f"arrays declared in a function must be local or private, not {space}")
         if space == "local" and placed is not None:
             raise self.error(node, "a __local array cannot be initialized")
-        length = 1
-        for d in dims:
-            if d <= 0:
-                raise self.error(node, f"array '{node.name}' must have a positive size")
-            length *= d
+        length = math.prod(dims)   # each extent written is positive (array_extent)
+        if not length:   # 'a[] = {}'
+            raise self.error(node, f"array '{node.name}' must have a positive size")
         name = self.unique(node.name)
         info = ir.ArrayInfo(name, space, elem, length=length, dims=tuple(dims))
         self.arrays[name] = info
@@ -384,25 +383,20 @@ class KernelLowering(CallLowering, ExpressionLowering):
 
     def fold_value(self, decl, value):
         """A constant initializer's value (numbers, vectors, arithmetic on them)."""
-        from .simt import evaluate_constant
-        folded = evaluate_constant(value)
+        folded = self.fold(value)
         if folded is None:
             raise self.error(decl, "a __constant initializer must be a constant expression")
         return folded
 
     def constant_value(self, init, ty):
+        """A program-scope constant scalar or vector: its initializer converted to ``ty``
+        as an assignment converts (``uint X = -1`` is 4294967295), then folded."""
         if isinstance(init, c_ast.InitList) or isinstance(ty, (T.Struct, T.Pointer)):
             raise self.unsupported(init, f"program-scope constant of type {ty}")
-        value = self.convert(self.expr(init), ty)
-        if ty is T.SAMPLER or not ty.is_float:
-            folded = fold_constant(value)
-            if folded is not None:
-                return self.const(folded, ty, init)
-        if type(value) is ir.Const:
-            return value
-        if type(value) is ir.Cast and type(value.a) is ir.Const:
-            return self.const(value.a.value, ty, init)
-        raise self.error(init, "a program-scope constant must be a constant expression")
+        folded = self.fold(self.convert(self.expr(init), ty))
+        if folded is None:
+            raise self.error(init, "a program-scope constant must be a constant expression")
+        return ir.Const(folded, type=ty, uniform=True, **self.pos(init))
 
     # -- assignment ------------------------------------------------------------------
     def stmt_Assignment(self, node):
@@ -574,11 +568,12 @@ class KernelLowering(CallLowering, ExpressionLowering):
         self.scopes.append({})
         self.break_depth += 1
         seen = set()
+        promoted = T.promote(value.type, T.INT)
         for item in items:
             while isinstance(item, (c_ast.Case, c_ast.Default)):
                 label_value = None
                 if isinstance(item, c_ast.Case):
-                    label_value = self.const_int(item.expr)
+                    label_value = self.case_label(item.expr, promoted)
                     if label_value in seen:
                         raise self.error(item, f"duplicate case value {label_value}")
                     seen.add(label_value)
@@ -611,9 +606,21 @@ class KernelLowering(CallLowering, ExpressionLowering):
                 cases[-1][1].append(lowered)
         self.break_depth -= 1
         self.scopes.pop()
-        value = self.convert(value, T.promote(value.type, T.INT))
+        value = self.convert(value, promoted)
         return ir.Switch(value, [(v, ir.Block(s, **self.pos(node))) for v, s in cases], nodes,
                          **self.pos(node))
+
+    def case_label(self, node, ty):
+        """A case label's value: an integer constant converted to the promoted type ``ty`` of
+        the switch's value (C 6.8.4.2), so ``case (uchar)256:`` is 0 and ``case -1:`` of a
+        ``uint`` switch is 4294967295."""
+        label = self.expr(node)
+        value = None
+        if constants.is_integer(label.type):
+            value = constants.integer(self.convert(label, ty), self.located)
+        if value is None:
+            raise self.error(node, "an integer constant is needed here")
+        return value
 
     def stmt_Break(self, node):
         if not self.break_depth:
@@ -723,8 +730,6 @@ def _params(functype):
     for param in (functype.args.params if functype.args else []):
         if isinstance(param, c_ast.Typename):   # (void)
             continue
-        if isinstance(param, c_ast.EllipsisParam):
-            raise TypeError("variadic")
         yield param
 
 
