@@ -6,7 +6,7 @@ run in a thread of the server process and returns at once; the page then asks
 ``status`` a few times a second, and whichever worker answers reads the same files in
 the scratch directory:
 
-- ``jobs/ID.json``: the job's state (``waiting`` for a slot, ``running``, ``done`` or
+- ``jobs/ID.json``: the job's state (``starting``, ``waiting`` for a slot, ``running``, ``done`` or
   ``failed`` with the error), written whole and renamed into place;
 - ``jobs/ID.lock``: held (``flock``) by the process running the job for as long as it
   runs. The kernel drops it when that process dies, so a job whose worker was killed
@@ -28,13 +28,13 @@ from dataclasses import asdict, dataclass
 from .runner import SOURCE_NAME, RunError, default_pool
 
 _log = logging.getLogger(__name__)
-ACTIVE = ("waiting", "running")
+ACTIVE = ("starting", "waiting", "running")
 
 
 @dataclass(frozen=True)
 class JobStatus:
-    """Where a run is: ``state`` is one of ``waiting``, ``running``, ``done``, ``failed``
-    or ``unknown``, since the wall-clock time ``since``."""
+    """Where a run is: ``state`` is one of ``starting``, ``waiting``, ``running``,
+    ``done``, ``failed`` or ``unknown``, since the wall-clock time ``since``."""
     state: str
     since: float
     message: str = ""
@@ -101,7 +101,8 @@ class RunQueue:
                 return run_id  # running in some worker: the page polls that job
             raise
         try:
-            self._write(run_id, JobStatus("waiting", time.time()))
+            # "waiting" is said only once every slot is found taken (the pool's progress)
+            self._write(run_id, JobStatus("starting", time.time()))
             threading.Thread(target=self._work, args=(spec, run_id, fd), daemon=True,
                              name=f"edited run {run_id}").start()
         except BaseException as exc:

@@ -239,17 +239,11 @@ def _editor(views, state):
     back = dcc.Link("back to the recorded launch", href=urls.href(
         "/kernel", replace(state, run=None, launch=0, group=0)), className="small ms-2") \
         if state.run else ""
-    # The Run bar sticks to the bottom of the side column (kv-run-bar), so the button is
-    # on screen whatever the column's scroll.
+    # The Run bar sits under the heading, above the editor: in the page's flow, it never
+    # covers the editor (a bar stuck to the bottom of the screen did), and it is on
+    # screen with the heading.
     return html.Div([
-        html.H6("Edit and run"),
-        dcc.Textarea(id="kv-editor", value=views.source.text, className="kv-editor",
-                     spellCheck=False, maxLength=runner.MAX_SOURCE_BYTES),
-        # Above the run bar, not in it: the bar is sticky at the bottom of the screen, and
-        # a second line in it would cover the charts under it.
-        dcc.Input(id="kv-options", type="text", debounce=False, className="kv-options w-100",
-                  placeholder="build options, as clBuildProgram takes them: -D N=64 -I dir",
-                  value=""),
+        html.H6("Edit and run", id="kv-edit-heading"),
         html.Div([
             html.Div([
                 dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
@@ -259,6 +253,11 @@ def _editor(views, state):
             ], className="d-flex align-items-center"),
             html.Div(id="kv-run-status", className="small"),
         ], className="kv-run-bar py-1"),
+        dcc.Input(id="kv-options", type="text", debounce=False, className="kv-options w-100",
+                  placeholder="build options, as clBuildProgram takes them: -D N=64 -I dir",
+                  value=""),
+        dcc.Textarea(id="kv-editor", value=views.source.text, className="kv-editor",
+                     spellCheck=False, maxLength=runner.MAX_SOURCE_BYTES),
         dcc.Store(id="kv-job"),
         dcc.Interval(id="kv-poll", interval=POLL_MS, disabled=True),
     ], className="mt-2")
@@ -338,7 +337,10 @@ def _run_error(source, err):
 def _in_flight(status):
     """The progress line of a run that is waiting or running."""
     elapsed = max(0.0, time.time() - status.since)
-    if status.state == "waiting":
+    if status.state == "starting":
+        text = "starting the run…"
+        value = 0
+    elif status.state == "waiting":
         text = f"waiting for a free run slot ({runner.RUNS_AT_ONCE} runs at once) for" \
                f" {elapsed:.0f} s"
         value = 0

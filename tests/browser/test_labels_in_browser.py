@@ -110,3 +110,36 @@ def test_the_component_view_shows_its_tasks_durations_and_an_outlier_opens_its_t
     browser.execute_script("arguments[0].click();", outlier[0])
     drive.wait(browser, lambda d: drive.text(d, "cv-task") == task,
                "the outlier did not open in the Task view")
+
+
+def test_the_kernel_page_scrolls_once_and_its_run_bar_covers_nothing(browser, app):
+    from test_kernel_in_browser import V3, _run, _set_editor
+
+    browser.set_window_size(1600, 1000)
+    try:
+        browser.get(f"{app}/kernel?trace=v2.sqlite")
+        drive.wait(browser, lambda d: d.find_elements(By.ID, "kv-run"), "no Run button")
+        boxes = browser.execute_script(
+            "function box(id) { var r = document.getElementById(id).getBoundingClientRect();"
+            " return [r.top, r.bottom]; }"
+            "var side = document.querySelector('.kv-side');"
+            "return {scroll: getComputedStyle(side).overflowY, bar: box('kv-run'),"
+            " heading: box('kv-edit-heading'), editor: box('kv-editor'), height: innerHeight};")
+        # The page scrolls; the side column does not scroll on its own.
+        assert boxes["scroll"] == "visible"
+        bar, heading, editor = boxes["bar"], boxes["heading"], boxes["editor"]
+        assert heading[1] <= bar[0] and bar[1] <= editor[0]  # covers neither
+        assert bar[1] < boxes["height"]  # and is on screen at 1600 x 1000
+        # An idle server starts the run at once: nothing waits for a free slot.
+        browser.execute_script(
+            "window.gsTexts = []; new MutationObserver(() => {"
+            " var t = document.getElementById('kv-run-progress-text');"
+            " if (t) { window.gsTexts.push(t.textContent); } })"
+            ".observe(document.body, {subtree: true, childList: true, characterData: true});")
+        _set_editor(browser, V3 + "// idle server\n")
+        _run(browser)
+        drive.wait(browser, lambda d: "run" in drive.query(d), "the run did not finish")
+        seen = browser.execute_script("return window.gsTexts;")
+        assert not any("waiting for a free run slot" in t for t in seen), seen
+    finally:
+        browser.set_window_size(1400, 1000)
