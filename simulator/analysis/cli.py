@@ -168,7 +168,8 @@ def render(report: dict) -> str:
     lines.append(f"\n{len(findings)} findings, most launch time explained first:" if findings
                  else "\nno findings above their thresholds")
     for i, f in enumerate(findings, 1):
-        where = f"launch {f['kernel']}" if f["kernel"] is not None else f"GPU {f['device']}"
+        where = (f"launch {f['kernel']}" if f["kernel"] is not None
+                 else f"GPU {f['device']}" if f["device"] is not None else "the profile")
         lines.append(f"{i:3}. [{f['rule']}] {where}, explains {_us(f['explains_ps'])}:"
                      f" {f['message']}")
         lines += [f"       see {_evidence(e)}" for e in f["evidence"]]

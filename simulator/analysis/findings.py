@@ -297,4 +297,5 @@ def ranked(findings: list[dict]) -> list[dict]:
     order: a profile's findings name a device, not a launch)."""
     shown = [f for f in findings if f["evidence"]]
     return sorted(shown, key=lambda f: (-f["explains_ps"], f["kernel"] if f["kernel"] is not None
-                                        else f["device"], f["rule"]))
+                                        else f["device"] if f["device"] is not None else -1,
+                                        f["rule"]))

@@ -65,3 +65,10 @@ class Thresholds:
                                          " operations (HTA, CUDA)")
     overlap_share: float = _param(0.3, "I9: report communication overlapped by computation"
                                        " less than this share (nsys-ai)")
+    noise_us: int = _param(5, "I2: a gap shorter than this many µs is noise (TraceLens)")
+    gap_us: int = _param(1000, "I2: list gaps at least this many µs long (nsys-ai's long gap;"
+                               " nsys' own rule: 500000)")
+    util_chunks: int = _param(30, "I3: cut a device's span into this many chunks (nsys)")
+    util_threshold: float = _param(0.5, "I3: report chunks in use less than this share (nsys)")
+    hotspot_share: float = _param(0.5, "I7: report a kernel holding more than this share of"
+                                        " kernel time (nsys-ai)")

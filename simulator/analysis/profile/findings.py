@@ -21,7 +21,7 @@ def _device_filter(device: int) -> str:
     return rf"GPU\[{device}\]\.stream"
 
 
-def _finding(rule: str, device: int, explains: int, message: str, evidence: list[dict]) -> dict:
+def _finding(rule: str, device: int | None, explains: int, message: str, evidence: list[dict]) -> dict:
     return {"rule": rule, "kernel": None, "device": device, "explains_ps": int(explains),
             "message": message, "evidence": evidence}
 
@@ -108,3 +108,81 @@ def overlap_findings(rows: list[dict], t: Thresholds, budget: list[dict]) -> lis
         [{"view": "overview", "filter": _device_filter(r["device"]),
           "t0": spans[r["device"]][0], "t1": spans[r["device"]][1]}])
         for r in rows if r["comm_overlap"] is not None and r["comm_overlap"] < t.overlap_share]
+
+
+def gap_findings(rows: list[dict], t: Thresholds) -> list[dict]:
+    """I2: the long gaps of a device, with the stream and the CPU thread behind the longest."""
+    out = []
+    for r in rows:
+        if not r["rows"]:
+            continue
+        g = r["rows"][0]
+        t0, t1 = g["start_ps"], g["start_ps"] + g["duration_ps"]
+        evidence = [{"view": "component", "loc": g["after"]["loc"], "t0": t0, "t1": t1}]
+        if g["thread"]:
+            evidence.append({"view": "component", "loc": g["thread"], "t0": t0, "t1": t1})
+        total = sum(x["duration_ps"] for x in r["rows"])
+        out.append(_finding(
+            "gaps", r["device"], total,
+            f"GPU {r['device']} runs nothing in {r['long_gaps']} gaps of {t.gap_us:,} µs or more"
+            f" ({_us(total)} in the {len(r['rows'])} listed; the longest {_us(g['duration_ps'])});"
+            f" {r['gaps']} gaps above the {t.noise_us} µs noise floor hold {_us(r['gap_ps'])}."
+            " Definition: I2, the gaps of the union of the device's operations (nsys gpu_gaps).",
+            evidence))
+    return out
+
+
+def utilization_findings(rows: list[dict], t: Thresholds) -> list[dict]:
+    """I3: windows where the device was in use less than the threshold."""
+    out = []
+    for r in rows:
+        for w in r["windows"]:
+            idle = round((w["t1"] - w["t0"]) * (1 - min(w["in_use"], 1)))
+            out.append(_finding(
+                "low-utilization", r["device"], idle,
+                f"GPU {r['device']} is in use {w['in_use']:.1%} of [{_us(w['t0'])},"
+                f" {_us(w['t1'])}) ({w['chunks']} of {t.util_chunks} chunks). Definition: I3,"
+                " nsys gpu_time_util (time utilization per chunk); threshold:"
+                f" {t.util_threshold:.0%}.",
+                [{"view": "overview", "filter": _device_filter(r["device"]), "t0": w["t0"],
+                  "t1": w["t1"]}]))
+    return out
+
+
+RULE_TEXT = {"cuda_memcpy_async": "asynchronous copies from or to pageable memory (use pinned"
+                                  " memory)",
+             "cuda_memcpy_sync": "synchronous copies (use cudaMemcpy*Async)",
+             "cuda_memset_sync": "synchronous memsets on pinned or managed memory",
+             "cuda_api_sync": "synchronization calls (cudaDeviceSynchronize, cudaStreamSynchronize)"}
+
+
+def rule_findings(rules: list[dict]) -> list[dict]:
+    """I6: each nsys rule that finds rows, with its longest row."""
+    out = []
+    for r in rules:
+        if not r["count"]:
+            continue
+        top = r["rows"][0]
+        t0, t1 = top["start_ps"], top["start_ps"] + top["duration_ps"]
+        evidence = [{"view": "task", "loc": top["loc"], "task": top["task"], "t0": t0, "t1": t1}]
+        if "thread" in top:
+            evidence.append({"view": "component", "loc": top["thread"], "t0": t0, "t1": t1})
+        out.append(_finding(
+            "anti-patterns", None, r["total_ps"],
+            f"{r['count']} {RULE_TEXT[r['rule']]}, {_us(r['total_ps'])} in all; the longest"
+            f" {_us(top['duration_ps'])} ({top['api']}). Definition: I6, nsys rule {r['rule']}.",
+            evidence))
+    return out
+
+
+def hotspot_findings(kernels: list[dict], t: Thresholds) -> list[dict]:
+    """I7: one kernel name holding most of the kernel time."""
+    if not kernels or kernels[0]["time_share"] <= t.hotspot_share:
+        return []
+    k = kernels[0]
+    return [_finding(
+        "kernel-summary", None, k["total_ps"],
+        f"{k['name'][:120]} holds {k['time_share']:.1%} of kernel time ({k['instances']}"
+        f" instances, {_us(k['total_ps'])}). Definition: I7, nsys cuda_gpu_kern_sum Time %;"
+        f" threshold: {t.hotspot_share:.0%} (nsys-ai).",
+        [{"view": "task", **k["longest"]}])]
