@@ -7,7 +7,13 @@ as the baseline, the plain cost of fetching the launch's task rows into Python w
 ``sqlite3`` (``SELECT ... FROM task WHERE id BETWEEN ...``). Prints both per size, the
 ratio, and the time per task, which stays flat when the cost grows linearly.
 
-    python benchmarks/analysis.py [--nodes 512 1024 2048] [--repeat 3]
+With ``--profile TRACE`` (a Kineto trace, such as the shared
+``hta_diff_control_a100.json.gz``, 35 MB) it also imports the trace and times every
+profile analysis (``analyze``, exact and ``--like-hta``) against HolisticTraceAnalysis'
+own time on the same file in the same run (its parse plus the temporal, idle, launch,
+queue and overlap analyses), when HTA is installed (the test extra).
+
+    python benchmarks/analysis.py [--nodes 512 1024 2048] [--repeat 3] [--profile TRACE]
 """
 import argparse
 import sqlite3
@@ -19,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simulator.__main__ import main as simulator  # noqa: E402
-from simulator.analysis.report import analyze_kernel  # noqa: E402
+from simulator.analysis.report import analyze, analyze_kernel  # noqa: E402
 from simulator.analysis.scope import Scope  # noqa: E402
 from simulator.analysis.thresholds import Thresholds  # noqa: E402
 from simulator.analysis.trace import Trace  # noqa: E402
@@ -47,11 +53,55 @@ def measure(path, repeat):
     return kernel.last_task - kernel.task, analysis, read
 
 
+def hta_seconds(trace, tmp):
+    """HTA's time to parse the trace and run the five analyses we hold against it."""
+    import logging
+
+    from hta.trace_analysis import TraceAnalysis
+
+    folder = Path(tmp) / "hta"
+    folder.mkdir()
+    (folder / Path(trace).name).symlink_to(Path(trace).resolve())
+    logging.disable(logging.WARNING)
+    started = time.perf_counter()
+    hta = TraceAnalysis(trace_dir=str(folder))
+    rank = hta.t.get_ranks()[0]
+    hta.get_temporal_breakdown(visualize=False)
+    hta.get_idle_time_breakdown(ranks=[rank], visualize=False)
+    hta.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False)
+    hta.get_queue_length_summary(ranks=[rank])
+    hta.get_comm_comp_overlap(visualize=False)
+    return time.perf_counter() - started
+
+
+def profile(trace, repeat):
+    """Our profile analyses of an imported Kineto trace, against HTA's on the file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "profile.sqlite"
+        started = time.perf_counter()
+        assert simulator(["import", str(trace), "-o", str(path)]) == 0
+        imported = time.perf_counter() - started
+        exact = best(repeat, lambda: analyze(path))
+        like = best(repeat, lambda: analyze(path, like_hta=True))
+        try:
+            theirs = hta_seconds(trace, tmp)
+        except ImportError:
+            theirs = None
+    print(f"\n{Path(trace).name}: import {imported:.2f} s (once); every analysis {exact:.3f} s,"
+          f" --like-hta {like:.3f} s")
+    if theirs is not None:
+        print(f"HTA 0.5 (parse + 5 analyses) {theirs:.2f} s: {theirs / like:.1f}x ours")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[512, 1024, 2048])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", metavar="TRACE", help="also time the profile analyses of"
+                        " this Kineto trace against HTA's")
     args = parser.parse_args()
+    if args.profile:
+        profile(args.profile, args.repeat)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for nodes in args.nodes:

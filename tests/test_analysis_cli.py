@@ -120,5 +120,5 @@ def test_other_files_are_named_for_what_they_are(tmp_path, capsys):
     capsys.readouterr()
     code, _, err = analyze(capsys, imported)
     assert code == 2
-    assert err.strip() == (f"error: {imported}: an imported trace (chrome); analyze explains"
-                           " simulator traces, whose components and peaks it knows")
+    assert err.strip() == (f"error: {imported}: an imported trace (chrome) with no GPU operation"
+                           " on a stream; the profile analyses explain kernels, copies and memsets")

@@ -92,6 +92,10 @@ def register(subparsers) -> None:
                    help="write the launches' tasks as Chrome JSON (Perfetto) with their critical"
                         " paths overlaid as HTA does: args.critical = 1 and critical_path flows")
     p.add_argument("--force", action="store_true", help="replace an existing --critical-path-out")
+    p.add_argument("--like-hta", action="store_true",
+                   help="an imported profile: read it as HolisticTraceAnalysis does (leave out"
+                        " the last profiler step, round times inward to whole µs) so the"
+                        " figures can be held against HTA's; the default is exact and whole")
     thresholds = p.add_argument_group("thresholds")
     for field in fields(Thresholds):
         thresholds.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name,
@@ -109,7 +113,7 @@ def _analyze(args) -> int:
     if args.what_if:
         directory = Path(args.what_if_dir or f"{args.trace}.what-if")
     report = analyze(args.trace, kernel=args.kernel, window=args.window, thresholds=thresholds,
-                     what_if=directory)
+                     what_if=directory, like_hta=args.like_hta)
     if args.critical_path_out:
         _export_critical_path(args)
     if args.json:
@@ -148,10 +152,18 @@ def _evidence(item: dict) -> str:
     return f"{view} {where} [{item['t0']}, {item['t1']}) ps"
 
 
+def _device_line(d: dict) -> str:
+    """A device's time budget (I1)."""
+    return (f"GPU {d['device']}: {_us(d['span_ps'])} from its first operation to its last;"
+            f" compute {_us(d['compute_ps'])}, non-compute {_us(d['non_compute_ps'])}, idle"
+            f" {_us(d['idle_ps'])}; copy-only {_us(d['copy_only_ps'])}")
+
+
 def render(report: dict) -> str:
-    """The report as text: one line per launch, then the ranked findings."""
-    lines = []
-    for k in report["kernels"]:
+    """The report as text: one line per launch (per device for a profile), then the
+    ranked findings."""
+    lines = [_device_line(d) for d in report.get("devices", [])]
+    for k in report["kernels"] if "devices" not in report else []:
         head = f"launch {k['launch']} {k['name']}: {_us(k['time_ps'])}"
         b = k["budget"]
         if "unavailable" not in b:
@@ -168,7 +180,9 @@ def render(report: dict) -> str:
     lines.append(f"\n{len(findings)} findings, most launch time explained first:" if findings
                  else "\nno findings above their thresholds")
     for i, f in enumerate(findings, 1):
-        lines.append(f"{i:3}. [{f['rule']}] launch {f['kernel']}, explains {_us(f['explains_ps'])}:"
+        where = (f"launch {f['kernel']}" if f["kernel"] is not None
+                 else f"GPU {f['device']}" if f["device"] is not None else "the profile")
+        lines.append(f"{i:3}. [{f['rule']}] {where}, explains {_us(f['explains_ps'])}:"
                      f" {f['message']}")
         lines += [f"       see {_evidence(e)}" for e in f["evidence"]]
     return "\n".join(lines)

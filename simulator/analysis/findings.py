@@ -297,6 +297,9 @@ def what_if_findings(kernel: int, results: list[dict], base_ps: int, t: Threshol
 
 
 def ranked(findings: list[dict]) -> list[dict]:
-    """Findings with evidence, the most time explained first (then launch order)."""
+    """Findings with evidence, the most time explained first (then launch or device
+    order: a profile's findings name a device, not a launch)."""
     shown = [f for f in findings if f["evidence"]]
-    return sorted(shown, key=lambda f: (-f["explains_ps"], f["kernel"], f["rule"]))
+    return sorted(shown, key=lambda f: (-f["explains_ps"], f["kernel"] if f["kernel"] is not None
+                                        else f["device"] if f["device"] is not None else -1,
+                                        f["rule"]))

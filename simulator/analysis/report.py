@@ -35,6 +35,8 @@ from .findings import (
 from .hints import kernel_hints
 from .imbalance import imbalance
 from .memory_latency import memory_latency
+from .profile.report import analyze_profile
+from .profile.trace import trace_source
 from .roofline import roofline
 from .scope import COLUMN, Scope, Unavailable
 from .sol import speed_of_light
@@ -137,11 +139,19 @@ def _dispatch_window(scope: Scope) -> tuple[int, int]:
 
 
 def analyze(path: str | Path, kernel: int | None = None, window: tuple[int, int] | None = None,
-            thresholds: Thresholds | None = None, what_if: Path | None = None) -> dict:
+            thresholds: Thresholds | None = None, what_if: Path | None = None,
+            like_hta: bool = False) -> dict:
     """Every analysis of the chosen launches of the trace at ``path``, and the findings,
     ranked by the time they explain. With ``what_if`` (a sweep directory), each launch's
-    limiting key is re-simulated halved and doubled there (S13)."""
+    limiting key is re-simulated halved and doubled there (S13). An imported profile
+    is explained by the profile analyses (``profile.report``; ``like_hta`` reads it as
+    HolisticTraceAnalysis does); launches and what-ifs are the simulator's."""
     t = thresholds or Thresholds()
+    if trace_source(path) != "simulator":
+        if kernel is not None or what_if is not None:
+            raise InputError("--kernel and --what-if explain simulator traces; this one was"
+                             " imported (use --window)")
+        return analyze_profile(path, window, t, like_hta)
     with Trace(path) as trace:
         kernels = select_kernels(trace.kernels(), kernel, window, trace.path)
         entries, found = [], []

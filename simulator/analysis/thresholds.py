@@ -1,6 +1,7 @@
 """The thresholds of the findings, each a parameter with its stated default (rule R3).
 
-Sources are in why-layer.md §9.1; "(proposed)" marks values no anchor sets, to be tuned.
+Sources are in why-layer.md §9.1 (simulated runs) and §9.2 (real profiles, I1–I14);
+"(proposed)" marks values no anchor sets, to be tuned.
 The CLI offers each as ``--NAME`` (underscores as dashes), with its help text.
 """
 from __future__ import annotations
@@ -52,3 +53,22 @@ class Thresholds:
                                         " the launch's critical path (proposed)")
     what_if_change: float = _param(0.05, "S13: report a what-if whose speed-up differs from 1 by"
                                          " at least this")
+    idle_share_device: float = _param(0.1, "I1: report a device idle above this share of its"
+                                           " span (proposed)")
+    runtime_cutoff_us: int = _param(50, "I5: a launch call longer than this many µs is a"
+                                        " runtime outlier (HTA)")
+    launch_delay_cutoff_us: int = _param(100, "I5: a launch delay above this many µs is an"
+                                              " outlier (HTA)")
+    consecutive_kernel_delay_us: int = _param(30, "I4: a gap on a stream below this many µs"
+                                                  " is kernel wait (HTA)")
+    max_queue_length: int = _param(1024, "I8: a stream's launch queue holds at most this many"
+                                         " operations (HTA, CUDA)")
+    overlap_share: float = _param(0.3, "I9: report communication overlapped by computation"
+                                       " less than this share (nsys-ai)")
+    noise_us: int = _param(5, "I2: a gap shorter than this many µs is noise (TraceLens)")
+    gap_us: int = _param(1000, "I2: list gaps at least this many µs long (nsys-ai's long gap;"
+                               " nsys' own rule: 500000)")
+    util_chunks: int = _param(30, "I3: cut a device's span into this many chunks (nsys)")
+    util_threshold: float = _param(0.5, "I3: report chunks in use less than this share (nsys)")
+    hotspot_share: float = _param(0.5, "I7: report a kernel holding more than this share of"
+                                        " kernel time (nsys-ai)")

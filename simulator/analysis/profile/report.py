@@ -1,0 +1,70 @@
+"""The analysis of an imported profile as one document, in the shape of a simulated
+run's (``analysis.report``): ``{"kernels", "devices", "analyses", "findings"}``.
+
+``kernels`` is the kernel summary (I7), ``devices`` the GPU time budget (I1: span,
+compute, non-compute, idle and copy-only ps per device), ``analyses`` every other
+analysis by rule name, and ``findings`` what they say, ranked by the GPU time they
+explain. ``like_hta`` reads the trace as HolisticTraceAnalysis does (``ops``), so the
+figures can be held against HTA's.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...tracing.writer import TraceError
+from ..findings import ranked
+from ..thresholds import Thresholds
+from .budget import time_budget
+from .findings import (
+    budget_findings,
+    gap_findings,
+    hotspot_findings,
+    idle_findings,
+    launch_findings,
+    overlap_findings,
+    queue_findings,
+    rule_findings,
+    utilization_findings,
+)
+from .gaps import gaps, low_utilization
+from .idle import idle_breakdown
+from .kernels import kernel_summary
+from .launches import launch_stats, queue_length
+from .ops import load
+from .overlap import overlap
+from .rules import anti_patterns
+from .trace import ProfileTrace
+
+
+def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
+                    thresholds: Thresholds | None = None, like_hta: bool = False) -> dict:
+    """Every profile analysis of the trace at ``path`` (cut to ``window``, in ps)."""
+    t = thresholds or Thresholds()
+    with ProfileTrace(path) as trace:
+        profile = load(trace, like_hta=like_hta, window=window)
+        if not len(profile.ops):
+            raise TraceError(f"{trace.path}: an imported trace ({trace.source}) with no GPU"
+                             " operation on a stream" + (" in the window" if window else "")
+                             + "; the profile analyses explain kernels, copies and memsets")
+        devices = time_budget(profile)
+        analyses = {
+            "idle-cause": idle_breakdown(profile, t.consecutive_kernel_delay_us),
+            "launch-stats": launch_stats(profile, t.runtime_cutoff_us, t.launch_delay_cutoff_us),
+            "queue-length": queue_length(profile, t.max_queue_length),
+            "overlap": overlap(profile),
+            "gaps": gaps(profile, t.noise_us, t.gap_us),
+            "low-utilization": low_utilization(profile, t.util_chunks, t.util_threshold),
+            "anti-patterns": anti_patterns(profile),
+        }
+        kernels = kernel_summary(profile)
+    found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
+             + launch_findings(analyses["launch-stats"], t)
+             + queue_findings(analyses["queue-length"], t)
+             + overlap_findings(analyses["overlap"], t, devices)
+             + gap_findings(analyses["gaps"], t)
+             + utilization_findings(analyses["low-utilization"], t)
+             + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t))
+    return {"source": trace.source, "like_hta": like_hta, "kernels": kernels,
+            "devices": [{k: r[k] for k in ("device", "span_ps", "compute_ps", "non_compute_ps",
+                                           "idle_ps", "copy_only_ps")} for r in devices],
+            "analyses": analyses, "findings": ranked(found)}
