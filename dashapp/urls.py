@@ -32,7 +32,9 @@ class OverviewState:
     filter: str = ""
     primary: str = "concurrency"
     secondary: str = "arrival"
-    sort: str = "name"
+    # By load: the first page shows the components that carry the run, not the first
+    # names (GPU, CommandProcessor, DRAM[0..13]); sort=name gives the natural order.
+    sort: str = "load"
     t0: int = None
     t1: int = None
     follow: bool = False
@@ -154,11 +156,11 @@ def parse_overview(params):
         metrics[name] = value or default
     sort = _text(params, "sort")
     if sort is not None and sort not in SORTS:
-        errors.append(f"Unknown sort={sort!r}; sorting by name.")
+        errors.append(f"Unknown sort={sort!r}; sorting by load.")
         sort = None
     t0, t1 = _window(params, errors)
     state = replace(state, trace=_text(params, "trace"), page=page or 1, filter=text,
-                    sort=sort or "name", t0=t0, t1=t1, follow=_flag(params, "follow", errors),
+                    sort=sort or "load", t0=t0, t1=t1, follow=_flag(params, "follow", errors),
                     **metrics)
     return state, errors
 

@@ -122,3 +122,12 @@ def test_other_files_are_named_for_what_they_are(tmp_path, capsys):
     assert code == 2
     assert err.strip() == (f"error: {imported}: an imported trace (chrome) with no GPU operation"
                            " on a stream; the profile analyses explain kernels, copies and memsets")
+
+
+def test_a_simulator_trace_of_another_model_is_named_for_what_it_lacks(tmp_path, capsys):
+    from test_app_traces import write_synthetic_trace
+
+    path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=500)
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its configuration has no clock_mhz" in err

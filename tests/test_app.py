@@ -184,7 +184,7 @@ def test_home_lists_traces_with_run_facts(app):
 
 
 def test_overview_filter_shows_exactly_the_matching_components(app):
-    page = _render(app, "overview", trace="synthetic.sqlite", filter="L2")
+    page = _render(app, "overview", trace="synthetic.sqlite", filter="L2", sort="name")
     (graph,) = _ids(page, "ov-graph")  # the charts are subplots of one figure
     (grid,) = _ids(page, "ov-grid")
     names = [chart[0] for chart in json.loads(grid.to_plotly_json()["props"]["data-charts"])]

@@ -258,9 +258,10 @@ def test_the_density_is_shaded_in_legend_colours_and_a_click_finds_a_window_of_b
 def test_overview_pages_sort_and_report_counts(tmp_path):
     path = write_synthetic_trace(tmp_path / "syn.sqlite", tasks=3000)
     meta = trace_meta(path)
-    first = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter=r"CU\[\d+\]$"))
+    first = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter=r"CU\[\d+\]$",
+                                                    sort="name"))
     second = views.overview(path, urls.OverviewState(trace="syn.sqlite", filter=r"CU\[\d+\]$",
-                                                     page=2))
+                                                     page=2, sort="name"))
     names = [c.location.name for c in first.charts + second.charts]
     cus = [loc for loc in meta.locations if loc.task_count and re.search(r"CU\[\d+\]$", loc.name)]
     # Natural order: CU[2] before CU[10] (a plain string sort would put CU[10] first).
@@ -268,7 +269,8 @@ def test_overview_pages_sort_and_report_counts(tmp_path):
                       key=lambda n: int(re.search(r"CU\[(\d+)\]$", n).group(1)))
     assert 16 < len(cus) <= 32 and first.matched == len(cus) and first.pages == 2
     assert len(first.charts) == 16 and names == expected
-    by_load = views.overview(path, urls.OverviewState(trace="syn.sqlite", sort="load"))
+    # By load is the default (issue 36): the first page is the busiest components.
+    by_load = views.overview(path, urls.OverviewState(trace="syn.sqlite"))
     busy = [c.location.busy_ps for c in by_load.charts]
     assert busy == sorted(busy, reverse=True)
     assert busy[0] == max(loc.busy_ps or 0 for loc in meta.locations)

@@ -38,6 +38,28 @@ class Kernel:
         return self.end_ps - self.start_ps
 
 
+MODEL_KEYS = ("clock_mhz", "gpu.shader_arrays", "gpu.cus_per_shader_array", "cu.simds",
+              "cu.wf_slots_per_simd", "cu.lanes_per_simd", "cu.vmem_lines_per_cycle",
+              "cu.lds_latency", "l1v.buffer", "l2.banks", "l2.requests_per_cycle", "l2.buffer",
+              "dram.bytes_per_cycle", "dram.buffer", "cp.wg_dispatch_per_cycle", "cp.map_buffer")
+"""The timing model's parameters the analyses read from ``run.config`` (its peaks and
+capacities)."""
+
+
+def model_config(config: object, path: Path) -> dict:
+    """``config`` when it holds every ``MODEL_KEYS`` parameter as a positive number;
+    otherwise a ``TraceError`` naming the first one missing (a trace written through
+    the tracing API by another model has no such configuration)."""
+    for key in MODEL_KEYS:
+        value = config
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise TraceError(f"{path}: its configuration has no {key}: analyze explains traces"
+                             " of GPUscope's timing model, whose peaks it reads there")
+    return config
+
+
 class Trace:
     """A simulator trace, open read-only."""
 
@@ -52,7 +74,7 @@ class Trace:
             if source != "simulator":
                 raise TraceError(f"{self.path}: an imported trace ({source}); analyze explains "
                                  "simulator traces, whose components and peaks it knows")
-            self.config = json.loads(config)
+            self.config = model_config(json.loads(config), self.path)
             self.kinds = {(c, a): k for k, c, a in self.db.execute(
                 "SELECT id, category, action FROM kind")}
             self.components = Components(self.db.execute("SELECT id, name FROM location"))
