@@ -33,7 +33,7 @@ def _submit(url, deps, source, options=""):
             "kv-poll.n_intervals": 1, "kv-job.data": job, "kv-editor.value": source,
             "_pages_location.search": SEARCH}))
         answers.append(polled)
-        return "running for" not in str(polled) and "waiting for" not in str(polled)
+        return "kv-run-progress" not in str(polled)  # in flight: starting, waiting, running
     if job is not None and "_pages_location" not in answer["response"]:
         _until(ended, 60, "the run ended")
     return answers
