@@ -1,6 +1,7 @@
 """Comparing runs without a browser: statistics, kernel matching and the comparison
 views on two fixture traces with known differences (tests/compare_traces.py), the
 sweep summary as the app reads it, and the /compare and /sweep layouts in the server."""
+import json
 from urllib.parse import parse_qs
 
 import numpy as np
@@ -10,6 +11,7 @@ from compare_traces import NS, write_run
 from dashapp import urls
 from dashapp.comparison import figures, stats, views
 from dashapp.comparison.sweep import SweepReadError, read_sweep, sort_rows
+from simulator.tracing.importers import import_trace
 
 PS = 1e-12
 
@@ -364,3 +366,39 @@ def test_sweep_lines_that_coincide_are_one_line_named_for_all():
     fig = sweep_lines(rows, "x", "y", ["k"])
     assert [t["name"] for t in fig["data"]] == ["k=a = k=b (identical)", "k=c"]
     assert fig["data"][0]["y"] == [10.0, 20.0]
+
+
+def _profile(path, device, streams):
+    """A two-stream profile: kernels k0.. on each stream in turn, the first stream first,
+    and a busy Python thread (which must not be what the Component tab opens on)."""
+    events = [{"ph": "X", "cat": "python_function", "name": "train", "pid": 9, "tid": 9,
+               "ts": 0, "dur": 10_000}]
+    for i, stream in enumerate(streams):
+        for j in range(3):
+            events.append({"ph": "X", "cat": "kernel", "name": f"k{i}", "pid": device,
+                           "tid": stream, "ts": 100 + 1000 * i + 200 * j, "dur": 150,
+                           "args": {"device": device, "stream": stream}})
+    path.write_text(json.dumps({"traceEvents": events}))
+    out = path.with_suffix(".sqlite")
+    import_trace(path, out, show_progress=False)
+    return out
+
+
+def test_two_profiles_pair_their_gpu_streams_by_role(tmp_path):
+    from dashapp.comparison import pairing
+
+    a = _profile(tmp_path / "a.json", 0, [7, 20])
+    b = _profile(tmp_path / "b.json", 2, [0, 13])
+    meta_a, meta_b = stats.trace_meta(a), stats.trace_meta(b)
+    assert pairing.partners(meta_a, meta_b) == {"GPU[0].stream[7]": "GPU[2].stream[0]",
+                                                "GPU[0].stream[20]": "GPU[2].stream[13]"}
+    names = views.component_names(meta_a, meta_b, "name")
+    assert "GPU[2].stream[0]" not in names and "GPU[0].stream[7]" in names
+    page = views.overview(a, b, urls.CompareState(a="a.sqlite", b="b.sqlite", view="overview"))
+    paired = {c.name: c for c in page.charts}["GPU[0].stream[7]"]
+    assert paired.in_a and paired.in_b and paired.label == "GPU[0].stream[7] ↔ GPU[2].stream[0]"
+    # The Component tab opens on the busiest GPU stream, B's partner beside it.
+    comp = views.component(a, b, ("a.sqlite", "b.sqlite"), urls.CompareState(
+        a="a.sqlite", b="b.sqlite", view="component"))
+    assert pairing.GPU_STREAM.match(comp.location) and comp.partner is not None
+    assert comp.counts["A"] == comp.counts["B"] == 3

@@ -15,7 +15,7 @@ from ..daisen import metrics
 from ..daisen import views as daisen_views
 from ..daisen.namefilter import FilterError, filter_names
 from ..urls import PAGE_SIZE, ComponentState
-from . import figures, stats
+from . import figures, pairing, stats
 
 POINTS = daisen_views.OVERVIEW_POINTS
 
@@ -36,10 +36,11 @@ def default_window(spans, offs):
 
 @dataclass
 class CompareChart:
-    name: str
+    name: str           # A's name for the component
     figure: dict
     in_a: bool
     in_b: bool
+    label: str = None   # the name with its partner in B, where B names it otherwise
 
 
 @dataclass
@@ -53,12 +54,15 @@ class CompareOverview:
 
 
 def component_names(meta_a, meta_b, sort):
-    """Components with tasks in either run, by natural name or by the larger busy time."""
+    """Components with tasks in either run (a GPU stream of B under the name of its
+    partner in A, ``pairing``), by natural name or by the larger busy time."""
+    in_a = {b: a for a, b in pairing.partners(meta_a, meta_b).items()}
     busy = {}
-    for meta in (meta_a, meta_b):
+    for meta, names in ((meta_a, {}), (meta_b, in_a)):
         for loc in meta.locations:
             if loc.task_count:
-                busy[loc.name] = max(busy.get(loc.name, 0), loc.busy_ps or 0)
+                name = names.get(loc.name, loc.name)
+                busy[name] = max(busy.get(name, 0), loc.busy_ps or 0)
     if sort == "load":
         return sorted(busy, key=lambda n: (-busy[n], natural_key(n)))
     return sorted(busy, key=natural_key)
@@ -92,16 +96,19 @@ def overview(path_a, path_b, state, points=POINTS):
     window = ((state.t0, state.t1) if state.t0 is not None else
               default_window([(m.start_ps, m.end_ps) for m in (meta_a, meta_b)], offs))
     charts = []
+    pairs = pairing.partners(meta_a, meta_b)
     with queries.open_trace(path_a) as db_a, queries.open_trace(path_b) as db_b:
         for name in names[(state.page - 1) * PAGE_SIZE: state.page * PAGE_SIZE]:
             a = _series(db_a, meta_a, name, window, offs[0], state.metric, points)
-            b = _series(db_b, meta_b, name, window, offs[1], state.metric, points)
+            b = _series(db_b, meta_b, pairs.get(name, name), window, offs[1], state.metric,
+                        points)
             if state.mode == "diff":
                 fig = figures.difference_chart(*figures.difference(state.metric, a, b),
                                                state.metric, window)
             else:
                 fig = figures.overlay_chart(a, b, state.metric, window)
-            charts.append(CompareChart(name, fig, a is not None, b is not None))
+            charts.append(CompareChart(name, fig, a is not None, b is not None,
+                                       pairing.label(name, pairs)))
     return CompareOverview(state, window, len(names), pages, charts, messages)
 
 
@@ -112,35 +119,39 @@ class CompareComponent:
     figures: dict       # "A"/"B" → figure dict, or None where the run lacks the component
     counts: dict        # "A"/"B" → tasks in the window
     messages: list = field(default_factory=list)
+    partner: str = None  # B's name for the component, where B names it otherwise
 
 
 def component(path_a, path_b, names, state):
     """The Component view of one component in A above B, on one time axis; ``names`` are
     the two trace names (the Daisen view reads a trace by name and path)."""
     meta_a, meta_b = trace_meta(path_a), trace_meta(path_b)
+    pairs = pairing.partners(meta_a, meta_b)
     loc = state.loc
     if loc is None:
-        # The busiest component the runs share, passing over roots with one task.
+        # The busiest component the runs share, passing over roots with one task; for two
+        # profiles, the busiest GPU stream (not a Python thread).
         common = [n for n in component_names(meta_a, meta_b, "load")
-                  if n in meta_a.by_name and n in meta_b.by_name]
+                  if n in meta_a.by_name and pairs.get(n, n) in meta_b.by_name]
         if not common:
             raise LookupError("The two runs have no component in common.")
-        loc = next((n for n in common if meta_a.by_name[n].task_count > 1), common[0])
-    spans = [(m.by_name[loc].first_start_ps, m.by_name[loc].last_end_ps)
-             for m in (meta_a, meta_b) if loc in m.by_name and m.by_name[loc].task_count]
+        streams = [n for n in common if pairing.GPU_STREAM.match(n)]
+        loc = next((n for n in streams or common if meta_a.by_name[n].task_count > 1), common[0])
+    sides = ((meta_a, loc), (meta_b, pairs.get(loc, loc)))
+    spans = [(m.by_name[n].first_start_ps, m.by_name[n].last_end_ps)
+             for m, n in sides if n in m.by_name and m.by_name[n].task_count]
     if not spans:
         raise LookupError(f"Neither run has a component named {loc!r} with tasks.")
     offs = offsets(path_a, path_b, state.align)
-    side_offs = [o for m, o in zip((meta_a, meta_b), offs)
-                 if loc in m.by_name and m.by_name[loc].task_count]
+    side_offs = [o for (m, n), o in zip(sides, offs) if n in m.by_name and m.by_name[n].task_count]
     window = ((state.t0, state.t1) if state.t0 is not None
               else default_window(spans, side_offs))
-    result = CompareComponent(loc, window, {}, {})
-    for label, path, name, offset in (("A", path_a, names[0], offs[0]),
-                                      ("B", path_b, names[1], offs[1])):
+    result = CompareComponent(loc, window, {}, {}, partner=pairs.get(loc))
+    for label, path, name, offset, at in (("A", path_a, names[0], offs[0], loc),
+                                          ("B", path_b, names[1], offs[1], pairs.get(loc, loc))):
         try:
             page = daisen_views.component(path, ComponentState(
-                trace=name, loc=loc, t0=window[0] + offset, t1=window[1] + offset))
+                trace=name, loc=at, t0=window[0] + offset, t1=window[1] + offset))
         except LookupError as err:
             result.figures[label], result.counts[label] = None, 0
             result.messages.append(f"{label}: {err}")

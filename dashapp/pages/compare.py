@@ -205,7 +205,7 @@ def _overview(path_a, path_b, state):
                                              t0=page.window[0], t1=page.window[1]))
         only = "" if c.in_a and c.in_b else (" (A only)" if c.in_a else " (B only)")
         return dbc.Col(html.Div([
-            dcc.Link(c.name + only, href=link, className="gs-chart-title",
+            dcc.Link((c.label or c.name) + only, href=link, className="gs-chart-title",
                      title="Compare this component's tasks, A above B"),
             widgets.graph({"type": "cmp-graph", "index": i}, c.figure, f"compare-{c.name}",
                           "gs-cmp-graph"),
@@ -233,21 +233,24 @@ def _component(path_a, path_b, names, state, meta_a, meta_b):
     opened = {"A": names[0], "B": names[1]}
     offsets = views.offsets(path_a, path_b, state.align)
 
+    at = {"A": page.location, "B": page.partner or page.location}
+
     def panel(label, offset):
-        view = urls.ComponentState(trace=opened[label], loc=page.location,
+        view = urls.ComponentState(trace=opened[label], loc=at[label],
                                    t0=page.window[0] + offset, t1=page.window[1] + offset)
         link = dcc.Link(f"open in {opened[label]}", href=urls.href("/component", view),
                         className="small ms-2")
         head = html.Div([html.Span(label, className=f"gs-cmp-{label.lower()} fw-bold me-2"),
                          html.Span(opened[label], className="gs-loc-label"),
+                         html.Span(f" · {at[label]}", className="small gs-cmp-at"),
                          html.Span(f" · {page.counts[label]:,} tasks", className="small"),
                          link])
         figure = page.figures[label]
         if figure is None:
-            return html.Div([head, html.P(f"{label} has no tasks at {page.location}.",
+            return html.Div([head, html.P(f"{label} has no tasks at {at[label]}.",
                                           className="small")])
         return html.Div([head, widgets.graph({"type": "cmp-graph", "index": label}, figure,
-                                             f"compare-{label}-{page.location}", "gs-linked")])
+                                             f"compare-{label}-{at[label]}", "gs-linked")])
 
     return html.Div([
         widgets.messages(page.messages),

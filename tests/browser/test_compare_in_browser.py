@@ -184,3 +184,27 @@ def test_the_compare_page_names_its_instruction_count_and_hovers_times_with_pref
         "return t ? t.textContent : null;")
     # The unified hover's header is the time as the ticks write it (12.5µs), not 1.25e-05s.
     assert header and header.endswith("s") and "e-" not in header and not header.startswith("0.0")
+
+
+@pytest.fixture(scope="module")
+def profiles_url(tmp_path_factory, serve_traces):
+    from test_compare import _profile
+
+    directory = tmp_path_factory.mktemp("compare-profiles")
+    _profile(directory / "a.json", 0, [7, 20])
+    _profile(directory / "b.json", 2, [0, 13])
+    return serve_traces(directory)
+
+
+def test_two_profiles_compare_their_streams_paired_by_role(browser, profiles_url):
+    browser.get(f"{profiles_url}/compare?a=a.sqlite&b=b.sqlite&view=component")
+    drive.wait(browser, lambda d: len(_plots(d, "#gs-page")) == 2, "A and B were not both drawn")
+    at = [e.text.lstrip("· ") for e in browser.find_elements(By.CSS_SELECTOR, ".gs-cmp-at")]
+    # Opened on a GPU stream (not the Python thread), each run's own name for it.
+    assert at in (["GPU[0].stream[7]", "GPU[2].stream[0]"],
+                  ["GPU[0].stream[20]", "GPU[2].stream[13]"]), at
+    browser.get(f"{profiles_url}/compare?a=a.sqlite&b=b.sqlite&view=overview&sort=name")
+    drive.wait(browser, lambda d: len(_plots(d, ".gs-cmp-graph")) >= 2, "no charts")
+    titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")]
+    assert "GPU[0].stream[7] ↔ GPU[2].stream[0]" in titles
+    assert not any(t.startswith("GPU[2]") for t in titles)
