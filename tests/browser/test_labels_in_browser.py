@@ -143,3 +143,36 @@ def test_the_kernel_page_scrolls_once_and_its_run_bar_covers_nothing(browser, ap
         assert not any("waiting for a free run slot" in t for t in seen), seen
     finally:
         browser.set_window_size(1400, 1000)
+
+
+def test_the_overview_opens_on_busy_components_with_a_time_axis_and_a_clear_toolbar(browser, app):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    browser.set_window_size(1600, 1000)
+    try:
+        browser.get(f"{app}/overview?trace=v2.sqlite")
+        drive.wait(browser, lambda d: d.execute_script(
+            "var gd = document.querySelector('#ov-grid .js-plotly-plot');"
+            "return !!(gd && gd._fullLayout);"), "the Overview did not draw")
+        ActionChains(browser).move_to_element(
+            browser.find_element(By.CSS_SELECTOR, "#ov-grid .js-plotly-plot")).perform()
+        found = browser.execute_script(
+            "var gd = document.querySelector('#ov-grid .js-plotly-plot');"
+            "var bar = gd.querySelector('.modebar-container .modebar').getBoundingClientRect();"
+            "var pngs = Array.from(document.querySelectorAll('#ov-grid .gs-png'))"
+            ".map(e => e.getBoundingClientRect());"
+            "var overlaps = pngs.filter(p => p.left < bar.right && p.right > bar.left"
+            " && p.top < bar.bottom && p.bottom > bar.top).length;"
+            "var ticks = Array.from(gd.querySelectorAll('.xtick text'))"
+            ".map(t => t.getBoundingClientRect().bottom).filter(b => b > 0 && b < innerHeight);"
+            "var dashes = gd._fullData.map(t => t.line && t.line.dash);"
+            "return {overlaps: overlaps, ticks: ticks.length, dashes: dashes,"
+            " titles: Array.from(document.querySelectorAll('.gs-chart-title'))"
+            ".map(e => e.textContent)};")
+        assert found["overlaps"] == 0  # the toolbar covers no chart's PNG button
+        assert found["ticks"] > 0  # a time axis on screen as the page opens
+        assert set(found["dashes"]) == {"solid", "dot"}  # red solid, blue dotted
+        # By load: the busy components first, not GPU.CommandProcessor and DRAM[0..13].
+        assert not found["titles"][2].startswith("GPU.DRAM")
+    finally:
+        browser.set_window_size(1400, 1000)

@@ -26,7 +26,7 @@ def _ranges(browser):
         ".map(k => gd._fullLayout[k].range);")
 
 
-def _open_overview(browser, app_url, query="filter=L2"):
+def _open_overview(browser, app_url, query="filter=L2&sort=name"):
     browser.get(f"{app_url}/overview?{query}")
     drive.wait(browser, lambda d: len(_titles(d)) > 0 and len(_ranges(d)) == len(_titles(d)),
                "the overview charts did not render")
@@ -156,7 +156,7 @@ def test_drawing_a_page_runs_none_of_its_url_callbacks_on_the_server(browser, ap
 
 
 def test_clicking_a_title_opens_its_component_view_at_the_window(browser, app_url):
-    _open_overview(browser, app_url, "filter=L2&t0=20000&t1=90000")
+    _open_overview(browser, app_url, "filter=L2&sort=name&t0=20000&t1=90000")
     browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")[2].click()
     drive.wait(browser, lambda d: urlparse(d.current_url).path == "/component",
                "the component page did not open")
@@ -196,6 +196,7 @@ def test_back_and_forward_restore_the_views(browser, app_url):
     box.send_keys(Keys.CONTROL, "a")
     box.send_keys("DRAM", Keys.ENTER)
     drive.wait(browser, lambda d: drive.query(d).get("filter") == "DRAM", "the filter did not reach the URL")
+    assert drive.query(browser).get("sort") == "name"  # kept from the page it replaced
     drive.wait(browser, lambda d: _titles(d) == [f"GPU.DRAM[{i}]" for i in range(16)],
                "the DRAM charts did not render")
     browser.back()
@@ -349,12 +350,13 @@ def test_paging_sorting_and_metric_pickers_write_the_url(browser, app_url):
     browser.find_element(By.XPATH, "//*[@id='ov-pages']//*[contains(., 'Next')]").click()
     drive.wait(browser, lambda d: drive.query(d).get("page") == "2", "Next did not reach the URL")
     drive.wait(browser, lambda d: _titles(d) and _titles(d) != first_page, "page 2 did not render")
-    drive.click(browser, By.CSS_SELECTOR, "#ov-sort input[value='load']")
-    drive.wait(browser, lambda d: drive.query(d).get("sort") == "load" and "page" not in drive.query(d),
+    # By load is the default (issue 36): sorting by name reaches the URL.
+    drive.click(browser, By.CSS_SELECTOR, "#ov-sort input[value='name']")
+    drive.wait(browser, lambda d: drive.query(d).get("sort") == "name" and "page" not in drive.query(d),
                "sorting did not reach the URL (and go back to page 1)")
     # Wait for the page rebuilt by the sort, then open the picker and choose.
     drive.wait(browser, lambda d: d.find_element(
-        By.CSS_SELECTOR, "#ov-sort input[value='load']").is_selected(), "sort not shown")
+        By.CSS_SELECTOR, "#ov-sort input[value='name']").is_selected(), "sort not shown")
 
     def choose(d):
         options = d.find_elements(By.XPATH, "//*[text()='Busy fraction']")
