@@ -66,10 +66,12 @@ the Findings page under its own name, left out of the URL at its default."""
 FindingsState = make_dataclass(
     "FindingsState",
     [("trace", str, None), ("kernel", int, None),  # kernel: a launch's index, None for all
+     ("t0", int, None), ("t1", int, None),  # a window of the launches, in ps (None: whole)
      *((f.name, f.type, f.default) for f in THRESHOLDS)],
     frozen=True)
-FindingsState.__doc__ = ("The Findings page's state: trace, launch index (None: every launch)"
-                         " and one field per threshold, at its default unless the URL says.")
+FindingsState.__doc__ = ("The Findings page's state: trace, launch index (None: every launch),"
+                         " a window [t0, t1) in ps (None: whole launches) and one field per"
+                         " threshold, at its default unless the URL says.")
 
 
 def first_value(value):
@@ -207,8 +209,15 @@ def parse_findings(params):
             value = _share(params, f.name, errors)
         if value is not None:
             values[f.name] = value
+    t0, t1 = _window(params, errors)
     return FindingsState(trace=_text(params, "trace"),
-                         kernel=int_param(params, "kernel", errors, minimum=0), **values), errors
+                         kernel=int_param(params, "kernel", errors, minimum=0), t0=t0, t1=t1,
+                         **values), errors
+
+
+def window_of(state) -> tuple[int, int] | None:
+    """The window a state with ``t0``/``t1`` asks for, or None for the whole."""
+    return None if state.t0 is None else (state.t0, state.t1)
 
 
 def thresholds_of(state) -> Thresholds:

@@ -269,22 +269,23 @@ def test_a_level_at_the_compute_peak_draws_no_ceiling_it_cannot_know():
 def test_a_report_is_made_once_per_version_launch_and_thresholds(known, monkeypatch):
     calls = []
 
-    def counting(path, kernel=None, thresholds=None):
+    def counting(path, kernel=None, window=None, thresholds=None):
         calls.append((kernel, thresholds))
-        return analyze(path, kernel=kernel, thresholds=thresholds)
+        return analyze(path, kernel=kernel, window=window, thresholds=thresholds)
     monkeypatch.setattr(reports, "analyze", counting)
     meta = trace_meta(known)
     first = reports.report(meta, 0, Thresholds(tail_share=0.11))
     assert reports.report(meta, 0, Thresholds(tail_share=0.11)) is first
     reports.report(meta, 0, Thresholds(tail_share=0.12))
     reports.report(meta, 1, Thresholds(tail_share=0.11))
-    assert len(calls) == 3
+    reports.report(meta, 0, Thresholds(tail_share=0.11), (20_000, 45_000))  # a window: another
+    assert len(calls) == 4
 
 
 def test_requests_for_a_report_being_made_wait_for_that_one(known, monkeypatch):
     started, release, calls = threading.Event(), threading.Event(), []
 
-    def slow(path, kernel=None, thresholds=None):
+    def slow(path, kernel=None, window=None, thresholds=None):
         calls.append(kernel)
         started.set()
         release.wait(10)
@@ -305,7 +306,7 @@ def test_requests_for_a_report_being_made_wait_for_that_one(known, monkeypatch):
 
 
 def test_a_failed_analysis_is_not_kept(known, monkeypatch):
-    def failing(path, kernel=None, thresholds=None):
+    def failing(path, kernel=None, window=None, thresholds=None):
         raise reports.AnalysisError("broken")
     monkeypatch.setattr(reports, "analyze", failing)
     with pytest.raises(reports.AnalysisError):

@@ -178,10 +178,10 @@ def test_the_layout_starts_the_analysis_its_callback_collects(app, monkeypatch):
 
     started, calls = threading.Event(), []
 
-    def counting(path, kernel=None, thresholds=None):
+    def counting(path, kernel=None, window=None, thresholds=None):
         calls.append(kernel)
         started.set()
-        return analyze(path, kernel=kernel, thresholds=thresholds)
+        return analyze(path, kernel=kernel, window=window, thresholds=thresholds)
     monkeypatch.setattr(reports, "analyze", counting)
     _render(app, "findings", trace="known.sqlite", kernel="1", sol_gap="0.27")
     assert started.wait(20)  # begun before the browser asks for the report
@@ -191,3 +191,16 @@ def test_the_layout_starts_the_analysis_its_callback_collects(app, monkeypatch):
     assert found >= 1 and f"{found} finding{'s' * (found > 1)}, most launch time explained" \
         " first" in _texts(report)
     assert calls == [1]
+
+
+def test_a_window_in_the_url_cuts_the_report_to_it(app):
+    known = app.server.config["GPUSCOPE_CATALOG"].path("known.sqlite")
+    page = _render(app, "findings", trace="known.sqlite", t0="20000", t1="45000")
+    assert "in 20 ns – 45 ns" in _texts(page)
+    report = _report(app, trace="known.sqlite", t0="20000", t1="45000")
+    expected = analyze(known, window=(20_000, 45_000))
+    assert [n.to_plotly_json()["props"]["data-rule"] for n in _findings(report)] == [
+        f["rule"] for f in expected["findings"]]
+    # A window after every launch is a message, not a traceback.
+    assert "overlaps no launch" in _texts(_report(app, trace="known.sqlite", t0="10000000",
+                                                  t1="20000000"))

@@ -92,23 +92,29 @@ def launches(meta: TraceMeta) -> list[Kernel]:
     return _REPORTS.get((meta.version, meta.path, "launches"), make)
 
 
-def report(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> dict:
+def report(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
+           window: tuple[int, int] | None = None) -> dict:
     """The report of launch ``kernel`` (None: every launch) of the trace ``meta``
-    describes, under ``thresholds``: ``{"kernels": [...], "findings": [...]}``."""
+    describes, cut to ``window`` (ps; None: whole launches), under ``thresholds``:
+    ``{"kernels": [...], "findings": [...]}``. A window that overlaps no launch raises
+    ``ValueError`` with the analysis's one-line message."""
     _check(meta)
     path: Path = meta.path
-    return _REPORTS.get((meta.version, path, kernel, thresholds),
-                        lambda: analyze(path, kernel=kernel, thresholds=thresholds))
+    return _REPORTS.get((meta.version, path, kernel, thresholds, window),
+                        lambda: analyze(path, kernel=kernel, window=window, thresholds=thresholds))
 
 
-def start(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> None:
-    """Begin making ``report(meta, kernel, thresholds)`` in the background, so that the
-    page's callback finds it made or under way (a failure is the callback's to report)."""
-    _BACKGROUND.submit(_quietly, meta, kernel, thresholds)
+def start(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
+          window: tuple[int, int] | None = None) -> None:
+    """Begin making ``report(meta, kernel, thresholds, window)`` in the background, so
+    that the page's callback finds it made or under way (a failure is the callback's to
+    report)."""
+    _BACKGROUND.submit(_quietly, meta, kernel, thresholds, window)
 
 
-def _quietly(meta: TraceMeta, kernel: int | None, thresholds: Thresholds) -> None:
+def _quietly(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
+             window: tuple[int, int] | None) -> None:
     try:
-        report(meta, kernel, thresholds)
+        report(meta, kernel, thresholds, window)
     except Exception:  # noqa: BLE001 - made again, and reported, by the callback
         pass

@@ -20,7 +20,7 @@ from .. import urls, widgets
 from ..findings import figures, reports
 from ..findings.evidence import evidence_link
 from ..queries import QueryTimeout, TraceError
-from ..units import fmt_ps
+from ..units import fmt_at, fmt_ps
 from . import alert, from_search, params_of, trace_page
 
 LOC = widgets.LOCATION_ID
@@ -99,11 +99,17 @@ def layout(request):
     except (reports.NotSimulated, reports.AnalysisError) as err:
         return alert(request.problems + [str(err)])
     state = replace(state, kernel=kernel)
-    reports.start(request.meta, kernel, urls.thresholds_of(state))  # collected by fill_report
-    overview = urls.href("/overview", urls.OverviewState(trace=name))
+    # collected by fill_report
+    reports.start(request.meta, kernel, urls.thresholds_of(state), urls.window_of(state))
+    overview = urls.href("/overview", urls.OverviewState(trace=name, t0=state.t0, t1=state.t1))
+    window = "" if state.t0 is None else html.Span(
+        [f" in {fmt_at(state.t0)} – {fmt_at(state.t1)} ",
+         dcc.Link("(whole launches)", href=urls.href("/findings", replace(
+             state, trace=name, t0=None, t1=None)), className="small fw-normal")],
+        id="fd-window", className="fs-6 fw-normal")
     return html.Div([
         widgets.messages(request.problems + problems),
-        html.H5(["Findings: ", html.Span(name, className="font-monospace"),
+        html.H5(["Findings: ", html.Span(name, className="font-monospace"), window,
                  dcc.Link("Overview", href=overview, className="small ms-3 fw-normal")],
                 id="fd-title"),
         html.P("Why the launches take the time they take: each finding states its numbers,"
@@ -224,8 +230,10 @@ def fill_report(search):
         return alert(problems)
     try:
         _launches, kernel, _ = _scope(request)
-        report = reports.report(request.meta, kernel, urls.thresholds_of(request.state))
-    except (reports.NotSimulated, reports.AnalysisError, TraceError, QueryTimeout) as err:
+        report = reports.report(request.meta, kernel, urls.thresholds_of(request.state),
+                                urls.window_of(request.state))
+    except (reports.NotSimulated, reports.AnalysisError, TraceError, QueryTimeout,
+            ValueError) as err:  # ValueError: a window that overlaps no launch
         return alert([str(err)])
     return _report(replace(request.state, kernel=kernel), report)
 
