@@ -63,6 +63,9 @@ class Thresholds:
                                                   " is kernel wait (HTA)")
     max_queue_length: int = _param(1024, "I8: a stream's launch queue holds at most this many"
                                          " operations (HTA, CUDA)")
+    kernel_kernel_delay_us: int = _param(1500, "I10: consecutive operations on a stream closer"
+                                               " than this many µs wait for each other on the"
+                                               " critical path (HTA)")
     overlap_share: float = _param(0.3, "I9: report communication overlapped by computation"
                                        " less than this share (nsys-ai)")
     noise_us: int = _param(5, "I2: a gap shorter than this many µs is noise (TraceLens)")

@@ -38,12 +38,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
+from ...tracing.exporters import export_highlighted
 from .launches import queue_at_launch
-from .ops import COMMUNICATION, GPU_LOCATION, Profile
-from .trace import COLUMN
+from .ops import COMMUNICATION, GPU_LOCATION, Profile, load
+from .trace import COLUMN, ProfileTrace
 
 PS_PER_US = 10 ** 6
 OPERATOR = "critical_path_operator"
@@ -378,3 +380,13 @@ def overlay(profile: Profile, path: CriticalPath) -> tuple[frozenset[int], list[
     flows = [(int(ids[path.graph.row[e.src]]), int(ids[path.graph.row[e.dst]]), "critical_path",
               {"weight": e.weight, "type": e.type}) for e in path.edges if e.type in SHOWN]
     return critical, flows
+
+
+def export_path(path: str | Path, out: Path, like_hta: bool = False,
+                kernel_kernel_delay_us: int = 1500, force: bool = False) -> int:
+    """Write the whole profile as Chrome JSON with its critical path overlaid as HTA
+    does (``overlay``; the trace's own links stay, as HTA keeps ``ac2g``)."""
+    with ProfileTrace(path) as trace:
+        profile = load(trace, like_hta=like_hta)
+        critical, flows = overlay(profile, critical_path(profile, kernel_kernel_delay_us))
+    return export_highlighted(Path(path), out, None, critical, flows, force)

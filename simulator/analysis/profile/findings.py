@@ -186,3 +186,25 @@ def hotspot_findings(kernels: list[dict], t: Thresholds) -> list[dict]:
         f" instances, {_us(k['total_ps'])}). Definition: I7, nsys cuda_gpu_kern_sum Time %;"
         f" threshold: {t.hotspot_share:.0%} (nsys-ai).",
         [{"view": "task", **k["longest"]}])]
+
+
+def critical_path_findings(path: dict, t: Thresholds) -> list[dict]:
+    """I10: the bound that holds the largest share of the CPU–GPU critical path, with
+    the task most of the path is attributed to."""
+    if not path["length_ps"] or path["dominant"] is None:
+        return []
+    bound, top = next(iter(path["bound_by"].items()))
+    if top["share"] < t.critical_share:
+        return []
+    d = path["dominant"]
+    shares = ", ".join(f"{b} {v['share']:.1%}" for b, v in path["bound_by"].items() if v["ps"])
+    return [_finding(
+        "critical-path", None, top["ps"],
+        f"{bound.replace('_', ' ')} holds {top['share']:.1%} of the {_us(path['length_ps'])}"
+        f" critical path through the CPU and the GPU ({shares}); {d['name'][:120]} on"
+        f" {d['loc']} carries {_us(d['ps'])} of it. Definition: I10, HTA's lightweight critical"
+        " path (operator, dependency, launch-delay, kernel-kernel and sync edges; the longest"
+        f" path; kernel-kernel gaps under {t.kernel_kernel_delay_us:,} µs); threshold:"
+        f" {t.critical_share:.0%} of the path.",
+        [{"view": "task", "loc": d["loc"], "task": d["task"], "t0": d["t0"], "t1": d["t1"]},
+         {"view": "component", "loc": d["loc"], "t0": d["t0"], "t1": d["t1"]}])]

@@ -15,8 +15,10 @@ from ...tracing.writer import TraceError
 from ..findings import ranked
 from ..thresholds import Thresholds
 from .budget import time_budget
+from .critical_path import critical_path, summary
 from .findings import (
     budget_findings,
+    critical_path_findings,
     gap_findings,
     hotspot_findings,
     idle_findings,
@@ -55,6 +57,7 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
             "gaps": gaps(profile, t.noise_us, t.gap_us),
             "low-utilization": low_utilization(profile, t.util_chunks, t.util_threshold),
             "anti-patterns": anti_patterns(profile),
+            "critical-path": summary(profile, critical_path(profile, t.kernel_kernel_delay_us)),
         }
         kernels = kernel_summary(profile)
     found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
@@ -63,7 +66,8 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
              + overlap_findings(analyses["overlap"], t, devices)
              + gap_findings(analyses["gaps"], t)
              + utilization_findings(analyses["low-utilization"], t)
-             + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t))
+             + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t)
+             + critical_path_findings(analyses["critical-path"], t))
     return {"source": trace.source, "like_hta": like_hta, "kernels": kernels,
             "devices": [{k: r[k] for k in ("device", "span_ps", "compute_ps", "non_compute_ps",
                                            "idle_ps", "copy_only_ps")} for r in devices],
