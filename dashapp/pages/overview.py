@@ -114,9 +114,8 @@ def _header(name, meta, page):
                   f"{page.names_total} components", id="ov-count", className="me-3"),
         dcc.Link("compare with…", id="ov-compare", href=urls.href("/compare", urls.CompareState(
             a=name, view="overview", filter=state.filter, sort=state.sort, t0=t0, t1=t1))),
-        *([dcc.Link("findings", id="ov-findings", className="ms-3",
-                    href=urls.href("/findings", urls.FindingsState(trace=name)))]
-          if meta.run.get("source") == "simulator" else []),
+        dcc.Link("findings", id="ov-findings", className="ms-3",
+                 href=urls.href("/findings", urls.FindingsState(trace=name))),
     ]
 
 
