@@ -64,6 +64,34 @@ def idle_findings(rows: list[dict], t: Thresholds) -> list[dict]:
     return out
 
 
+def starvation_findings(rows: list[dict], t: Thresholds) -> list[dict]:
+    """I4 (TraceLens): a device's largest idle class, with its longest gap."""
+    out = []
+    for r in rows:
+        if not r["classes"]:
+            continue
+        name, top = next(iter(r["classes"].items()))
+        drain, cls = name.split("/")
+        g = top["longest"]
+        evidence = [{"view": "component", "loc": g["loc"], "t0": g["t0"], "t1": g["t1"]}]
+        if g["thread"]:
+            evidence.append({"view": "component", "loc": g["thread"], "t0": g["t0"], "t1": g["t1"]})
+        why = (f"; {g['runtime']['name']} ({g['runtime']['kind']}) fills the longest"
+               if g["runtime"] else f"; {g['dominant_op']['name'][:80]} holds most of the"
+               " longest's CPU time" if g["dominant_op"] else "")
+        out.append(_finding(
+            "idle-gaps", r["device"], top["ps"],
+            f"GPU {r['device']}'s idle gaps are mostly {drain.replace('_', ' ')} and"
+            f" {cls.replace('_', ' ').lower()} ({top['count']} gaps, {_us(top['ps'])} of"
+            f" {_us(r['gap_ps'])}){why}. Definition: I4, TraceLens' idle classes (drain:"
+            " a synchronizing call ended in the gap before the launch, else starved; CPU"
+            f" during the gap: launch anomaly over {t.launch_to_exec_us} µs, launch overhead"
+            f" only, a runtime call ≥ {t.runtime_share:.0%}, CPU self time ≥"
+            f" {t.cpu_share:.0%}, else untraced); gaps under {t.noise_us} µs are noise.",
+            evidence))
+    return out
+
+
 def launch_findings(rows: list[dict], t: Thresholds) -> list[dict]:
     """I5: launch-delay outliers, with the worst launch (the time it explains: delays of
     queued launches overlap, so only the worst one's is counted)."""

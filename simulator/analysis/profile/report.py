@@ -26,6 +26,7 @@ from .findings import (
     overlap_findings,
     queue_findings,
     rule_findings,
+    starvation_findings,
     utilization_findings,
 )
 from .gaps import gaps, low_utilization
@@ -35,6 +36,7 @@ from .launches import launch_stats, queue_length
 from .ops import load
 from .overlap import overlap
 from .rules import anti_patterns
+from .starvation import starvation
 from .trace import ProfileTrace
 
 
@@ -51,6 +53,8 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
         devices = time_budget(profile)
         analyses = {
             "idle-cause": idle_breakdown(profile, t.consecutive_kernel_delay_us),
+            "idle-gaps": starvation(profile, t.noise_us, t.launch_to_exec_us, t.runtime_share,
+                                    t.cpu_share),
             "launch-stats": launch_stats(profile, t.runtime_cutoff_us, t.launch_delay_cutoff_us),
             "queue-length": queue_length(profile, t.max_queue_length),
             "overlap": overlap(profile),
@@ -61,6 +65,7 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
         }
         kernels = kernel_summary(profile)
     found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
+             + starvation_findings(analyses["idle-gaps"], t)
              + launch_findings(analyses["launch-stats"], t)
              + queue_findings(analyses["queue-length"], t)
              + overlap_findings(analyses["overlap"], t, devices)
