@@ -129,3 +129,13 @@ def test_event_syncs_join_the_recorded_kernel(shared_trace, tmp_path):
                  == "cudaEventSynchronize"]
     assert waits and all(e.weight == 0 for e in waits)
     assert all(graph.end[graph.row[e.src]] == e.src for e in waits)
+
+
+def test_a_window_keeps_the_events_that_start_in_it(tmp_path):
+    # HTA's region: [65, 90) µs holds only opt (fwd, the calls and k1 start before it)
+    trace = _stream_sync(tmp_path)
+    with ProfileTrace(trace) as t:
+        profile = load(t, window=(65 * US, 90 * US))
+        path = cp.critical_path(profile)
+        names = {profile.name(profile.tasks[r, COLUMN["kind"]]) for r in path.tasks()}
+    assert names == {"opt"} and [e.weight for e in path.edges] == [10 * US]

@@ -105,15 +105,19 @@ def _nodes(profile: Profile, events: np.ndarray) -> Graph:
 
 def _cpu_events(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
     """(CPU tasks of positive length, the operators and calls among them): HTA leaves
-    out zero-length events, which break its call stacks."""
+    out zero-length events, which break its call stacks. With a window, HTA's region:
+    the events that start in it (an operation is in when its launching call is)."""
     tasks = profile.tasks
     gpu_locs = [loc for loc, name in profile.trace.locations.items() if GPU_LOCATION.match(name)]
-    cpu = np.flatnonzero(~np.isin(tasks[:, COLUMN["location"]], gpu_locs)
-                         & (tasks[:, COLUMN["end_ps"]] > tasks[:, COLUMN["start_ps"]]))
+    keep = (~np.isin(tasks[:, COLUMN["location"]], gpu_locs)
+            & (tasks[:, COLUMN["end_ps"]] > tasks[:, COLUMN["start_ps"]]))
+    if profile.window is not None:
+        t0, t1 = profile.window
+        keep &= (tasks[:, COLUMN["start_ps"]] >= t0) & (tasks[:, COLUMN["start_ps"]] < t1)
+    cpu = np.flatnonzero(keep)
     op_kinds = [k for k, c in profile.categories.items() if c.lower() in CPU_OP_CATEGORIES]
-    calls = profile.calls[profile.tasks[profile.calls, COLUMN["end_ps"]]
-                          > profile.tasks[profile.calls, COLUMN["start_ps"]]]
-    ops = np.union1d(cpu[np.isin(tasks[cpu, COLUMN["kind"]], op_kinds)], calls)
+    ops = np.union1d(cpu[np.isin(tasks[cpu, COLUMN["kind"]], op_kinds)],
+                     np.intersect1d(cpu, profile.calls))
     return cpu, ops
 
 
