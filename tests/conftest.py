@@ -77,7 +77,7 @@ SHARED_TRACES = Path(os.environ.get("GPUSCOPE_SHARED", ROOT.parent / "shared")) 
 from there, never copied into the project."""
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_trace():
     """The path of a real trace of ``shared/traces`` by name (skips where there is none:
     a checkout without the team's shared folder)."""

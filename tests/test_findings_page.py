@@ -7,6 +7,7 @@ import threading
 
 import pytest
 from analysis_traces import write_trace
+from profile_traces import kineto
 from test_analysis import LAUNCH
 from test_app import _ids, _render, serving
 from test_app import _texts as _spaced
@@ -28,6 +29,11 @@ def app(tmp_path_factory):
     profile.write_text(json.dumps({"traceEvents": [
         {"name": "k", "ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]}))
     import_trace(profile, directory / "imported.sqlite", show_progress=False)
+    # a kernel [10, 20) launched at 5, a long gap, a kernel [2010, 2020) launched at 2000
+    kineto(tmp_path_factory.mktemp("profile") / "p", [
+        {"name": "k1", "ts": 10, "dur": 10, "stream": 7, "launch": (5, 2)},
+        {"name": "k2", "ts": 2010, "dur": 10, "stream": 7, "launch": (2000, 2)}],
+        [{"name": "step", "ts": 0, "dur": 2005}]).rename(directory / "profile.sqlite")
     yield serving(tmp_path_factory, directory)
     shutil.rmtree(directory, ignore_errors=True)
 
@@ -109,10 +115,24 @@ def test_hostile_parameters_give_a_message_and_the_page(app, query, message):
     assert _ids(page, "fd-search")  # the report is still asked for
 
 
-def test_an_imported_trace_gets_a_clear_message(app):
-    text = _texts(_render(app, "findings", trace="imported.sqlite"))
-    assert "This trace was imported (chrome), not simulated" in text
-    assert "imported" in _texts(_report(app, trace="imported.sqlite"))
+def test_an_imported_trace_without_gpu_work_gets_the_analysis_message(app):
+    text = _texts(_report(app, trace="imported.sqlite"))
+    assert "no GPU operation on a stream" in text
+
+
+def test_a_profile_shows_its_devices_critical_path_and_findings(app):
+    assert "Ignored kernel=0: an imported profile is explained whole" in _texts(
+        _render(app, "findings", trace="profile.sqlite", kernel="0"))
+    report = _report(app, trace="profile.sqlite")
+    text = _texts(report)
+    assert "GPU 0: 2.01 ms from its first operation to its last; compute 20 µs" in text
+    assert "critical path (I10)" in text
+    rules = [f.to_plotly_json()["props"]["data-rule"] for f in _findings(report)]
+    assert "gaps" in rules and "critical-path" in rules
+    assert [c.id for c in _walk(report) if getattr(c, "id", None) in
+            ("fd-devices", "fd-profile-path")] == ["fd-devices", "fd-profile-path"]
+    hrefs = _hrefs(report)
+    assert "/component?trace=profile.sqlite&loc=GPU%5B0%5D.stream%5B7%5D&t0=20000000&t1=2010000000" in hrefs
 
 
 def test_an_unknown_trace_gets_a_message(app):
@@ -149,7 +169,8 @@ def test_the_traces_overview_and_kernel_pages_link_to_the_findings(app):
     assert "/findings?trace=known.sqlite" in home and "/findings?trace=imported.sqlite" in home
     overview = _render(app, "overview", trace="known.sqlite")
     assert [n.href for n in _ids(overview, "ov-findings")] == ["/findings?trace=known.sqlite"]
-    assert not _ids(_render(app, "overview", trace="imported.sqlite"), "ov-findings")
+    assert [n.href for n in _ids(_render(app, "overview", trace="imported.sqlite"),
+                                  "ov-findings")] == ["/findings?trace=imported.sqlite"]
     request, _ = _resolve(app, "known.sqlite")
     with app.server.test_request_context("/"):
         link = _page("kernel")._findings_link(request, 1)

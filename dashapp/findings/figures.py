@@ -16,6 +16,12 @@ S7 speed of light is a horizontal bar per unit, as a percentage of its peak, wit
 latency (60 %) and bound (80 %) thresholds drawn; S8 is a log-log roofline, one point
 per launch and each memory level's ceiling. A function returns None when no launch of
 the report has what it draws (an analysis unavailable, or not built yet).
+
+An imported profile's report has devices instead of launches:
+
+- I1 time budget: per device, compute, the rest of non-compute, copy-only (the part of
+  non-compute when only copies or memsets run) and idle, summing to the device's span;
+- I10 critical path: the path's time by bound, summing to its length.
 """
 from __future__ import annotations
 
@@ -38,6 +44,8 @@ STALL_COLOURS = {"VALU": "#08519c", "SALU": "#3182bd", "Branch": "#6baed6", "LDS
 SOL_UNITS = ("VALU", "SALU", "Branch", "LDS", "L1V", "L2", "DRAM", "dispatch")
 SOL_LAUNCHES = 6
 """Launches S7 draws at most (the longest): more bars per unit would not be read."""
+DEVICE_COLOURS = {"compute": "#3182bd", "non-compute": "#9ecae1", "copy-only": "#fd8d3c",
+                  "idle": "#d9d9d9"}
 LAUNCH_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
 
 
@@ -251,3 +259,34 @@ def roofline_figure(kernels: list[dict]) -> go.Figure | None:
                       yaxis=dict(type="log", title="performance (lane-ops/s)",
                                  gridcolor="#eeeeee"))
     return fig
+
+
+def device_budget_figure(devices: list[dict]) -> go.Figure | None:
+    """I1: each device's span as compute, non-compute other than copy-only, copy-only
+    and idle (copy-only is a part of HTA's non-compute, drawn apart)."""
+    if not devices:
+        return None
+    parts = {"compute": [d["compute_ps"] for d in devices],
+             "non-compute": [d["non_compute_ps"] - d["copy_only_ps"] for d in devices],
+             "copy-only": [d["copy_only_ps"] for d in devices],
+             "idle": [d["idle_ps"] for d in devices]}
+    rows = [(name, [p / US for p in ps],
+             [f"{_share(p, d['span_ps'])} of the span" for p, d in zip(ps, devices)])
+            for name, ps in parts.items()]
+    return _stacked(rows, [f"GPU {d['device']}" for d in devices], DEVICE_COLOURS,
+                    "I1 time budget: compute, non-compute, copy-only, idle",
+                    "time from the first operation to the last (µs)")
+
+
+def profile_path_figure(path: dict | None) -> go.Figure | None:
+    """I10: the critical path's time by bound, stacked to its length."""
+    if not path or not path["length_ps"]:
+        return None
+    palette = (*LAUNCH_COLOURS, "#a6761d", "#666666")
+    bounds = [b for b, v in path["bound_by"].items() if v["ps"]]
+    colours = {b: palette[i % len(palette)] for i, b in enumerate(bounds)}
+    rows = [(b, [path["bound_by"][b]["ps"] / US], [f"{path['bound_by'][b]['share']:.1%} of the path"])
+            for b in bounds]
+    return _stacked(rows, ["critical path"], colours,
+                    "I10 critical path: what the longest chain through CPU and GPU is bound by",
+                    "time on the path (µs)")

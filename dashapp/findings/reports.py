@@ -1,5 +1,7 @@
 """The analysis report of a trace (``simulator.analysis.report.analyze``), made once per
-file version, launch and thresholds.
+file version, launch and thresholds. A simulator trace is explained per kernel launch;
+an imported profile (``run.source`` another tool) as a whole, by the profile analyses
+(``simulator.analysis.profile``: devices, findings, no launches).
 
 An analysis reads every task of a launch and takes seconds on a large trace, so the page
 starts it in the background as its layout is built (``start``) and its callback, sent
@@ -28,7 +30,7 @@ AnalysisError = TraceError
 
 
 class NotSimulated(Exception):
-    """A trace the analysis cannot explain: written by another tool, not our simulator."""
+    """A trace the analysis cannot explain yet: a run still being written."""
 
 
 class _Reports:
@@ -69,13 +71,12 @@ _BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="findings")
 requests keep the rest of its cores."""
 
 
+def is_profile(meta: TraceMeta) -> bool:
+    """Whether the trace was imported from another tool's profile (no launches)."""
+    return meta.run.get("source") != "simulator"
+
+
 def _check(meta: TraceMeta) -> None:
-    source = meta.run.get("source")
-    if source != "simulator":
-        raise NotSimulated(
-            f"This trace was imported ({source}), not simulated: the findings explain"
-            " GPUscope simulator traces, whose components and peaks the analysis knows."
-            " Analyses of real profiles come later (issue 33).")
     if meta.live is not None:
         raise NotSimulated("This run is still being written (or was interrupted): its"
                            " findings can be computed once its trace is finished.")
@@ -83,8 +84,10 @@ def _check(meta: TraceMeta) -> None:
 
 def launches(meta: TraceMeta) -> list[Kernel]:
     """The trace's kernel launches as the analysis numbers them (``kernel=`` is an index
-    into this list)."""
+    into this list); none for a profile, which is explained whole."""
     _check(meta)
+    if is_profile(meta):
+        return []
 
     def make():
         with Trace(meta.path) as trace:
@@ -96,7 +99,8 @@ def report(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
            window: tuple[int, int] | None = None) -> dict:
     """The report of launch ``kernel`` (None: every launch) of the trace ``meta``
     describes, cut to ``window`` (ps; None: whole launches), under ``thresholds``:
-    ``{"kernels": [...], "findings": [...]}``. A window that overlaps no launch raises
+    ``{"kernels": [...], "findings": [...]}`` (a profile's also holds ``devices`` and
+    ``analyses``; its ``kernel`` is None). A window that overlaps no launch raises
     ``ValueError`` with the analysis's one-line message."""
     _check(meta)
     path: Path = meta.path

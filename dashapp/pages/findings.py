@@ -1,4 +1,5 @@
-"""The Findings page: why the kernel launches of a simulator trace take the time they take.
+"""The Findings page: why the kernel launches of a simulator trace take the time they take,
+or why an imported profile (Kineto, Nsight Systems) keeps its GPUs waiting.
 
 ``/findings?trace=NAME&kernel=N`` (``kernel`` optional: every launch) lists the findings
 of the analysis room (``simulator.analysis``), ranked by the launch time they explain,
@@ -7,7 +8,10 @@ the Overview, Component, Task, kernel and Compare pages; beside them, the report
 charts (``findings.figures``). Each threshold is a URL parameter with its default shown
 in a small form. The page itself is drawn at once; the report, seconds of analysis on a
 large trace, fills in from a callback under its own spinner (``findings.reports``
-caches it per file version, launch and thresholds).
+caches it per file version, launch and thresholds). A profile has no launches: its
+report is per device (the I1 time budget), its critical path (I10) and its findings,
+whose evidence opens a stream or CPU thread in the Component view, or a task in the
+Task view.
 """
 from dataclasses import replace
 from pathlib import Path
@@ -40,9 +44,13 @@ CHARTS = (("fd-budget", figures.budget_figure), ("fd-cpi", figures.cpi_figure),
 
 def _scope(request):
     """(launches, kernel, messages): the trace's launches and the one the URL asks for,
-    None for all (a launch it does not have is a message, and all are shown)."""
+    None for all (a launch it does not have is a message, and all are shown). A profile
+    has none and is explained whole."""
     launches = reports.launches(request.meta)
     kernel = request.state.kernel
+    if reports.is_profile(request.meta):
+        return [], None, [f"Ignored kernel={kernel}: an imported profile is explained whole,"
+                          " not per launch."] if kernel is not None else []
     if not launches:
         raise reports.NotSimulated("This trace holds no kernel launch: there is nothing to explain.")
     if kernel is not None and kernel >= len(launches):
@@ -102,20 +110,23 @@ def layout(request):
     # collected by fill_report
     reports.start(request.meta, kernel, urls.thresholds_of(state), urls.window_of(state))
     overview = urls.href("/overview", urls.OverviewState(trace=name, t0=state.t0, t1=state.t1))
+    profile = reports.is_profile(request.meta)
     window = "" if state.t0 is None else html.Span(
         [f" in {fmt_at(state.t0)} – {fmt_at(state.t1)} ",
-         dcc.Link("(whole launches)", href=urls.href("/findings", replace(
-             state, trace=name, t0=None, t1=None)), className="small fw-normal")],
+         dcc.Link("(whole launches)" if not profile else "(whole profile)", href=urls.href(
+             "/findings", replace(state, trace=name, t0=None, t1=None)),
+             className="small fw-normal")],
         id="fd-window", className="fs-6 fw-normal")
     return html.Div([
         widgets.messages(request.problems + problems),
         html.H5(["Findings: ", html.Span(name, className="font-monospace"), window,
                  dcc.Link("Overview", href=overview, className="small ms-3 fw-normal")],
                 id="fd-title"),
-        html.P("Why the launches take the time they take: each finding states its numbers,"
-               " its definition and threshold, and the time it explains; its evidence opens"
-               " the views that show it.", className="small text-muted mb-1"),
-        _launch_links(state, launches, kernel),
+        html.P(("Why the GPUs of this profile wait" if profile else
+                "Why the launches take the time they take") + ": each finding states its"
+               " numbers, its definition and threshold, and the time it explains; its evidence"
+               " opens the views that show it.", className="small text-muted mb-1"),
+        "" if profile else _launch_links(state, launches, kernel),
         _thresholds_form(state),
         dcc.Store(id="fd-search", data=urls.search(replace(state, trace=name))),
         dcc.Loading(html.Div(id="fd-report", className="gs-loading"), type="circle",
@@ -149,11 +160,15 @@ def _finding(rank, finding, state, launch_ps):
                              else label, **{"data-view": item["view"]}))
     whole = launch_ps.get(finding["kernel"])
     share = finding["explains_ps"] / whole if whole else None
+    if finding["kernel"] is not None:
+        where = dcc.Link(f"launch {finding['kernel']}", className="me-2",
+                         href=urls.href("/findings", replace(state, kernel=finding["kernel"])))
+    else:  # a profile's: a device, or the whole profile
+        device = finding.get("device")
+        where = html.Span("the profile" if device is None else f"GPU {device}", className="me-2")
     return html.Div([
         html.Div([html.Span(f"{rank}.", className="fw-bold me-2"),
-                  dbc.Badge(finding["rule"], color="secondary", className="me-2"),
-                  dcc.Link(f"launch {finding['kernel']}", className="me-2",
-                           href=urls.href("/findings", replace(state, kernel=finding["kernel"]))),
+                  dbc.Badge(finding["rule"], color="secondary", className="me-2"), where,
                   html.Span(f"explains {fmt_ps(finding['explains_ps'])}"
                             + (f" ({share:.0%} of the launch)" if share is not None else ""),
                             className="fw-bold fd-explains")]),
@@ -191,10 +206,11 @@ def _launch_line(k):
     return html.Li(" · ".join(parts))
 
 
-def _charts(name, kernels):
+def _charts(name, charts):
+    """Each chart that has something to draw: (id, figure function, its argument)."""
     out = []
-    for chart_id, make in CHARTS:
-        fig = make(kernels)
+    for chart_id, make, arg in charts:
+        fig = make(arg)
         if fig is not None:
             out.append(html.Div([
                 html.Div(widgets.png_button(chart_id, f"{name}-{chart_id}",
@@ -217,7 +233,41 @@ def _report(state, report):
                          " explained first",
                          id="fd-count"),
                  html.Div(listing, id="fd-list"), _unavailable(kernels)], lg=6),
-        dbc.Col(_charts(state.trace, kernels), lg=6, id="fd-charts"),
+        dbc.Col(_charts(state.trace, [(i, make, kernels) for i, make in CHARTS]), lg=6,
+                id="fd-charts"),
+    ])
+
+
+def _device_line(d):
+    return html.Li(f"GPU {d['device']}: {fmt_ps(d['span_ps'])} from its first operation to its"
+                   f" last; compute {fmt_ps(d['compute_ps'])}, non-compute"
+                   f" {fmt_ps(d['non_compute_ps'])} (copy-only {fmt_ps(d['copy_only_ps'])}),"
+                   f" idle {fmt_ps(d['idle_ps'])}")
+
+
+def _path_line(path):
+    bounds = ", ".join(f"{b.replace('_', ' ')} {v['share']:.1%}"
+                       for b, v in path["bound_by"].items() if v["ps"])
+    return html.Li(f"critical path (I10): {fmt_ps(path['length_ps'])} through"
+                   f" {path['events']:,} events; {bounds}")
+
+
+def _profile_report(state, report):
+    """An imported profile's report: its devices, critical path and findings."""
+    found, path = report["findings"], report["analyses"].get("critical-path")
+    listing = [_finding(i, f, state, {}) for i, f in enumerate(found, 1)] or [
+        html.P("No finding passes its threshold: lower a threshold above to see more.",
+               className="small")]
+    charts = [("fd-devices", figures.device_budget_figure, report["devices"]),
+              ("fd-profile-path", figures.profile_path_figure, path)]
+    return dbc.Row([
+        dbc.Col([html.Ul([_device_line(d) for d in report["devices"]]
+                         + ([_path_line(path)] if path and path["length_ps"] else []),
+                         className="small mb-1", id="fd-summary"),
+                 html.H6(f"{len(found)} finding{'' if len(found) == 1 else 's'}, most GPU time"
+                         " explained first", id="fd-count"),
+                 html.Div(listing, id="fd-list")], lg=6),
+        dbc.Col(_charts(state.trace, charts), lg=6, id="fd-charts"),
     ])
 
 
@@ -235,7 +285,8 @@ def fill_report(search):
     except (reports.NotSimulated, reports.AnalysisError, TraceError, QueryTimeout,
             ValueError) as err:  # ValueError: a window that overlaps no launch
         return alert([str(err)])
-    return _report(replace(request.state, kernel=kernel), report)
+    state = replace(request.state, kernel=kernel)
+    return _profile_report(state, report) if "devices" in report else _report(state, report)
 
 
 widgets.url_relay("fd")

@@ -115,10 +115,9 @@ def _header(name, meta, page):
         dcc.Link("compare with…", id="ov-compare", href=urls.href("/compare", urls.CompareState(
             a=name, view="overview", filter=state.filter, sort=state.sort, t0=t0, t1=t1))),
         # The findings of the window shown, when zoomed in (of the whole run otherwise).
-        *([dcc.Link("findings", id="ov-findings", className="ms-3",
-                    href=urls.href("/findings", urls.FindingsState(
-                        trace=name, **({} if state.t0 is None else {"t0": t0, "t1": t1}))))]
-          if meta.run.get("source") == "simulator" else []),
+        dcc.Link("findings", id="ov-findings", className="ms-3",
+                 href=urls.href("/findings", urls.FindingsState(
+                     trace=name, **({} if state.t0 is None else {"t0": t0, "t1": t1})))),
     ]
 
 

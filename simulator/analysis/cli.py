@@ -89,8 +89,9 @@ def register(subparsers) -> None:
                    help="where the what-if runs go (default: TRACE.what-if beside the trace);"
                         " runs already there are reused")
     p.add_argument("--critical-path-out", metavar="FILE.json",
-                   help="write the launches' tasks as Chrome JSON (Perfetto) with their critical"
-                        " paths overlaid as HTA does: args.critical = 1 and critical_path flows")
+                   help="write the launches' tasks (an imported profile: all of it) as Chrome"
+                        " JSON (Perfetto) with their critical paths overlaid as HTA does:"
+                        " args.critical = 1 and critical_path flows")
     p.add_argument("--force", action="store_true", help="replace an existing --critical-path-out")
     p.add_argument("--like-hta", action="store_true",
                    help="an imported profile: read it as HolisticTraceAnalysis does (leave out"
@@ -125,9 +126,15 @@ def _analyze(args) -> int:
 
 def _export_critical_path(args) -> None:
     from .critical_path import export_path
+    from .profile import critical_path as profile_path
+    from .profile.trace import trace_source
     from .report import select_kernels
     from .trace import Trace
 
+    if trace_source(args.trace) != "simulator":
+        profile_path.export_path(args.trace, Path(args.critical_path_out), args.like_hta,
+                                 args.kernel_kernel_delay_us, args.force)
+        return
     with Trace(args.trace) as trace:
         kernels = select_kernels(trace.kernels(), args.kernel, args.window, trace.path)
         export_path(trace, kernels, Path(args.critical_path_out), args.force)

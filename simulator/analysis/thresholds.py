@@ -63,11 +63,21 @@ class Thresholds:
                                                   " is kernel wait (HTA)")
     max_queue_length: int = _param(1024, "I8: a stream's launch queue holds at most this many"
                                          " operations (HTA, CUDA)")
+    kernel_kernel_delay_us: int = _param(1500, "I10: consecutive operations on a stream closer"
+                                               " than this many µs wait for each other on the"
+                                               " critical path (HTA)")
     overlap_share: float = _param(0.3, "I9: report communication overlapped by computation"
                                        " less than this share (nsys-ai)")
     noise_us: int = _param(5, "I2: a gap shorter than this many µs is noise (TraceLens)")
     gap_us: int = _param(1000, "I2: list gaps at least this many µs long (nsys-ai's long gap;"
                                " nsys' own rule: 500000)")
+    launch_to_exec_us: int = _param(10, "I4: a launch not prequeued whose operation starts more"
+                                        " than this many µs after the call is an anomaly"
+                                        " (TraceLens)")
+    runtime_share: float = _param(0.25, "I4: a gap is runtime-dominated when one runtime call"
+                                        " covers this share of it (TraceLens)")
+    cpu_share: float = _param(0.2, "I4: a gap is CPU-dominated when CPU self time covers this"
+                                   " share of it (TraceLens)")
     util_chunks: int = _param(30, "I3: cut a device's span into this many chunks (nsys)")
     util_threshold: float = _param(0.5, "I3: report chunks in use less than this share (nsys)")
     hotspot_share: float = _param(0.5, "I7: report a kernel holding more than this share of"

@@ -184,9 +184,8 @@ def export_chrome(trace_path, out_path, show_progress=None, *, tasks=None, criti
                           "args": {"name": f"lane {lane}"}} for lane in range(used)]
                 for event in meta:
                     emit(json.dumps(event))
-            if whole and version >= 2:
-                _export_extras(db, emit, ts, endpoints)
-            _flows(emit, ts, endpoints, flows)
+            linked = _export_extras(db, emit, ts, endpoints) if whole and version >= 2 else 0
+            _flows(emit, ts, endpoints, flows, first_id=linked)
             out.write("\n]}\n")
     finally:
         db.close()
@@ -194,8 +193,8 @@ def export_chrome(trace_path, out_path, show_progress=None, *, tasks=None, criti
 
 
 def _export_extras(db, emit, ts, endpoints):
-    """Links as flows (``_flows``), instants and counters."""
-    _flows(emit, ts, endpoints, ((src, dst, kind, {}) for src, dst, kind in db.execute(
+    """Links as flows (``_flows``), instants and counters; returns the number of flows."""
+    linked = _flows(emit, ts, endpoints, ((src, dst, kind, {}) for src, dst, kind in db.execute(
         "SELECT src, dst, kind FROM task_link ORDER BY src, dst, kind")))
     rows = db.execute("SELECT i.location, l.name, i.time_ps, i.name, i.category, i.details"
                       " FROM instant i LEFT JOIN location l ON l.id = i.location ORDER BY i.id")
@@ -213,18 +212,23 @@ def _export_extras(db, emit, ts, endpoints):
         if unit is not None:
             event["unit"] = unit
         emit(json.dumps(event).replace('"TS"', ts(time_ps)))
+    return linked
 
 
-def _flows(emit, ts, endpoints, flows):
+def _flows(emit, ts, endpoints, flows, first_id=0):
     """Flows (src, dst, name, args) as v1 flow events: ``s`` on the source, ``f`` bound
-    to the enclosing slice on the destination, both naming their task in ``args.task``."""
-    for n, (src, dst, name, extra) in enumerate(flows):
+    to the enclosing slice on the destination, both naming their task in ``args.task``;
+    ids from ``first_id`` on (a viewer joins the two ends by id). Returns the next id."""
+    n = first_id
+    for src, dst, name, extra in flows:
         for ph, (pid, lane, start, task) in (("s", endpoints[src]), ("f", endpoints[dst])):
             event = {"name": name, "cat": name, "ph": ph, "id": n, "pid": pid, "tid": lane,
                      "ts": "TS", "args": {"task": task, **extra}}
             if ph == "f":
                 event["bp"] = "e"
             emit(json.dumps(event).replace('"TS"', ts(start)))
+        n += 1
+    return n
 
 
 def export_csv(trace_path, out_path, show_progress=None):

@@ -73,3 +73,75 @@ def test_evidence_opens_the_overview_and_the_task_view(browser, pagerank_app):
     assert drive.text(browser, "cv-task") == str(key)
     print(f"findings page drawn in {opened:.1f} s (analysis included); "
           f"whole walk {time.monotonic() - started:.1f} s")
+
+
+@pytest.fixture(scope="module")
+def profile_app(tmp_path_factory, serve_traces, shared_trace):
+    """A real Kineto trace (HTA's AlexNet on an A100: long GPU gaps, a CPU thread that
+    launches), imported as a user would."""
+    source = shared_trace("hta_alexnet_a100.json.gz")
+    directory = tmp_path_factory.mktemp("profile-traces")
+    subprocess.run([sys.executable, "-m", "simulator", "import", str(source), "-o",
+                    str(directory / "alexnet.sqlite")], cwd=ROOT, check=True, capture_output=True)
+    return serve_traces(directory)
+
+
+def _link_of(browser, rule, view, nth=0):
+    """The href of the ``nth`` evidence link to ``view`` of the first ``rule`` finding."""
+    return browser.execute_script(
+        "var f = document.querySelector('.fd-finding[data-rule=\"' + arguments[0] + '\"]');"
+        "if (!f) { return null; }"
+        "var a = f.querySelectorAll('li[data-view=\"' + arguments[1] + '\"] a')[arguments[2]];"
+        "return a ? a.getAttribute('href') : null;", rule, view, nth)
+
+
+def _follow(browser, rule, view, nth=0):
+    href = _link_of(browser, rule, view, nth)
+    browser.execute_script(
+        "document.querySelector('.fd-finding[data-rule=\"' + arguments[0] + '\"]')"
+        ".querySelectorAll('li[data-view=\"' + arguments[1] + '\"] a')[arguments[2]].click();",
+        rule, view, nth)
+    drive.wait(browser, lambda d: drive.path(d) == "/component", f"{href} did not open")
+    return drive.query(browser)
+
+
+def _drawn(browser):
+    """Whether the Component view's chart has been laid out (a gap's window holds no bar)."""
+    return browser.execute_script(
+        "var gd = document.querySelector('#cv-graph .js-plotly-plot');"
+        "return !!(gd && gd._fullLayout && gd._fullLayout.xaxis);")
+
+
+def test_a_profile_s_findings_open_the_gap_s_stream_its_thread_and_the_path_s_task(
+        browser, profile_app):
+    started = time.monotonic()
+    browser.get(f"{profile_app}/findings?trace=alexnet.sqlite")
+    drive.wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".fd-finding[data-rule=gaps]")
+               and d.find_elements(By.CSS_SELECTOR, "#fd-devices .barlayer .point"),
+               "the profile's findings and its time budget did not render")
+    opened = time.monotonic() - started
+    assert "GPU 0:" in drive.text(browser, "fd-summary")
+    assert "critical path (I10)" in drive.text(browser, "fd-summary")
+
+    query = _follow(browser, "gaps", "component")
+    stream, t0, t1 = query["loc"], int(query["t0"]), int(query["t1"])
+    assert stream.startswith("GPU[0].stream[")
+    drive.wait(browser, lambda d: drive.text(d, "cv-location") == stream and _drawn(d),
+               "the gap's stream did not draw")
+
+    browser.back()
+    drive.wait(browser, lambda d: _link_of(d, "gaps", "component", 1), "Back did not return")
+    query = _follow(browser, "gaps", "component", 1)
+    thread = query["loc"]
+    assert "thread" in thread and (int(query["t0"]), int(query["t1"])) == (t0, t1)
+    drive.wait(browser, lambda d: drive.text(d, "cv-location") == thread and _bars(d, "component"),
+               "the launching thread's tasks over the gap did not draw")
+
+    browser.back()
+    drive.wait(browser, lambda d: _link_of(d, "critical-path", "task"), "Back did not return")
+    query = _follow(browser, "critical-path", "task")
+    key = int(query["task"])
+    drive.wait(browser, lambda d: key in (_bars(d, "task") or []), "the Task view is empty")
+    assert drive.text(browser, "cv-task") == str(key)
+    print(f"profile findings drawn in {opened:.1f} s (analysis included); "
+          f"whole walk {time.monotonic() - started:.1f} s")

@@ -64,6 +64,34 @@ def idle_findings(rows: list[dict], t: Thresholds) -> list[dict]:
     return out
 
 
+def starvation_findings(rows: list[dict], t: Thresholds) -> list[dict]:
+    """I4 (TraceLens): a device's largest idle class, with its longest gap."""
+    out = []
+    for r in rows:
+        if not r["classes"]:
+            continue
+        name, top = next(iter(r["classes"].items()))
+        drain, cls = name.split("/")
+        g = top["longest"]
+        evidence = [{"view": "component", "loc": g["loc"], "t0": g["t0"], "t1": g["t1"]}]
+        if g["thread"]:
+            evidence.append({"view": "component", "loc": g["thread"], "t0": g["t0"], "t1": g["t1"]})
+        why = (f"; {g['runtime']['name']} ({g['runtime']['kind']}) fills the longest"
+               if g["runtime"] else f"; {g['dominant_op']['name'][:80]} holds most of the"
+               " longest's CPU time" if g["dominant_op"] else "")
+        out.append(_finding(
+            "idle-gaps", r["device"], top["ps"],
+            f"GPU {r['device']}'s idle gaps are mostly {drain.replace('_', ' ')} and"
+            f" {cls.replace('_', ' ').lower()} ({top['count']} gaps, {_us(top['ps'])} of"
+            f" {_us(r['gap_ps'])}){why}. Definition: I4, TraceLens' idle classes (drain:"
+            " a synchronizing call ended in the gap before the launch, else starved; CPU"
+            f" during the gap: launch anomaly over {t.launch_to_exec_us} µs, launch overhead"
+            f" only, a runtime call ≥ {t.runtime_share:.0%}, CPU self time ≥"
+            f" {t.cpu_share:.0%}, else untraced); gaps under {t.noise_us} µs are noise.",
+            evidence))
+    return out
+
+
 def launch_findings(rows: list[dict], t: Thresholds) -> list[dict]:
     """I5: launch-delay outliers, with the worst launch (the time it explains: delays of
     queued launches overlap, so only the worst one's is counted)."""
@@ -186,3 +214,25 @@ def hotspot_findings(kernels: list[dict], t: Thresholds) -> list[dict]:
         f" instances, {_us(k['total_ps'])}). Definition: I7, nsys cuda_gpu_kern_sum Time %;"
         f" threshold: {t.hotspot_share:.0%} (nsys-ai).",
         [{"view": "task", **k["longest"]}])]
+
+
+def critical_path_findings(path: dict, t: Thresholds) -> list[dict]:
+    """I10: the bound that holds the largest share of the CPU–GPU critical path, with
+    the task most of the path is attributed to."""
+    if not path["length_ps"] or path["dominant"] is None:
+        return []
+    bound, top = next(iter(path["bound_by"].items()))
+    if top["share"] < t.critical_share:
+        return []
+    d = path["dominant"]
+    shares = ", ".join(f"{b} {v['share']:.1%}" for b, v in path["bound_by"].items() if v["ps"])
+    return [_finding(
+        "critical-path", None, top["ps"],
+        f"{bound.replace('_', ' ')} holds {top['share']:.1%} of the {_us(path['length_ps'])}"
+        f" critical path through the CPU and the GPU ({shares}); {d['name'][:120]} on"
+        f" {d['loc']} carries {_us(d['ps'])} of it. Definition: I10, HTA's lightweight critical"
+        " path (operator, dependency, launch-delay, kernel-kernel and sync edges; the longest"
+        f" path; kernel-kernel gaps under {t.kernel_kernel_delay_us:,} µs); threshold:"
+        f" {t.critical_share:.0%} of the path.",
+        [{"view": "task", "loc": d["loc"], "task": d["task"], "t0": d["t0"], "t1": d["t1"]},
+         {"view": "component", "loc": d["loc"], "t0": d["t0"], "t1": d["t1"]}])]

@@ -10,8 +10,8 @@ cutoff.
 I8 (``hta/analyzers/trace_counters.py:get_queue_length_time_series``): per stream, +1 at
 each launching call's start, −1 at each operation's start; the queue length after each
 step, summarised as HTA does (count, mean, std, min, quartiles, max over the steps), and
-the time spent at the maximum queue length or above. At one instant a launch counts
-before an operation starts (an operation never starts before its launch).
+the time spent at the maximum queue length or above. At one instant an operation's
+start counts before a launch (HTA's own order there is an unstable sort's).
 
 Which calls launch: every call linked to an operation; ``like_hta`` keeps HTA's lists
 (``HTA_LAUNCH_STATS``, ``HTA_QUEUED``), so its figures can be held against HTA's.
@@ -71,23 +71,53 @@ def launch_stats(profile: Profile, runtime_cutoff_us: int, delay_cutoff_us: int)
     return out
 
 
+def _queue_steps(profile: Profile, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """HTA's queue-length steps of the operations ``rows`` (of one stream): +1 at each
+    launching call's start, −1 at each operation's start, an operation before a launch
+    at one instant. Returns (times, the length after each step, the step's position in
+    ``np.r_[calls, operations]``)."""
+    calls = profile.ops.launch[rows]
+    times = np.r_[profile.tasks[calls, COLUMN["start_ps"]], profile.ops.start[rows]]
+    step = np.r_[np.ones(len(calls), np.int64), -np.ones(len(rows), np.int64)]
+    order = np.lexsort((step, times))
+    return times[order], np.cumsum(step[order]), order
+
+
+def _streams(profile: Profile, rows: np.ndarray):
+    """Yield (device, stream, the ``rows`` on that stream), streams in order."""
+    ops = profile.ops
+    for device, stream in sorted(set(zip(ops.device[rows].tolist(), ops.stream[rows].tolist()))):
+        yield device, stream, rows[(ops.device[rows] == device) & (ops.stream[rows] == stream)]
+
+
+def queue_at_launch(profile: Profile) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows of ``profile.ops`` with a launching call, the stream's queue length just
+    after the call's +1, just after the operation's −1): HTA's ``queue_length`` joined
+    to the call and to the operation, which its critical path reads."""
+    rows = _launched(profile, HTA_QUEUED)
+    at_call, at_op = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
+    out = []
+    for _, _, on in _streams(profile, rows):
+        _, length, order = _queue_steps(profile, on)
+        after = np.empty_like(length)
+        after[order] = length
+        out.append((on, after[:len(on)], after[len(on):]))
+    if out:
+        rows = np.concatenate([o[0] for o in out])
+        at_call, at_op = np.concatenate([o[1] for o in out]), np.concatenate([o[2] for o in out])
+    return rows, at_call, at_op
+
+
 def queue_length(profile: Profile, max_queue: int) -> list[dict]:
     """Per (device, stream): HTA's queue-length summary and the time at ``max_queue``."""
-    ops, tasks = profile.ops, profile.tasks
-    rows = _launched(profile, HTA_QUEUED)
-    call = ops.launch[rows]
     out = []
-    for device, stream in sorted(set(zip(ops.device[rows].tolist(), ops.stream[rows].tolist()))):
-        on = rows[(ops.device[rows] == device) & (ops.stream[rows] == stream)]
-        calls = call[(ops.device[rows] == device) & (ops.stream[rows] == stream)]
-        times = np.r_[tasks[calls, COLUMN["start_ps"]], ops.start[on]]
-        step = np.r_[np.ones(len(calls), np.int64), -np.ones(len(on), np.int64)]
-        order = np.lexsort((step, times))  # an operation before a launch at one instant
-        times, length = times[order], np.cumsum(step[order])
+    for device, stream, on in _streams(profile, _launched(profile, HTA_QUEUED)):
+        times, length, _ = _queue_steps(profile, on)
         held = np.diff(times)  # each step's value holds until the next step
         full = int(held[length[:-1] >= max_queue].sum())
         q1, median, q3 = np.quantile(length, [0.25, 0.5, 0.75]).tolist()
-        out.append({"device": device, "stream": stream, "loc": profile.location(ops.location[on[0]]),
+        out.append({"device": device, "stream": stream,
+                    "loc": profile.location(profile.ops.location[on[0]]),
                     "count": len(length), "mean": float(length.mean()),
                     "std": float(length.std(ddof=1)) if len(length) > 1 else 0.0,
                     "min": int(length.min()), "q1": q1, "median": median, "q3": q3,

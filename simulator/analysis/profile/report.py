@@ -15,8 +15,10 @@ from ...tracing.writer import TraceError
 from ..findings import ranked
 from ..thresholds import Thresholds
 from .budget import time_budget
+from .critical_path import critical_path, summary
 from .findings import (
     budget_findings,
+    critical_path_findings,
     gap_findings,
     hotspot_findings,
     idle_findings,
@@ -24,6 +26,7 @@ from .findings import (
     overlap_findings,
     queue_findings,
     rule_findings,
+    starvation_findings,
     utilization_findings,
 )
 from .gaps import gaps, low_utilization
@@ -33,6 +36,7 @@ from .launches import launch_stats, queue_length
 from .ops import load
 from .overlap import overlap
 from .rules import anti_patterns
+from .starvation import starvation
 from .trace import ProfileTrace
 
 
@@ -49,21 +53,26 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
         devices = time_budget(profile)
         analyses = {
             "idle-cause": idle_breakdown(profile, t.consecutive_kernel_delay_us),
+            "idle-gaps": starvation(profile, t.noise_us, t.launch_to_exec_us, t.runtime_share,
+                                    t.cpu_share),
             "launch-stats": launch_stats(profile, t.runtime_cutoff_us, t.launch_delay_cutoff_us),
             "queue-length": queue_length(profile, t.max_queue_length),
             "overlap": overlap(profile),
             "gaps": gaps(profile, t.noise_us, t.gap_us),
             "low-utilization": low_utilization(profile, t.util_chunks, t.util_threshold),
             "anti-patterns": anti_patterns(profile),
+            "critical-path": summary(profile, critical_path(profile, t.kernel_kernel_delay_us)),
         }
         kernels = kernel_summary(profile)
     found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
+             + starvation_findings(analyses["idle-gaps"], t)
              + launch_findings(analyses["launch-stats"], t)
              + queue_findings(analyses["queue-length"], t)
              + overlap_findings(analyses["overlap"], t, devices)
              + gap_findings(analyses["gaps"], t)
              + utilization_findings(analyses["low-utilization"], t)
-             + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t))
+             + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t)
+             + critical_path_findings(analyses["critical-path"], t))
     return {"source": trace.source, "like_hta": like_hta, "kernels": kernels,
             "devices": [{k: r[k] for k in ("device", "span_ps", "compute_ps", "non_compute_ps",
                                            "idle_ps", "copy_only_ps")} for r in devices],

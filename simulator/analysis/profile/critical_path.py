@@ -1,0 +1,396 @@
+"""I10: the CPU–GPU critical path of a profile, HolisticTraceAnalysis' lightweight
+critical path (``hta/analyzers/critical_path_analysis.py``, ``CPGraph``; why-layer.md
+§2.1) re-implemented on the trace contract.
+
+A graph with two nodes per event (its start and its end) for each CPU operator and
+runtime/driver call of positive length and each GPU operation whose launching call has
+one; its edges, of HTA's five types:
+
+- ``critical_path_operator``: an operation's start to its end; on a CPU thread, the
+  walk of each call stack in depth-first order (parent start → child start → child end
+  → next sibling start → … → parent end), each weighing the time between its nodes; a
+  blocking call (``BLOCKING``) weighs 0, so the GPU work it waits for carries the path;
+- ``critical_path_dependency`` (weight 0): each top-level operator of a thread after
+  the one before;
+- ``critical_path_kernel_launch_delay``: the launching call's start to the operation's
+  start, where the stream was empty (queue length 1 after the launch and 0 after the
+  start; the previous operation on the stream, and any event it waits for, ended
+  before the launch);
+- ``critical_path_kernel_kernel_delay``: otherwise the previous operation's end on the
+  stream to this start, for a gap under ``kernel_kernel_delay`` (HTA's 1,500 µs:
+  beyond that the wait has a cause the trace does not show);
+- ``critical_path_sync_dependency`` (weight 0): the last operation of the stream (of
+  every stream for a context sync) to the end of the synchronizing call; for an event
+  sync, the operation launched on the recorded stream before ``cudaEventRecord`` to
+  the end of ``cudaEventSynchronize``; for a stream wait, that operation to the start
+  of the next operation launched on the waiting stream.
+
+The path is the longest one (networkx' ``dag_longest_path`` rule: nodes in Kahn's
+topological order by generations, the first heaviest predecessor, the first heaviest
+end). Each edge of the path is attributed to an event as HTA does (start → start: the
+source; start → end: the event; end → end: the destination; end → start: the
+enclosing event; a kernel-kernel delay: the previous operation) and bound by
+``cpu_bound``, ``gpu_compute_bound``, ``gpu_communication_bound``,
+``gpu_kernel_launch_overhead``, ``gpu_kernel_kernel_overhead`` or nothing (dependency
+and sync edges). The weights sum to the path's length exactly, in ps.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...tracing.exporters import export_highlighted
+from .launches import queue_at_launch
+from .ops import COMMUNICATION, GPU_LOCATION, Profile, load
+from .trace import COLUMN, ProfileTrace
+
+PS_PER_US = 10 ** 6
+OPERATOR = "critical_path_operator"
+DEPENDENCY = "critical_path_dependency"
+LAUNCH = "critical_path_kernel_launch_delay"
+KERNEL_KERNEL = "critical_path_kernel_kernel_delay"
+SYNC = "critical_path_sync_dependency"
+EDGE_TYPES = (OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC)
+SHOWN = (DEPENDENCY, LAUNCH, SYNC)
+"""The edge types HTA's overlay draws as flows by default."""
+BLOCKING = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
+                      "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync"})
+CPU_OP_CATEGORIES = frozenset({"cpu_op", "operator"})
+BOUND_BY = {LAUNCH: "gpu_kernel_launch_overhead", KERNEL_KERNEL: "gpu_kernel_kernel_overhead",
+            DEPENDENCY: "", SYNC: ""}
+
+
+@dataclass
+class Edge:
+    src: int      # node
+    dst: int
+    weight: int   # ps
+    type: str
+    owner: int    # row in Profile.tasks the edge is attributed to, -1 for none
+
+
+@dataclass
+class Graph:
+    """Nodes (row in ``Profile.tasks``, time, is a start) and edges in insertion order,
+    one per node pair (a later edge between the same nodes replaces the earlier, as in
+    a networkx ``DiGraph``)."""
+
+    row: list[int] = field(default_factory=list)
+    ts: list[int] = field(default_factory=list)
+    start: dict[int, int] = field(default_factory=dict)   # task row -> start node
+    end: dict[int, int] = field(default_factory=dict)     # task row -> end node
+    edges: dict[tuple[int, int], Edge] = field(default_factory=dict)
+
+    def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False) -> None:
+        weight = 0 if zero or kind in (DEPENDENCY, SYNC) else self.ts[dst] - self.ts[src]
+        self.edges[src, dst] = Edge(src, dst, weight, kind, owner)
+
+
+def _nodes(profile: Profile, events: np.ndarray) -> Graph:
+    """Start and end nodes of ``events`` (task rows), in time order (starts first at
+    one instant, then by row)."""
+    tasks = profile.tasks
+    ts = np.r_[tasks[events, COLUMN["start_ps"]], tasks[events, COLUMN["end_ps"]]]
+    is_end = np.r_[np.zeros(len(events), bool), np.ones(len(events), bool)]
+    rows = np.r_[events, events]
+    order = np.lexsort((rows, is_end, ts))
+    g = Graph(row=rows[order].tolist(), ts=ts[order].tolist())
+    for node, (row, end) in enumerate(zip(g.row, is_end[order].tolist())):
+        (g.end if end else g.start)[row] = node
+    return g
+
+
+def _cpu_events(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """(CPU tasks of positive length, the operators and calls among them): HTA leaves
+    out zero-length events, which break its call stacks. With a window, HTA's region:
+    the events that start in it (an operation is in when its launching call is)."""
+    tasks = profile.tasks
+    gpu_locs = [loc for loc, name in profile.trace.locations.items() if GPU_LOCATION.match(name)]
+    keep = (~np.isin(tasks[:, COLUMN["location"]], gpu_locs)
+            & (tasks[:, COLUMN["end_ps"]] > tasks[:, COLUMN["start_ps"]]))
+    if profile.window is not None:
+        t0, t1 = profile.window
+        keep &= (tasks[:, COLUMN["start_ps"]] >= t0) & (tasks[:, COLUMN["start_ps"]] < t1)
+    cpu = np.flatnonzero(keep)
+    op_kinds = [k for k, c in profile.categories.items() if c.lower() in CPU_OP_CATEGORIES]
+    ops = np.union1d(cpu[np.isin(tasks[cpu, COLUMN["kind"]], op_kinds)],
+                     np.intersect1d(cpu, profile.calls))
+    return cpu, ops
+
+
+def _call_stacks(profile: Profile, g: Graph, cpu: np.ndarray) -> None:
+    """Operator and dependency edges: the depth-first walk of each thread's call stack
+    (``cpu``: its tasks; those without nodes, such as user annotations, only nest)."""
+    tasks = profile.tasks
+    ids = tasks[:, COLUMN["id"]]
+    kept = set(cpu.tolist())
+    parent_of = {}
+    for row in cpu.tolist():
+        parent = int(profile.row_of(tasks[row:row + 1, COLUMN["parent"]])[0]) \
+            if tasks[row, COLUMN["parent"]] >= 0 else -1
+        while parent >= 0 and parent not in kept:  # the nearest ancestor kept
+            up = tasks[parent, COLUMN["parent"]]
+            parent = int(np.searchsorted(ids, up)) if up >= 0 else -1
+        parent_of[row] = parent
+    children = defaultdict(list)
+    for row in sorted(kept, key=lambda r: (tasks[r, COLUMN["start_ps"]], r)):
+        children[parent_of[row]].append(row)
+    blocking = {k for k, name in profile.names.items() if name in BLOCKING}
+    threads = defaultdict(list)
+    for root in children[-1]:
+        threads[int(tasks[root, COLUMN["location"]])].append(root)
+    for roots in threads.values():
+        _walk(g, roots, children, blocking, tasks)
+
+
+def _walk(g: Graph, roots: list[int], children: dict, blocking: set, tasks: np.ndarray) -> None:
+    """One thread's walk: enter each event, then its children, then leave it."""
+    last, last_top, depth = None, None, 0
+    stack = [(row, -1, False) for row in reversed(roots)]
+    while stack:
+        row, enclosing, leaving = stack.pop()
+        start, end = g.start.get(row), g.end.get(row)
+        if not leaving:
+            stack.append((row, enclosing, True))
+            stack += [(child, row, False) for child in reversed(children[row])]
+        if start is None:
+            continue
+        if not leaving:
+            if depth == 0 and last_top is not None:
+                g.add(last_top, start, DEPENDENCY)
+            depth += 1
+            if last is not None:
+                g.add(last, start, OPERATOR, _owner(g, last, start, enclosing))
+            last = start
+            continue
+        depth -= 1
+        if last is not None:
+            g.add(last, end, OPERATOR, _owner(g, last, end, enclosing),
+                  zero=int(tasks[row, COLUMN["kind"]]) in blocking)
+        if depth == 0:
+            last, last_top = None, end
+        else:
+            last = end
+
+
+def _owner(g: Graph, src: int, dst: int, enclosing: int) -> int:
+    """HTA's attribution of an operator edge: a start's event, else an end's, else (an
+    end to a start) the enclosing event."""
+    if g.start.get(g.row[src]) == src:
+        return g.row[src]
+    if g.end.get(g.row[dst]) == dst:
+        return g.row[dst]
+    return enclosing
+
+
+def _event_syncs(profile: Profile, launched: np.ndarray) -> tuple[dict, dict]:
+    """(sync row -> op row it waits for, op row -> op row it waits for): an event sync
+    or stream wait names its ``cudaEventRecord`` by correlation (``details``); the op it
+    waits for is the last launched on the recorded stream before the record, and a
+    stream wait holds the next op its thread launches on the waiting stream."""
+    syncs, ops, tasks = profile.syncs, profile.ops, profile.tasks
+    waits = [i for i in range(len(syncs))
+             if profile.name(syncs.kind[i]) in ("Event Sync", "Stream Wait Event")]
+    if not waits:
+        return {}, {}
+    details = profile.trace.details(syncs.task[waits])
+    records = [k for k, name in profile.names.items() if name == "cudaEventRecord"]
+    record_at = {corr: int(profile.row_of(np.array([task]))[0])
+                 for task, corr in profile.trace.correlations(records).tolist()}
+    call_start = tasks[ops.launch[launched], COLUMN["start_ps"]]
+    by_start = launched[np.lexsort((launched, call_start))]
+    on_sync, on_op = {}, {}
+    for i in waits:
+        d = details.get(int(syncs.task[i]), {})
+        record = record_at.get(d.get("wait_on_cuda_event_record_corr_id"))
+        if record is None:
+            continue
+        t = tasks[record, COLUMN["start_ps"]]
+        before = [r for r in by_start.tolist()
+                  if ops.stream[r] == d.get("wait_on_stream") and ops.device[r] == syncs.device[i]
+                  and tasks[ops.launch[r], COLUMN["start_ps"]] <= t]
+        if not before:
+            continue
+        if profile.name(syncs.kind[i]) == "Event Sync":
+            on_sync[i] = before[-1]
+            continue
+        call = syncs.launch[i]
+        after = [r for r in by_start.tolist()
+                 if ops.stream[r] == syncs.stream[i] and ops.device[r] == syncs.device[i]
+                 and tasks[ops.launch[r], COLUMN["location"]] == tasks[call, COLUMN["location"]]
+                 and tasks[ops.launch[r], COLUMN["start_ps"]] >= tasks[call, COLUMN["start_ps"]]]
+        if after:
+            on_op[after[0]] = before[-1]
+    return on_sync, on_op
+
+
+def _streams(profile: Profile, g: Graph, launched: np.ndarray, at_call: dict, at_op: dict,
+             kernel_kernel_ps: int) -> None:
+    """Operation, launch-delay, kernel-kernel and sync edges, walking the operations in
+    start order and the synchronizations in end order (a sync overlaps the work it
+    waits for)."""
+    ops, syncs, tasks = profile.ops, profile.syncs, profile.tasks
+    on_sync, on_op = _event_syncs(profile, launched)
+    op_row = profile.row_of(ops.task).tolist()
+    waits = [i for i in range(len(syncs)) if syncs.launch[i] in g.end]
+    items = sorted([(int(ops.start[r]), int(ops.task[r]), 0, r) for r in launched.tolist()]
+                   + [(int(syncs.end[i]), int(syncs.task[i]), 1, i) for i in waits])
+    last: dict[int, int] = {}  # stream location -> end node of its last operation
+    for _, _, is_sync, i in items:
+        if is_sync:
+            call_end = g.end[syncs.launch[i]]
+            name = profile.name(syncs.kind[i])
+            if name == "Context Sync":
+                for node in list(last.values()):
+                    g.add(node, call_end, SYNC)
+            elif name == "Stream Sync" and syncs.location[i] in last:
+                g.add(last[syncs.location[i]], call_end, SYNC)
+            elif i in on_sync and op_row[on_sync[i]] in g.end:
+                g.add(g.end[op_row[on_sync[i]]], call_end, SYNC)
+            continue
+        row = op_row[i]
+        start, end, loc = g.start[row], g.end[row], int(ops.location[i])
+        g.add(start, end, OPERATOR, row)
+        waited = g.end.get(op_row[on_op[i]]) if i in on_op else None
+        if waited is not None:
+            g.add(waited, start, SYNC)
+        launch_ts = tasks[ops.launch[i], COLUMN["start_ps"]]
+        prev = last.get(loc)
+        if (at_call.get(i) == 1 and at_op.get(i) == 0
+                and (prev is None or g.ts[prev] < launch_ts)
+                and (waited is None or g.ts[waited] < launch_ts)):
+            g.add(g.start[ops.launch[i]], start, LAUNCH)
+        elif (prev is not None and (waited is None or g.ts[waited] < g.ts[prev])
+              and g.ts[start] - g.ts[prev] < kernel_kernel_ps):
+            g.add(prev, start, KERNEL_KERNEL, g.row[prev])
+        last[loc] = end
+
+
+def build(profile: Profile, kernel_kernel_delay_us: int = 1500) -> Graph:
+    """HTA's critical-path graph of the profile."""
+    cpu, events = _cpu_events(profile)
+    ops = profile.ops
+    has_call = np.flatnonzero(ops.launch >= 0)
+    launched = has_call[np.isin(ops.launch[has_call], events)]
+    g = _nodes(profile, np.r_[events, profile.row_of(ops.task[launched])])
+    _call_stacks(profile, g, cpu)
+    rows, at_call, at_op = queue_at_launch(profile)
+    _streams(profile, g, launched, dict(zip(rows.tolist(), at_call.tolist())),
+             dict(zip(rows.tolist(), at_op.tolist())), kernel_kernel_delay_us * PS_PER_US)
+    return g
+
+
+def longest_path(g: Graph) -> list[Edge]:
+    """The edges of the heaviest path, with networkx' ``dag_longest_path`` choices among
+    equals (see the module docstring)."""
+    succ, pred = defaultdict(list), defaultdict(list)
+    for (u, v), e in g.edges.items():
+        succ[u].append(v)
+        pred[v].append(e)
+    indegree = {v: len(es) for v, es in pred.items()}
+    order, generation = [], [n for n in range(len(g.row)) if n not in indegree]
+    while generation:
+        order += generation
+        following = []
+        for u in generation:
+            for v in succ[u]:
+                indegree[v] -= 1
+                if not indegree[v]:
+                    following.append(v)
+        generation = following
+    if len(order) != len(g.row):
+        raise ValueError("the critical-path graph has a cycle")
+    best: dict[int, tuple[int, Edge | None]] = {}
+    for v in order:
+        length, via = 0, None
+        for e in pred[v]:
+            if via is None or best[e.src][0] + e.weight > length:
+                length, via = best[e.src][0] + e.weight, e
+        best[v] = (length, via)
+    path, node = [], max(order, key=lambda n: best[n][0]) if order else None
+    while node is not None and best[node][1] is not None:
+        path.append(best[node][1])
+        node = best[node][1].src
+    return path[::-1]
+
+
+def _bound_by(profile: Profile, g: Graph, e: Edge, op_class: dict[int, int]) -> str:
+    if e.type != OPERATOR:
+        return BOUND_BY[e.type]
+    if e.owner not in op_class:
+        return "cpu_bound"
+    return ("gpu_communication_bound" if op_class[e.owner] == COMMUNICATION
+            else "gpu_compute_bound")
+
+
+@dataclass
+class CriticalPath:
+    """The path: its edges, the tasks on it, and each edge's bound."""
+
+    graph: Graph
+    edges: list[Edge]
+    bound_by: list[str]
+
+    def tasks(self) -> set[int]:
+        """Rows (in ``Profile.tasks``) of the events with a node on the path."""
+        return {self.graph.row[n] for e in self.edges for n in (e.src, e.dst)}
+
+
+def critical_path(profile: Profile, kernel_kernel_delay_us: int = 1500) -> CriticalPath:
+    """HTA's lightweight critical path of the whole profile."""
+    g = build(profile, kernel_kernel_delay_us)
+    edges = longest_path(g)
+    op_class = dict(zip(profile.row_of(profile.ops.task).tolist(), profile.ops.cls.tolist()))
+    return CriticalPath(g, edges, [_bound_by(profile, g, e, op_class) for e in edges])
+
+
+def summary(profile: Profile, path: CriticalPath) -> dict:
+    """The report's entry: length, ps and count per edge type and per bound (HTA's
+    ``summary``, in ps and shares), and the task most of the path is attributed to."""
+    total = sum(e.weight for e in path.edges)
+    by_type = {t: {"count": 0, "ps": 0} for t in EDGE_TYPES}
+    by_bound: dict[str, int] = defaultdict(int)
+    owned: dict[int, int] = defaultdict(int)
+    for e, bound in zip(path.edges, path.bound_by):
+        by_type[e.type]["count"] += 1
+        by_type[e.type]["ps"] += e.weight
+        by_bound[bound or "dependency"] += e.weight
+        if e.owner >= 0:
+            owned[e.owner] += e.weight
+    tasks = profile.tasks
+    out = {"length_ps": total, "events": len(path.tasks()), "edges": by_type,
+           "bound_by": {b: {"ps": ps, "share": ps / total if total else 0.0}
+                        for b, ps in sorted(by_bound.items(), key=lambda x: -x[1])},
+           "dominant": None}
+    if owned:
+        row = max(owned, key=lambda r: (owned[r], -r))
+        out["dominant"] = {"task": int(tasks[row, COLUMN["id"]]),
+                           "name": profile.name(tasks[row, COLUMN["kind"]]),
+                           "loc": profile.location(tasks[row, COLUMN["location"]]),
+                           "ps": owned[row], "t0": int(tasks[row, COLUMN["start_ps"]]),
+                           "t1": int(tasks[row, COLUMN["end_ps"]])}
+    return out
+
+
+def overlay(profile: Profile, path: CriticalPath) -> tuple[frozenset[int], list[tuple]]:
+    """HTA's overlay: the task ids on the path (``args.critical = 1``) and a
+    ``critical_path`` flow (src task, dst task, name, {weight, type}) along each path
+    edge of the types HTA draws (``SHOWN``)."""
+    ids = profile.tasks[:, COLUMN["id"]]
+    critical = frozenset(int(ids[r]) for r in path.tasks())
+    flows = [(int(ids[path.graph.row[e.src]]), int(ids[path.graph.row[e.dst]]), "critical_path",
+              {"weight": e.weight, "type": e.type}) for e in path.edges if e.type in SHOWN]
+    return critical, flows
+
+
+def export_path(path: str | Path, out: Path, like_hta: bool = False,
+                kernel_kernel_delay_us: int = 1500, force: bool = False) -> int:
+    """Write the whole profile as Chrome JSON with its critical path overlaid as HTA
+    does (``overlay``; the trace's own links stay, as HTA keeps ``ac2g``)."""
+    with ProfileTrace(path) as trace:
+        profile = load(trace, like_hta=like_hta)
+        critical, flows = overlay(profile, critical_path(profile, kernel_kernel_delay_us))
+    return export_highlighted(Path(path), out, None, critical, flows, force)
