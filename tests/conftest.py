@@ -8,11 +8,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from simulator import build as simulator_build
 from simulator import tracing
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# In CI every run explores the same examples (a seed fixed per test), so a run's result
+# does not depend on chance; locally each run explores afresh.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # Edited kernel runs made by the tests (and the servers they start) go to a directory of
 # their own, never into a developer's, whose oldest runs they would prune.

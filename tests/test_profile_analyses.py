@@ -89,7 +89,11 @@ def test_breakdowns_sum_to_their_windows(tmp_path, ops, like_hta):
         busy |= set(range(4 * ts + 1, 4 * (ts + dur) + 1))  # quarter µs steps
     for d in report["devices"]:
         assert d["compute_ps"] + d["non_compute_ps"] + d["idle_ps"] == d["span_ps"]
-        assert 0 <= d["copy_only_ps"] <= d["non_compute_ps"]
+        assert d["copy_only_ps"] >= 0
+        if not like_hta:
+            # HTA rounds starts up and ends down to whole µs, so an event shorter than its
+            # rounding ends before it starts there (HTA's own figures go negative too)
+            assert d["copy_only_ps"] <= d["non_compute_ps"]
         if not like_hta and busy:
             assert d["span_ps"] - d["idle_ps"] == len(busy) * US // 4
     for r in report["analyses"]["idle-cause"]:
