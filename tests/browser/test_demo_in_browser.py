@@ -128,3 +128,33 @@ def test_the_demo_reaches_a_sweep_and_a_comparison(browser, demo):
     browser.get(f"{url}/compare?a={a}&b={b}")
     drive.wait(browser, lambda d: "faster" in drive.text(d, "cmp-speedup"),
                "the comparison did not show the speed-up")
+
+
+def test_the_readme_s_first_five_minutes_by_clicking(browser, demo):
+    """The README's "Your first five minutes", step by step, as a newcomer clicks."""
+    url = demo[0]
+    # 1. Traces: open transpose.sqlite, the one that says "Start here".
+    browser.get(f"{url}/")
+    drive.click(browser, By.XPATH, "//a[contains(@class, 'gs-trace-link') and text()='transpose.sqlite']")
+    # 2. Overview: its charts draw.
+    drive.wait(browser, lambda d: drive.path(d) == "/overview" and _drawn(d, "#ov-grid"),
+               "the Overview did not open")
+    # 3. Component view: a chart's title; then a bar (a window with bars) opens the Task view.
+    drive.click(browser, By.CSS_SELECTOR, "#ov-grid .gs-chart-title")
+    drive.wait(browser, lambda d: drive.path(d) == "/component" and _drawn(d, "#cv-graph"),
+               "the Component view did not open")
+    # 4. Kernel views: a launch of reduction-v2 from the Traces page.
+    browser.get(f"{url}/")
+    drive.click(browser, By.XPATH, "//a[contains(@class, 'gs-launch-link') and"
+                                   " contains(@href, 'trace=reduction-v2.sqlite')]")
+    drive.wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".kv-banks .barlayer .point"),
+               "the memory view did not open")
+    # 5. The sweep, its two rows picked and compared.
+    browser.get(f"{url}/")
+    drive.click(browser, By.LINK_TEXT, "pagerank-dispatch")
+    drive.wait(browser, lambda d: _drawn(d, "#sw-graph"), "the sweep did not open")
+    for box in browser.find_elements(By.CSS_SELECTOR, ".gs-sw-pick input")[:2]:
+        box.click()
+    drive.click(browser, By.ID, "sw-compare")
+    drive.wait(browser, lambda d: "faster" in drive.text(d, "cmp-speedup"),
+               "the comparison did not open")
