@@ -72,10 +72,14 @@ def test_the_overview_grid_puts_each_chart_in_its_own_cell_with_every_time_axis_
         ("x4", "y7"), ("x4", "y7"), ("x5", "y9"), ("x5", "y9")]
     assert [t.get("meta") for t in grid["data"][:3]] == [None, figures.ON_LEFT, None]
     assert layout["yaxis6"]["overlaying"] == "y5" and layout["yaxis6"]["side"] == "right"
-    # Axes are named once for the page (axis_key), time under each column's last chart.
+    # Axes are named once for the page (axis_key), time under the first row (on screen as
+    # the page opens) and each column's last chart: here, every chart of the two rows.
     assert all(layout[k]["title"] is None for k in layout if k.startswith("yaxis"))
     assert [layout[k]["showticklabels"] for k in ("xaxis", "xaxis2", "xaxis3", "xaxis4",
-                                                   "xaxis5")] == [False, True, True, True, True]
+                                                   "xaxis5")] == [True, True, True, True, True]
+    # A middle row (chart 5 of 12) is unlabelled: the rows below it are.
+    twelve = figures.overview_grid([charts[0]] * 12, 4)["layout"]
+    assert [twelve[f"xaxis{n}"]["showticklabels"] for n in (5, 9)] == [False, True]
     assert all(layout[f"xaxis{n}"]["matches"] == "x" for n in range(2, 6))
     assert "matches" not in layout["xaxis"]
     assert layout["xaxis5"]["range"] == pytest.approx([5e-9, 8e-9])
