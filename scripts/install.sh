@@ -28,7 +28,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need_apt[@]}"
 fi
 
-stamp=build/.install-stamp
+# The test install (--browser) adds the test extras (pytest, selenium, the reference tools
+# the tests hold us against, such as HolisticTraceAnalysis and its Jupyter dependencies);
+# the demo needs none of them. Each kind of install has its stamp; a test install also
+# serves the demo.
+if [ "${1:-}" = "--browser" ]; then
+    target='.[test]'; stamps=(build/.install-stamp-test)
+else
+    target='.'; stamps=(build/.install-stamp build/.install-stamp-test)
+fi
 # what the extensions compile from: the .pyx and .pxd files, the pure-mode .py beside
 # each .pxd, and simulator/build.py (which lists them)
 digest=$( { python --version; cat pyproject.toml setup.py simulator/build.py; \
@@ -43,12 +51,14 @@ installed_here() {
 sys.exit(pathlib.Path(simulator.__file__).resolve().parents[1] != pathlib.Path(sys.argv[1]).resolve())" \
         "$here") 2>/dev/null
 }
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && installed_here; then
-    echo "install: up to date (nothing changed since the last install)"
-    exit 0
-fi
-echo "install: pip install -e '.[test]' (compiles the Cython extensions: about a minute)"
-python -m pip install --disable-pip-version-check -q -e '.[test]'
+for stamp in "${stamps[@]}"; do
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] && installed_here; then
+        echo "install: up to date (nothing changed since the last install)"
+        exit 0
+    fi
+done
+echo "install: pip install -e '$target' (compiles the Cython extensions: about a minute)"
+python -m pip install --disable-pip-version-check -q -e "$target"
 mkdir -p build
-echo "$digest" > "$stamp"
+echo "$digest" > "${stamps[0]}"
 echo "install: done"
