@@ -69,7 +69,10 @@ def _extensions():
             "initializedcheck": False,
         },
         quiet=True,
+        nthreads=os.cpu_count() or 1,
     )
 
 
-setup(ext_modules=_extensions())
+# Every core compiles: the extensions are independent, and the first install (the demo's
+# first wait) is mostly their compilation.
+setup(ext_modules=_extensions(), options={"build_ext": {"parallel": os.cpu_count() or 1}})
