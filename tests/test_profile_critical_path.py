@@ -20,14 +20,10 @@ US = 10 ** 6
 
 
 @pytest.fixture(scope="module")
-def golden(tmp_path_factory):
+def golden(tmp_path_factory, shared_trace):
     """(our trace of HTA's input, HTA's overlaid output as JSON)."""
-    from conftest import SHARED_TRACES
-
-    source = SHARED_TRACES / "hta_critical_path_simple_add_input.json.gz"
-    expected = SHARED_TRACES / "hta_critical_path_simple_add_expected.json.gz"
-    if not (source.is_file() and expected.is_file()):
-        pytest.skip("HTA's critical-path pair is not here")
+    source = shared_trace("hta_critical_path_simple_add_input.json.gz")
+    expected = shared_trace("hta_critical_path_simple_add_expected.json.gz")
     ours = tmp_path_factory.mktemp("golden") / "simple_add.sqlite"
     import_trace(source, ours, show_progress=False)
     with gzip.open(expected, "rt") as f:

@@ -17,13 +17,9 @@ US = 10 ** 6
 
 
 @pytest.fixture(scope="module", params=TRACES)
-def pair(request, tmp_path_factory):
+def pair(request, tmp_path_factory, shared_trace):
     """(our report with --like-hta, HTA's analysis, its rank) of one shared trace."""
-    from conftest import SHARED_TRACES
-
-    source = SHARED_TRACES / request.param
-    if not source.is_file():
-        pytest.skip(f"{source} is not here")
+    source = shared_trace(request.param)
     directory = tmp_path_factory.mktemp("hta")
     ours = directory / "trace.sqlite"
     subprocess.run([sys.executable, "-m", "simulator", "import", str(source), "-o", str(ours)],

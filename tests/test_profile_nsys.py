@@ -22,12 +22,8 @@ CALLS = ("(SELECT r.*, n.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory):
-    from conftest import SHARED_TRACES
-
-    source = SHARED_TRACES / "nsys_cloverleaf_a100_perlmutter.sqlite"
-    if not source.is_file():
-        pytest.skip(f"{source} is not here")
+def export(tmp_path_factory, shared_trace):
+    source = shared_trace("nsys_cloverleaf_a100_perlmutter.sqlite")
     out = tmp_path_factory.mktemp("nsys") / "cloverleaf.sqlite"
     subprocess.run([sys.executable, "-m", "simulator", "import", str(source), "-o", str(out)],
                    check=True, capture_output=True)
