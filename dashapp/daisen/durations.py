@@ -18,7 +18,7 @@ from simulator.analysis.distribution import distribution
 from .. import queries
 from ..catalog import trace_meta
 from . import windows
-from .views import default_window, window_of
+from .views import component_window
 
 MAX_TASKS = 200_000
 OUTLIERS = 20
@@ -45,8 +45,7 @@ def durations(path, state) -> Durations:
         raise LookupError(f"Component {loc.name} has no tasks.")
     with queries.open_trace(path, meta.query_seconds) as db:
         current = queries.task(db, state.task) if state.task is not None else None
-        t0, t1 = (window_of(meta, state.t0, state.t1, state.follow) if state.t0 is not None
-                  else default_window(meta, loc, current))
+        t0, t1 = component_window(meta, loc, current, state)
         tasks = windows.tasks(db, meta, loc, t0, t1, MAX_TASKS + 1, ordered=False)
     truncated = len(tasks) > MAX_TASKS
     rows = np.array([(t.id, -1, t.kind, t.location, t.start_ps, t.end_ps)

@@ -175,6 +175,13 @@ class ComponentPage:
     instants: list = field(default_factory=list)  # markers in the window here or trace-wide
 
 
+def component_window(meta, loc, current, state):
+    """The Component view's window: the state's, else one framing ``current`` or ``loc``."""
+    if state.t0 is not None:
+        return window_of(meta, state.t0, state.t1, state.follow)
+    return default_window(meta, loc, current)
+
+
 def default_window(meta, loc, current):
     """Frame the current task with 20 % margins, else the whole location with 2 %
     (a margin also keeps zero-length tasks at the very first instant in view)."""
@@ -221,8 +228,7 @@ def component(path, state):
         if not loc.has_tasks:
             raise LookupError(f"Component {loc.name} has no tasks"
                               + (" in the run so far." if meta.live else "."))
-        t0, t1 = window = (window_of(meta, state.t0, state.t1, state.follow)
-                           if state.t0 is not None else default_window(meta, loc, current))
+        t0, t1 = window = component_window(meta, loc, current, state)
         if t1 <= loc.first_start_ps or t0 >= loc.last_end_ps:
             messages.append(f"{loc.name} is idle in this window: its tasks run from "
                             f"{fmt_ps(loc.first_start_ps)} to {fmt_ps(loc.last_end_ps)}.")
