@@ -29,7 +29,14 @@ array of addresses that the memory records point into:
 ``WAITCNT`` makes the wavefront wait until all of its outstanding VMEM loads are back
 (GCN ``s_waitcnt vmcnt(0)``), and the executor emits it before the first use of a load.
 ``END`` is the last record of every stream.
+
+A launch's work-groups are a list (hand-built streams) or a ``WorkGroupSource``: the
+kernel runs in batches of work-groups as the dispatcher asks for them, and a batch's
+streams are dropped when its work-groups retire, so memory is bounded by the GPU, not
+by the launch. ``StreamCounts`` sums the streams as they are made.
 """
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -93,8 +100,82 @@ class KernelLaunch:
     name: str
     global_size: tuple
     local_size: tuple
-    work_groups: list                      # WorkGroupStream, in dispatch order
+    work_groups: "list | WorkGroupSource"  # WorkGroupStream, in dispatch order
     launch_id: int = 0
+
+
+class WorkGroupSource(ABC):
+    """A launch's work-groups, made on demand, in dispatch order, once.
+
+    ``len`` is the launch's work-group count before any is made. The consumer calls
+    ``plan(resident_wavefronts)`` first to say how many wavefronts it holds at once,
+    which sizes the batches; ``seconds`` is the wall time spent making streams so far.
+    """
+
+    seconds: float = 0.0
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[WorkGroupStream]: ...
+
+    @abstractmethod
+    def plan(self, resident_wavefronts: int) -> None: ...
+
+    @abstractmethod
+    def complete(self) -> None:
+        """Make the work-groups not consumed yet, and drop their streams."""
+
+
+def complete(launch: KernelLaunch) -> None:
+    """Finish ``launch``: its work-groups all made (a list of streams has none left)."""
+    if isinstance(launch.work_groups, WorkGroupSource):
+        launch.work_groups.complete()
+
+
+_VECTOR_UNITS = (Unit.VALU, Unit.LDS, Unit.VMEM)
+
+
+@dataclass
+class StreamCounts:
+    """Totals over a launch's instructions (``END`` records left out), added batch by batch.
+
+    Vector instructions are VALU, LDS and VMEM ones: those that run per lane, whose
+    active lanes measure SIMD efficiency.
+    """
+
+    wavefronts: int = 0
+    instructions: int = 0
+    vector: int = 0
+    vector_active_lanes: int = 0
+    partial: int = 0                       # vector instructions with some lanes masked off
+    lds: int = 0
+    lds_conflicted: int = 0                # LDS instructions with a bank-conflict degree > 1
+    lds_max_degree: int = 0
+    valu_active_lanes: int = 0
+    lds_active_lanes: int = 0
+
+    def add(self, streams) -> None:
+        """Count the instructions of ``streams`` (``WavefrontStream``s)."""
+        if not streams:
+            return
+        insts = np.concatenate([w.insts for w in streams])
+        unit = insts["unit"]
+        active = insts["active"]
+        vector = np.isin(unit, _VECTOR_UNITS)
+        lds = unit == Unit.LDS
+        passes = insts["passes"][lds]
+        self.wavefronts += len(streams)
+        self.instructions += int(np.count_nonzero(unit != Unit.END))
+        self.vector += int(np.count_nonzero(vector))
+        self.vector_active_lanes += int(active[vector].sum())
+        self.partial += int(np.count_nonzero(active[vector] < WAVEFRONT_SIZE))
+        self.lds += int(np.count_nonzero(lds))
+        self.lds_conflicted += int(np.count_nonzero(passes > 1))
+        self.lds_max_degree = max(self.lds_max_degree, int(passes.max(initial=0)))
+        self.valu_active_lanes += int(active[unit == Unit.VALU].sum())
+        self.lds_active_lanes += int(active[lds].sum())
 
 
 def make_stream(records, addresses=()):

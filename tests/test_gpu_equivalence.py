@@ -66,7 +66,7 @@ def test_cython_and_python_traces_are_identical(seed, overrides):
 def test_real_workloads_give_identical_traces(name, options):
     from simulator.workloads import WORKLOADS
 
-    launches = list(WORKLOADS[name](seed=0, **options).launches())
+    launches = WORKLOADS[name](seed=0, **options).made_launches()
     overrides = ["gpu.shader_arrays=2"]
     py_gpu, py_trace, py_cycles = run(launches, overrides, implementation="python")
     cy_gpu, cy_trace, cy_cycles = run(launches, overrides, implementation="cython")

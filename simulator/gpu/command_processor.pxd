@@ -23,7 +23,7 @@ cdef class CommandProcessor(TickingComponent):
     cdef public int64_t wf_slots, vgprs_per_simd, sgprs, lds_bytes
     cdef long long[::1] free_slots, free_vgprs, free_sgprs, free_lds
     cdef long long[::1] try_slots, try_vgprs
-    cdef public object queue
+    cdef public object source, head
     cdef public int next_cu
     cdef public int64_t dispatch_from, in_flight, dispatched, completed
     cdef public int64_t kernel_task, kernel_end
@@ -32,6 +32,7 @@ cdef class CommandProcessor(TickingComponent):
     cdef bint trace_kernel, trace_wg
     cdef int loc, kind_map_out
 
+    cdef object _take(self)
     cdef list _place(self, int cu, object stream, bint check_only, bint empty=*)
     cdef int _release(self, int cu, object stream, list simds) except -1
     cpdef int64_t tick(self, int64_t now) except? -2

@@ -6,7 +6,9 @@ A work-group is mapped only where all of it fits; its wavefronts go to the SIMDs
 the most free slots. Dispatch is in order, round robin over the CUs, at most
 ``wg_dispatch_per_cycle`` work-groups per cycle (the Daisen PageRank case study knob),
 after a ``launch_overhead``. It sleeps while nothing fits and wakes when a CU reports a
-finished work-group or frees a slot in its input buffer.
+finished work-group or frees a slot in its input buffer. It takes the launch's
+work-groups one at a time, as it dispatches them: a ``stream.WorkGroupSource`` makes
+them then, so only the work-groups on the GPU and the next batch exist at once.
 
 Written once, in Cython's pure Python mode: ``command_processor.pxd`` gives the static
 types with which ``setup.py`` compiles this file; ``simulator.build`` decides whether the
@@ -14,7 +16,6 @@ compiled module or this source runs. Compiled, it subclasses the Cython engine's
 component and calls the Cython tracer; run as Python, the reference engine and tracer.
 """
 from array import array
-from collections import deque
 
 import cython
 
@@ -64,7 +65,8 @@ class CommandProcessor(TickingComponent):
         for cu in cus:
             cu.cp = self
             cu.inbox.producers.append(self)
-        self.queue = deque()
+        self.source = iter(())
+        self.head = None              # the next work-group to dispatch
         self.next_cu = 0
         self.dispatch_from = 0
         self.in_flight = 0
@@ -80,28 +82,34 @@ class CommandProcessor(TickingComponent):
         self.kind_map_out = keys.kind_map_out
 
     def launch(self, work_groups, kernel_task):
-        """Start dispatching ``work_groups`` (WorkGroupStream list) after the launch overhead."""
+        """Start dispatching ``work_groups`` (WorkGroupStreams, taken one at a time as they
+        are dispatched) after the launch overhead."""
         if not self.kernel_done:
             raise RuntimeError("a kernel is still running on the Command Processor")
         now = self.engine.now
-        self.queue = deque(work_groups)
+        self.source = iter(work_groups)
         self.kernel_task = kernel_task
         self.kernel_done = False
         self.kernel_end = -1
         self.dispatched = 0
         self.completed = 0
         self.dispatch_from = now + self.launch_overhead
-        for stream in work_groups:
-            if self._place(0, stream, True, True) is None:
-                raise ValueError(
-                    f"work-group {stream.group_id} cannot fit on an empty CU: "
-                    f"{len(stream.wavefronts)} wavefronts, {stream.lds_bytes} B of LDS, "
-                    f"{stream.vgprs_per_wavefront} VGPRs and {stream.sgprs_per_wavefront} "
-                    "SGPRs per wavefront")
-        if not work_groups:
+        self.head = self._take()
+        if self.head is None:
             self._end_kernel(now)
         else:
             self.wake_at(self.dispatch_from)
+
+    def _take(self):
+        """The launch's next work-group (None after the last), checked to fit on a CU."""
+        stream = next(self.source, None)
+        if stream is not None and self._place(0, stream, True, True) is None:
+            raise ValueError(
+                f"work-group {stream.group_id} cannot fit on an empty CU: "
+                f"{len(stream.wavefronts)} wavefronts, {stream.lds_bytes} B of LDS, "
+                f"{stream.vgprs_per_wavefront} VGPRs and {stream.sgprs_per_wavefront} "
+                "SGPRs per wavefront")
+        return stream
 
     def _place(self, cu, stream, check_only, empty=False):
         """SIMD of each wavefront if the work-group fits on ``cu`` (reserving it unless
@@ -167,8 +175,8 @@ class CommandProcessor(TickingComponent):
         unit: ComputeUnit
         if now < self.dispatch_from:
             return self.dispatch_from
-        while self.queue and sent < self.rate:
-            stream = self.queue[0]
+        while self.head is not None and sent < self.rate:
+            stream = self.head
             target = -1
             simds = None
             for k in range(n):
@@ -181,7 +189,7 @@ class CommandProcessor(TickingComponent):
                         break
             if target < 0:
                 break  # nothing fits: sleep until a work-group finishes
-            self.queue.popleft()
+            self.head = self._take()
             req_out = NO_TASK
             if self.trace_wg:
                 req_out = self.tracer.trace_req_initiate(self.kernel_task, self.kind_map_out,
@@ -192,7 +200,7 @@ class CommandProcessor(TickingComponent):
             self.in_flight += 1
             self.dispatched += 1
             sent += 1
-        if self.queue and sent == self.rate:
+        if self.head is not None and sent == self.rate:
             return now + 1
         return -1
 
@@ -204,7 +212,7 @@ class CommandProcessor(TickingComponent):
             self.tracer.trace_req_finalize(msg.req_out, now)
         self.in_flight -= 1
         self.completed += 1
-        if self.queue:
+        if self.head is not None:
             self.wake()
         elif self.in_flight == 0:
             self._end_kernel(now)

@@ -233,6 +233,9 @@ class ComputeUnit(TickingComponent):
             if self.trace_wg:
                 self.tracer.end_task(wg.task, now)
             self.engine.schedule(now, self.cp, WG_DONE, wg.msg)
+            # Its wavefronts point back at it: without this cycle their streams go at once,
+            # not when the cyclic GC next runs (memory stays bounded by the work-groups held).
+            wg.wavefronts.clear()
         elif wg.at_barrier == wg.live:
             self._release(wg, now)
         return 0

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 from .. import build as _build
 from ..engine import module_for as engine_module
+from ..stream import WorkGroupSource
 from ..tracing import NO_TASK
 from .config import default_config, validate
 from .trace_vocabulary import TraceKeys, parse_trace_level
@@ -67,6 +68,8 @@ class GPU:
                                          self.cus)
         self.root_task = NO_TASK
         self.kernels = 0
+        c = cfg["cu"]
+        self.resident_wavefronts = n_cus * c["simds"] * c["wf_slots_per_simd"]
 
     @property
     def now(self):
@@ -98,6 +101,8 @@ class GPU:
                 {"launch": launch.launch_id, "global_size": list(launch.global_size),
                  "local_size": list(launch.local_size), "work_groups": len(launch.work_groups)})
         cp = self.cp
+        if isinstance(launch.work_groups, WorkGroupSource):
+            launch.work_groups.plan(self.resident_wavefronts)
         cp.launch(launch.work_groups, kernel_task)
         engine = self.engine
         while not cp.kernel_done:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..interrupts import DeferredInterrupt
+from ..stream import WorkGroupSource
 from ..tracing import TraceWriter, tracer_class
 from ..tracing.background import BackgroundWriter
 from ..tracing.writer import PendingOutput
@@ -123,7 +124,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         launches = iter(workload.launches(recorder=None))
         while True:
             produced = time.perf_counter()
-            launch = next(launches, None)  # runs the kernel functionally, on real data
+            launch = next(launches, None)  # the host program, up to its next launch
             result.functional_seconds += time.perf_counter() - produced
             if launch is None:
                 break
@@ -139,6 +140,8 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
                 ctrl_c.check()  # between events: the model and the tracer are consistent
 
             cycles = gpu.run_kernel(launch, report)
+            if isinstance(launch.work_groups, WorkGroupSource):  # made while the model ran
+                result.functional_seconds += launch.work_groups.seconds
             done_before += len(launch.work_groups)
             result.kernels.append((launch.name, cycles))
         gpu.finish()

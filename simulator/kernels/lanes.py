@@ -1,7 +1,8 @@
 """The NDRange laid out as lanes, and sets of active lanes (the EXEC mask).
 
-A launch runs every work-item of every work-group at once. Lane slots are numbered
-group by group; inside a group, work-items are numbered by their linear local id
+A batch of work-groups (``Geometry.batch``; the whole launch by default) runs every
+work-item of every one of its groups at once. Lane slots are numbered group by group,
+from the batch's first group; inside a group, work-items are numbered by their linear local id
 (x fastest) and packed into wavefronts of 64. A group whose size is not a multiple
 of 64 leaves its last wavefront partly empty: those padding slots never run. So
 lane ``l`` belongs to wavefront ``l >> 6`` and sits in bit ``l & 63`` of its EXEC mask,
@@ -12,13 +13,20 @@ active lanes only, so a branch that few lanes take costs little. Per-wavefront
 summaries (which wavefronts have active lanes, how many, and their EXEC masks) are
 computed once per set and shared by all the instructions issued under it.
 """
+import copy
+
 import numpy as np
 
 from ..stream import WAVEFRONT_SIZE
 
 
 class Geometry:
-    """Sizes and per-lane ids of one launch (up to three dimensions)."""
+    """Sizes of one launch (up to three dimensions) and per-lane ids of a batch of its groups.
+
+    ``groups``, ``lanes`` and ``wavefronts`` count the batch's; ``launch_groups`` the
+    launch's. Work-item functions give launch-wide ids: group ``g`` of the batch is
+    group ``first_group + g`` of the launch.
+    """
 
     def __init__(self, global_size, local_size):
         self.global_size = tuple(int(g) for g in global_size) + (1,) * (3 - len(global_size))
@@ -29,21 +37,32 @@ class Geometry:
                 raise ValueError(f"global size {self.global_size[:self.dims]} must be a positive"
                                  f" multiple of the local size {self.local_size[:self.dims]}")
         self.num_groups = tuple(g // loc for g, loc in zip(self.global_size, self.local_size))
-        self.groups = int(np.prod(self.num_groups))
+        self.launch_groups = int(np.prod(self.num_groups))
         self.group_items = int(np.prod(self.local_size))
         if self.group_items > 1024:
             raise ValueError(f"a work-group of {self.group_items} work-items exceeds the limit of 1024")
         self.waves_per_group = -(-self.group_items // WAVEFRONT_SIZE)
         self.slots_per_group = self.waves_per_group * WAVEFRONT_SIZE
-        self.lanes = self.groups * self.slots_per_group
-        self.wavefronts = self.groups * self.waves_per_group
-        slot = np.arange(self.slots_per_group)
         self.padded = self.group_items != self.slots_per_group
-        self.valid = np.tile(slot < self.group_items, self.groups)
+        self._select(0, self.launch_groups)
+
+    def _select(self, first, count):
+        self.first_group = first
+        self.groups = count
+        self.lanes = count * self.slots_per_group
+        self.wavefronts = count * self.waves_per_group
+        self.valid = np.tile(np.arange(self.slots_per_group) < self.group_items, count)
         self._ids = {}
 
+    def batch(self, first, count):
+        """The geometry of groups ``first`` .. ``first + count - 1`` of this launch."""
+        part = copy.copy(self)
+        part._select(first, count)
+        return part
+
     def group_ids(self, g):
-        """(x, y, z) index of work-group ``g`` in dispatch order (x fastest)."""
+        """(x, y, z) index of the batch's work-group ``g`` in the launch (x fastest)."""
+        g += self.first_group
         nx, ny, _ = self.num_groups
         return (g % nx, (g // nx) % ny, g // (nx * ny))
 
@@ -55,11 +74,12 @@ class Geometry:
         return self._ids[key]
 
     def _coordinates(self):
-        """(group, local, local xyz, group xyz) per lane slot, computed once per launch."""
+        """(launch group, local, local xyz, group xyz) per lane slot, computed once per batch."""
         if "coords" not in self._ids:
             lane = np.arange(self.lanes, dtype=np.int64)
             group = lane // self.slots_per_group
             local = np.minimum(lane - group * self.slots_per_group, self.group_items - 1)
+            group += self.first_group
             lx, ly, _ = self.local_size
             nx, ny, _ = self.num_groups
             local_xyz = (local % lx, (local // lx) % ly, local // (lx * ly))

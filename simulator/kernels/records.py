@@ -1,8 +1,9 @@
 """Kernel-level records in the trace: the tables behind Klein's views.
 
-A ``KernelRecorder`` runs launches for a host program (``launch``) and stores what
-they did into the ``kernel_*`` tables of ``sqlite_schema.sql``: the program's source,
-annotations and semantic model once per program; per launch its geometry, arguments,
+A ``KernelRecorder`` runs launches for a host program (``start``; ``launch`` runs one
+to the end) and, as each completes, stores what it did into the ``kernel_*`` tables of
+``sqlite_schema.sql``: the program's source, annotations and semantic model once per
+program; per launch its geometry, arguments,
 memory objects and an execution summary; and, when instrumentation is on, the
 ``@watch`` accesses, branch patterns with proxy warps, and ``@emit`` values.
 
@@ -16,12 +17,10 @@ import json
 
 import numpy as np
 
-from ..stream import Unit
+from .batches import finished, start_launch
 from .memory import Buffer
 from .probes import Probes
-from .simt import run_launch
 
-_VECTOR_UNITS = (Unit.VALU, Unit.LDS, Unit.VMEM)
 MAX_IMAGE_PIXELS = 1 << 20  # larger 2-D buffers are not copied into the trace
 
 
@@ -79,29 +78,36 @@ class KernelRecorder:
                     for kernel in program.kernels.values() for n in kernel.branch_nodes])
         return source_id
 
-    def launch(self, program, kernel_name, global_size, local_size, args, *, launch_id=None,
-               name=None):
-        """Run one launch (``simt.launch`` arguments) and record it; return the KernelLaunch."""
+    def start(self, program, kernel_name, global_size, local_size, args, *, launch_id=None,
+              name=None):
+        """``batches.start_launch`` (same arguments), its records written when it completes."""
         launch_id = self.launches if launch_id is None else launch_id
         self.launches = launch_id + 1
         source_id = self.source(program)
         self._images(launch_id, global_size, args)  # before the run: the input as given
         probes = Probes(**self.probe_options) if self.instrument else None
-        result, executor = run_launch(program, kernel_name, global_size, local_size, args,
-                                      probes=probes, launch_id=launch_id, name=name)
-        self._launch_row(launch_id, source_id, executor, result, args, probes)
-        self._arrays(launch_id, executor)
-        if probes is not None:
-            self._accesses(launch_id, probes)
-            self._branches(launch_id, probes)
-            self._emits(launch_id, probes)
+        result = start_launch(program, kernel_name, global_size, local_size, args,
+                              probes=probes, launch_id=launch_id, name=name)
+
+        def record(batches):
+            self._launch_row(launch_id, source_id, batches, result, args, probes)
+            self._arrays(launch_id, batches)
+            if probes is not None:
+                self._accesses(launch_id, probes)
+                self._branches(launch_id, probes)
+                self._emits(launch_id, probes)
+
+        result.work_groups.on_complete.append(record)
         return result
 
-    def _launch_row(self, launch_id, source_id, executor, result, args, probes):
-        insts = np.concatenate([w.insts for g in result.work_groups for w in g.wavefronts])
-        body = insts[insts["unit"] != Unit.END]
-        vector = body[np.isin(body["unit"], _VECTOR_UNITS)]
-        lds = body[body["unit"] == Unit.LDS]
+    def launch(self, program, kernel_name, global_size, local_size, args, *, launch_id=None,
+               name=None):
+        """``start``, run to the end (``batches.finished``)."""
+        return finished(self.start(program, kernel_name, global_size, local_size, args,
+                                   launch_id=launch_id, name=name))
+
+    def _launch_row(self, launch_id, source_id, batches, result, args, probes):
+        counts = batches.counts
         truncated = probes.truncated if probes is not None else {"accesses": False, "branches": False}
         self._rows(
             "INSERT INTO kernel_launch (id, source, kernel, global_size, local_size, work_groups,"
@@ -109,14 +115,12 @@ class KernelRecorder:
             " partial_instructions, lds_instructions, lds_conflicted, lds_max_degree,"
             " watch_truncated, branch_truncated, valu_active_lanes, lds_active_lanes) VALUES (?, ?,"
             " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(launch_id, source_id, executor.kernel.name, json.dumps(list(result.global_size)),
-              json.dumps(list(result.local_size)), len(result.work_groups),
-              executor.geo.wavefronts, json.dumps(_describe_args(args)), executor.lds_bytes,
-              len(body), len(vector), int(vector["active"].sum()),
-              int((vector["active"] < 64).sum()), len(lds), int((lds["passes"] > 1).sum()),
-              int(lds["passes"].max(initial=0)), int(truncated["accesses"]),
-              int(truncated["branches"]), int(body["active"][body["unit"] == Unit.VALU].sum()),
-              int(lds["active"].sum()))])
+            [(launch_id, source_id, batches.kernel.name, json.dumps(list(result.global_size)),
+              json.dumps(list(result.local_size)), len(batches), counts.wavefronts,
+              json.dumps(_describe_args(args)), batches.lds_bytes, counts.instructions,
+              counts.vector, counts.vector_active_lanes, counts.partial, counts.lds,
+              counts.lds_conflicted, counts.lds_max_degree, int(truncated["accesses"]),
+              int(truncated["branches"]), counts.valu_active_lanes, counts.lds_active_lanes)])
 
     def _images(self, launch_id, global_size, args):
         if len(global_size) != 2 or global_size[0] * global_size[1] > MAX_IMAGE_PIXELS:
@@ -129,13 +133,13 @@ class KernelRecorder:
              if isinstance(value, Buffer) and value.array.size == width * height
              and value.array.dtype.names is None])
 
-    def _arrays(self, launch_id, executor):
+    def _arrays(self, launch_id, batches):
         rows = []
-        for region in executor.regions.values():
+        for region in batches.regions.values():
             if region.scale > 1:
                 continue  # a vloadN/vstoreN view of an array listed on its own
             rows.append((launch_id, region.owner, region.space, str(region.elem), region.elem.size,
-                         region.length, region.base, int(region.owner in executor.watched)))
+                         region.length, region.base, int(region.owner in batches.watched)))
         self._rows("INSERT INTO kernel_array (launch, name, space, elem_type, elem_bytes, length,"
                    " base, watched) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 

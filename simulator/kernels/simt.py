@@ -30,14 +30,15 @@ value, LDS per local access, ``s_and_saveexec``/``s_cbranch_execz`` (SALU + BRAN
 per conditional and per loop test, ``BARRIER``. Observations for Klein's views go to
 an optional ``probes.Probes``.
 
-``launch()`` is the entry point: it returns the ``stream.KernelLaunch`` the timing
-model consumes.
+The executor runs the lanes of the work-groups its ``Geometry`` holds: a whole launch,
+or a batch of it (``batches``, which makes the ``stream.KernelLaunch`` the timing model
+consumes).
 """
 import sys
 
 import numpy as np
 
-from ..stream import WAVEFRONT_SIZE, KernelLaunch, Unit, WorkGroupStream
+from ..stream import WAVEFRONT_SIZE, Unit
 from . import collectives, ir, operators
 from . import types as T
 from .atomics import atomic_update
@@ -45,10 +46,9 @@ from .builtins import MATH, apply_math, math_cost
 from .diagnostics import KernelError
 from .formatting import c_format
 from .images import image_query, read_image, write_image
-from .lanes import Geometry, Lanes, all_lanes
+from .lanes import Lanes, all_lanes
 from .probes import READ, WRITE
 from .regions import LaunchMemory, read_bytes, write_bytes
-from .wavefronts import InstructionLog
 
 MAX_LOOP_TRIPS = 1_000_000
 PRINTF_BUFFER = 1 << 20   # bytes of printf output per launch, as CL_DEVICE_PRINTF_BUFFER_SIZE
@@ -72,7 +72,7 @@ ATOMIC = 2
 class Executor:
     """Runs one launch of one kernel (see the module docstring)."""
 
-    def __init__(self, program, kernel, geometry, args, log, probes=None):
+    def __init__(self, program, kernel, geometry, args, log, probes=None, printed=0):
         self.path = program.path
         self.kernel = kernel
         self.geo = geometry
@@ -88,7 +88,7 @@ class Executor:
         self.broke = np.zeros(L, dtype=bool)
         self.continued = np.zeros(L, dtype=bool)
         self.retired = 0              # counts lanes retired by break/continue/return
-        self.printed = 0              # bytes of printf output of this launch
+        self.printed = printed        # bytes of printf output of this launch so far
         self._live_per_group = None   # per-group count of lanes that have not returned
         self._live_retired = -1
         # Line of a barrier each lane's group passed without it (0: none): such a lane
@@ -112,21 +112,6 @@ class Executor:
                 self.env[name][...] = value
             else:
                 self.env[name] = value
-        self._stmt = {ir.Block: self.s_block, ir.Assign: self.s_assign, ir.Store: self.s_store,
-                      ir.EmitStore: self.s_emit, ir.If: self.s_if, ir.Loop: self.s_loop,
-                      ir.Break: self.s_break, ir.Continue: self.s_continue,
-                      ir.Return: self.s_return, ir.Barrier: self.s_barrier,
-                      ir.Watch: self.s_watch, ir.Eval: self.s_eval, ir.PtrStore: self.s_ptrstore,
-                      ir.FuncReturn: self.s_funcreturn, ir.Switch: self.s_switch,
-                      ir.ImageWrite: self.s_imagewrite, ir.Printf: self.s_printf}
-        self._expr = {ir.Const: self.e_const, ir.Var: self.e_var, ir.WorkItem: self.e_workitem,
-                      ir.Binary: self.e_binary, ir.Logical: self.e_logical, ir.Unary: self.e_unary,
-                      ir.Cast: self.e_cast, ir.Select: self.e_select, ir.Call: self.e_call,
-                      ir.Collective: self.e_collective,
-                      ir.Load: self.e_load, ir.Swizzle: self.e_swizzle, ir.VecLit: self.e_veclit,
-                      ir.Atomic: self.e_atomic, ir.AddrOf: self.e_addrof, ir.PtrLoad: self.e_ptrload,
-                      ir.Member: self.e_member, ir.StmtExpr: self.e_stmtexpr,
-                      ir.ImageRead: self.e_imageread}
 
     def error(self, node, reason):
         return KernelError(self.path, node.line, node.col, reason)
@@ -138,7 +123,7 @@ class Executor:
         return self
 
     def stmt(self, s, lanes):
-        self._stmt[type(s)](s, lanes)
+        STATEMENTS[type(s)](self, s, lanes)
 
     def live(self, lanes):
         """``lanes`` minus those retired by break, continue or return."""
@@ -436,7 +421,7 @@ class Executor:
 
     # -- expressions -------------------------------------------------------------------
     def eval(self, e, lanes):
-        return self._expr[type(e)](e, lanes)
+        return EXPRESSIONS[type(e)](self, e, lanes)
 
     def alu(self, e, lanes, count=1):
         # Wave-uniform integer work goes to the scalar unit; GCN's SALU has no floating
@@ -718,6 +703,25 @@ def _components(rows, comps):
     return np.ix_(rows, comps)
 
 
+# The executor's handler of each IR node type (class-level: an executor holding its own
+# bound methods would be a reference cycle, and its arrays would wait for the cyclic GC).
+STATEMENTS = {ir.Block: Executor.s_block, ir.Assign: Executor.s_assign, ir.Store: Executor.s_store,
+              ir.EmitStore: Executor.s_emit, ir.If: Executor.s_if, ir.Loop: Executor.s_loop,
+              ir.Break: Executor.s_break, ir.Continue: Executor.s_continue,
+              ir.Return: Executor.s_return, ir.Barrier: Executor.s_barrier,
+              ir.Watch: Executor.s_watch, ir.Eval: Executor.s_eval, ir.PtrStore: Executor.s_ptrstore,
+              ir.FuncReturn: Executor.s_funcreturn, ir.Switch: Executor.s_switch,
+              ir.ImageWrite: Executor.s_imagewrite, ir.Printf: Executor.s_printf}
+EXPRESSIONS = {ir.Const: Executor.e_const, ir.Var: Executor.e_var, ir.WorkItem: Executor.e_workitem,
+               ir.Binary: Executor.e_binary, ir.Logical: Executor.e_logical, ir.Unary: Executor.e_unary,
+               ir.Cast: Executor.e_cast, ir.Select: Executor.e_select, ir.Call: Executor.e_call,
+               ir.Collective: Executor.e_collective,
+               ir.Load: Executor.e_load, ir.Swizzle: Executor.e_swizzle, ir.VecLit: Executor.e_veclit,
+               ir.Atomic: Executor.e_atomic, ir.AddrOf: Executor.e_addrof, ir.PtrLoad: Executor.e_ptrload,
+               ir.Member: Executor.e_member, ir.StmtExpr: Executor.e_stmtexpr,
+               ir.ImageRead: Executor.e_imageread}
+
+
 def _widen(*typed):
     """Operands ready to combine: per-lane scalars get a trailing axis next to vectors.
 
@@ -739,37 +743,3 @@ def vgpr_estimate(kernel):
     per_lane = sum(max(ty.width, -(-ty.size // 4)) for name, ty in kernel.variables.items()
                    if name in kernel.varying)
     return min(256, max(8, per_lane + 6))
-
-
-def run_launch(program, kernel_name, global_size, local_size, args, *, probes=None, launch_id=0,
-               name=None):
-    """Like ``launch``, but also return the ``Executor`` (its memory regions, LDS size)."""
-    kernel = program.kernel(kernel_name)
-    try:
-        geometry = Geometry(global_size, local_size)
-    except ValueError as exc:
-        raise KernelError(program.path, kernel.line, 1, str(exc)) from None
-    if probes is not None:
-        probes.reset(geometry)
-    log = InstructionLog(geometry.wavefronts)
-    executor = Executor(program, kernel, geometry, args, log, probes).run()
-    streams = log.streams()
-    W = geometry.waves_per_group
-    vgprs = vgpr_estimate(kernel)
-    groups = [WorkGroupStream(geometry.group_ids(g), streams[g * W:(g + 1) * W],
-                              lds_bytes=executor.lds_bytes, vgprs_per_wavefront=vgprs)
-              for g in range(geometry.groups)]
-    result = KernelLaunch(name or kernel.name, geometry.global_size[:geometry.dims],
-                          geometry.local_size[:geometry.dims], groups, launch_id)
-    return result, executor
-
-
-def launch(program, kernel_name, global_size, local_size, args, *, probes=None, launch_id=0,
-           name=None):
-    """Run one kernel launch on real data and return its ``stream.KernelLaunch``.
-
-    ``args`` maps each kernel parameter name to a ``memory.Buffer`` (global and
-    constant pointers), a ``memory.LocalMem`` (local pointers) or a number.
-    """
-    return run_launch(program, kernel_name, global_size, local_size, args, probes=probes,
-                      launch_id=launch_id, name=name)[0]

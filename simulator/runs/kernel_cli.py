@@ -31,16 +31,15 @@ from ..kernels.frontend import compile_source
 from ..kernels.images import SAMPLER_FLAGS, shape_error
 from ..kernels.includes import confinement_for
 from ..kernels.lanes import Geometry
-from ..kernels.memory import LocalMem, Memory
+from ..kernels.memory import LocalMem
 from ..kernels.preprocess import BuildOptions, parse_build_options
 from ..kernels.records import KernelRecorder
-from ..kernels.simt import launch
 from ..kernels.types import Pointer
-from ..stream import Unit
 from ..tracing.cli import command_line
 from ..tracing.outputs import prepare_output
 from ..tracing.writer import atomic_output
 from ..user_input import InputError, integer, read_text, real
+from ..workloads.base import Workload
 from .records import simulate_with_records
 from .workload_cli import add_common_arguments, build_config, prepare_trace_output
 
@@ -63,14 +62,14 @@ def parse_arg(text):
     return name, value
 
 
-class KernelFile:
+class KernelFile(Workload):
     """A one-launch workload made from a kernel file and command-line arguments."""
 
     def __init__(self, program, kernel, global_size, local_size, arg_specs, seed=0):
+        super().__init__(seed)
         self.program = program
         self.kernel = program.kernel(kernel)
         self.name = Path(program.path).name
-        self.seed = seed
         self.global_size, self.local_size = global_size, local_size
         Geometry(global_size, local_size)  # a bad NDRange fails here, before any run starts
         self.args = self._build_args(dict(arg_specs))
@@ -78,7 +77,7 @@ class KernelFile:
 
     def _build_args(self, specs):
         rng = np.random.default_rng(self.seed)
-        memory = Memory()
+        memory = self.memory
         params = [(name.split("#")[0], ty) for name, ty in self.kernel.params]
         names = {name for name, _ in params}
         unknown = sorted(set(specs) - names)
@@ -101,13 +100,9 @@ class KernelFile:
                 args[name] = parse_value(name, spec, ty)
         return args
 
-    def launches(self, recorder=None):
-        if recorder is None:
-            self.launch = launch(self.program, self.kernel.name, self.global_size, self.local_size,
-                                 self.args)
-        else:
-            self.launch = recorder.launch(self.program, self.kernel.name, self.global_size,
-                                          self.local_size, self.args, launch_id=0)
+    def host(self, recorder):
+        self.launch = self.run(recorder, self.program, self.kernel.name, self.global_size,
+                               self.local_size, self.args)
         yield self.launch
 
     def check(self):
@@ -416,14 +411,10 @@ def _simulate(args, workload, recorder, command):
 
 def _summary(workload):
     launch = workload.launch
-    insts = np.concatenate([w.insts for g in launch.work_groups for w in g.wavefronts])
-    body = insts[insts["unit"] != Unit.END]
-    vector = body[np.isin(body["unit"], (Unit.VALU, Unit.LDS, Unit.VMEM))]
-    lds = body[body["unit"] == Unit.LDS]
-    waves = sum(len(g.wavefronts) for g in launch.work_groups)
-    efficiency = vector["active"].mean() / 64 if len(vector) else 0.0
-    print(f"kernel {launch.name}: {len(launch.work_groups):,} work-groups, {waves:,} wavefronts, "
-          f"{len(body):,} wavefront-instructions")
-    print(f"  SIMD efficiency {efficiency:.1%}, {int((vector['active'] < 64).sum()):,} partial-mask"
-          f" vector instructions, LDS conflict degree max {int(lds['passes'].max(initial=0))}"
-          f" ({int((lds['passes'] > 1).sum()):,} of {len(lds):,} LDS instructions conflicted)")
+    counts = launch.work_groups.counts
+    efficiency = counts.vector_active_lanes / counts.vector / 64 if counts.vector else 0.0
+    print(f"kernel {launch.name}: {len(launch.work_groups):,} work-groups, "
+          f"{counts.wavefronts:,} wavefronts, {counts.instructions:,} wavefront-instructions")
+    print(f"  SIMD efficiency {efficiency:.1%}, {counts.partial:,} partial-mask vector"
+          f" instructions, LDS conflict degree max {counts.lds_max_degree}"
+          f" ({counts.lds_conflicted:,} of {counts.lds:,} LDS instructions conflicted)")

@@ -1,14 +1,18 @@
 """What every workload (host program) has in common.
 
 A workload builds its input data from a seed, launches its kernels in order and can
-check its results against numpy afterwards. ``launches`` is a generator: each launch
-is executed functionally (on the real data) when it is produced, so the timing model
-can consume launches one by one while the host program decides what comes next
-(PageRank iterates, the reduction relaunches on its partial sums).
+check its results against numpy afterwards. Its ``host`` program is a generator of
+launches, so the timing model can consume launches one by one while the host program
+decides what comes next (PageRank iterates, the reduction relaunches on its partial
+sums). A launch's work-groups run functionally (on the real data) as the timing model
+takes them; ``launches`` resumes the host program only once the launch is complete, as
+``clFinish`` would.
 """
 import functools
 
-from ..kernels import Memory, builtin_source, compile_source, launch
+from ..kernels import Memory, builtin_source, compile_source, start_launch
+from ..kernels.batches import finished
+from ..stream import complete
 
 
 @functools.cache
@@ -18,7 +22,7 @@ def builtin_program(name):
 
 
 class Workload:
-    """Base class: subclasses set ``name`` and implement ``add_arguments``, ``launches`` and ``check``."""
+    """Base class: subclasses set ``name`` and implement ``add_arguments``, ``host`` and ``check``."""
 
     name = ""
 
@@ -34,6 +38,17 @@ class Workload:
 
     def launches(self, recorder=None):
         """Yield ``stream.KernelLaunch`` objects in order, computing real results."""
+        for launch in self.host(recorder):
+            yield launch
+            complete(launch)  # what the consumer left: the host reads every result
+
+    def made_launches(self, recorder=None):
+        """Every launch run to the end with its streams kept in lists (``batches.finished``):
+        for looking at the streams rather than timing them."""
+        return [finished(launch) for launch in self.launches(recorder)]
+
+    def host(self, recorder):
+        """The host program: yield each launch (``run``) in order."""
         raise NotImplementedError
 
     def check(self):
@@ -42,12 +57,11 @@ class Workload:
 
     # -- for subclasses --------------------------------------------------------------
     def run(self, recorder, program, kernel, global_size, local_size, args):
-        """Launch ``kernel`` of ``program``; through ``recorder`` when one is given."""
+        """Start ``kernel`` of ``program``; through ``recorder`` when one is given."""
         launch_id = self._launch_id
         self._launch_id += 1
-        if recorder is None:
-            return launch(program, kernel, global_size, local_size, args, launch_id=launch_id)
-        return recorder.launch(program, kernel, global_size, local_size, args, launch_id=launch_id)
+        start = start_launch if recorder is None else recorder.start
+        return start(program, kernel, global_size, local_size, args, launch_id=launch_id)
 
     def fresh_memory(self):
         """Start a new address space (each ``launches`` run rebuilds its data)."""

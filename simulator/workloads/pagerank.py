@@ -33,7 +33,7 @@ class PageRank(Workload):
         parser.add_argument("--iterations", type=positive_argument, default=3,
                             help="PageRank iterations, one kernel launch each (default 3)")
 
-    def launches(self, recorder=None):
+    def host(self, recorder):
         mem = self.fresh_memory()
         self.graph = g = power_law_graph(self.nodes, self.edges, seed=self.seed)
         row_offsets = mem.buffer("row_offsets", g.row_offsets)

@@ -36,7 +36,7 @@ class Reduction(Workload):
     def program(self):
         return builtin_program(f"reduction_v{self.version}")
 
-    def launches(self, recorder=None):
+    def host(self, recorder):
         mem = self.fresh_memory()
         rng = np.random.default_rng(self.seed)
         self.input = rng.random(self.size, dtype=np.float32)

@@ -40,7 +40,7 @@ class Sobel(Workload):
         parser.add_argument("--local-y", type=positive_argument, default=16,
                             help="work-group height (default 16)")
 
-    def launches(self, recorder=None):
+    def host(self, recorder):
         mem = self.fresh_memory()
         rng = np.random.default_rng(self.seed)
         # A smooth image with edges: a few discs on a gradient, plus noise.

@@ -24,7 +24,7 @@ class Transpose(Workload):
         parser.add_argument("--size", type=positive_argument, default=1024,
                             help="matrix side in floats, a multiple of 64 (default 1024)")
 
-    def launches(self, recorder=None):
+    def host(self, recorder):
         mem = self.fresh_memory()
         rng = np.random.default_rng(self.seed)
         n = self.size

@@ -20,7 +20,7 @@ class VectorAdd(Workload):
         parser.add_argument("--local", type=positive_argument, default=256,
                             help="work-group size (default 256)")
 
-    def launches(self, recorder=None):
+    def host(self, recorder):
         mem = self.fresh_memory()
         rng = np.random.default_rng(self.seed)
         self.a = mem.buffer("a", rng.random(self.size, dtype=np.float32))
