@@ -156,18 +156,16 @@ class StreamCounts:
     valu_active_lanes: int = 0
     lds_active_lanes: int = 0
 
-    def add(self, streams) -> None:
-        """Count the instructions of ``streams`` (``WavefrontStream``s)."""
-        if not streams:
-            return
-        insts = np.concatenate([w.insts for w in streams])
+    def add(self, insts: np.ndarray) -> None:
+        """Count ``insts``: the records of whole streams, each ending with its ``END``."""
         unit = insts["unit"]
         active = insts["active"]
         vector = np.isin(unit, _VECTOR_UNITS)
         lds = unit == Unit.LDS
         passes = insts["passes"][lds]
-        self.wavefronts += len(streams)
-        self.instructions += int(np.count_nonzero(unit != Unit.END))
+        ends = int(np.count_nonzero(unit == Unit.END))
+        self.wavefronts += ends
+        self.instructions += len(insts) - ends
         self.vector += int(np.count_nonzero(vector))
         self.vector_active_lanes += int(active[vector].sum())
         self.partial += int(np.count_nonzero(active[vector] < WAVEFRONT_SIZE))

@@ -109,8 +109,8 @@ class LaunchBatches(WorkGroupSource):
         self.regions = executor.regions
         if self.probes is not None:
             self.probes.end_batch()
-        streams = log.streams()
-        self.counts.add(streams)
+        insts, streams = log.streams()
+        self.counts.add(insts)
         w = batch.waves_per_group
         return [WorkGroupStream(batch.group_ids(g), streams[g * w:(g + 1) * w],
                                 lds_bytes=self.lds_bytes, vgprs_per_wavefront=self.vgprs)

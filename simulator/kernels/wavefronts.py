@@ -124,7 +124,8 @@ class InstructionLog:
         self.total += len(waves[0])
 
     def streams(self):
-        """One ``WavefrontStream`` per wavefront of the launch, each ending with END."""
+        """(every record, one ``WavefrontStream`` per wavefront): the wavefronts' streams,
+        each ending with END, are consecutive slices of the records."""
         nw = self.wavefronts
         cols = {k: [] for k in ("wf", "unit", "active", "passes", "lds_cycles", "write", "line",
                                 "exec", "cnt")}
@@ -178,6 +179,6 @@ class InstructionLog:
         wave_line_start = np.r_[0, np.cumsum(lines_per_wave)]
         insts["addr_off"][pos] = dst_off - wave_line_start[wf_sorted]
         starts_inst = np.r_[0, ends[:-1] + 1]
-        return [WavefrontStream(insts[starts_inst[w]:ends[w] + 1],
-                                addresses[wave_line_start[w]:wave_line_start[w + 1]])
-                for w in range(nw)]
+        return insts, [WavefrontStream(insts[starts_inst[w]:ends[w] + 1],
+                                       addresses[wave_line_start[w]:wave_line_start[w + 1]])
+                       for w in range(nw)]
