@@ -111,15 +111,20 @@ def utf8_error_in(path, chunk_bytes: int = 1 << 20) -> InputError:
                 return InputError(f"{path}: not UTF-8 text")
 
 
-def read_text(path, what: str = "file") -> str:
-    """The UTF-8 text of ``path`` (a leading byte-order mark is dropped)."""
+def read_bytes(path, what: str = "file") -> bytes:
+    """The bytes of file ``path``."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory, expected a {what}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def read_text(path, what: str = "file") -> str:
+    """The UTF-8 text of ``path`` (a leading byte-order mark is dropped)."""
+    data = read_bytes(path, what)
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:

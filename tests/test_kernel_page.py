@@ -17,6 +17,7 @@ from dashapp.klein import views as klein_views
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = ROOT / "simulator" / "kernels" / "builtin"
+LATIN1 = ROOT / "tests" / "data" / "latin1_licence.cl"   # a licence comment not in UTF-8
 EMITTER = """kernel void twice(global const float *in, global float *out)
 {
     @emit float doubled[64];
@@ -51,6 +52,9 @@ def app(tmp_path_factory):
     _simulate("run-kernel", str(directory / "emit.cl"), "--global", "64", "--local", "64",
               "--arg", "in=range:64", "--arg", "out=zeros:64", "-o", str(directory / "emit.sqlite"))
     (directory / "emit.cl").unlink()
+    _simulate("run-kernel", str(LATIN1), "--global", "32x16", "--local", "8x8",
+              "--arg", "output=zeros:512", "--arg", "input=range:512", "--arg", "block=local:64",
+              "--arg", "width=32", "--arg", "height=16", "-o", str(directory / "latin1.sqlite"))
     write_synthetic_trace(directory / "synthetic.sqlite", tasks=500)
     catalog = app.server.config["GPUSCOPE_CATALOG"]
     saved = dict(catalog.__dict__)
@@ -123,6 +127,19 @@ def test_emit_and_bind_give_one_debug_chart_per_bind(app):
     assert area["data"][0]["y"] == [2.0 * i for i in range(64)]
     assert bars["data"][0]["type"] == "bar" and bars["data"][0]["y"] == list(map(float, range(64)))
     assert "No @watch array" in _texts(page)
+
+
+def test_a_latin1_licence_is_shown_as_written_and_its_edit_runs(app):
+    """The trace keeps a file's bytes that are not UTF-8 as the characters they are in
+    Latin-1 (windows-1252), one per byte, so the page shows the notice with its lines in
+    place; the page's text, edited and run, is UTF-8 and runs alike."""
+    page = _render(app[0], "kernel", trace="latin1.sqlite")
+    assert "Copyright \u00a9 2015 Advanced Micro Devices, Inc. All rights reserved." in _texts(page)
+    text = klein_views.build(app[1] / "latin1.sqlite", 0).source.text
+    assert text == LATIN1.read_bytes().decode("latin-1")
+    spec = klein_views.edit_spec(app[1] / "latin1.sqlite", 0, text, "32x16")
+    _run_id, path, _seconds = runner.default_pool().run(spec)
+    assert klein_views.build(path, 0).source.text == text
 
 
 @pytest.mark.parametrize("query, fragment", [

@@ -484,7 +484,9 @@ class SimulatorPool:
     def _run_child(self, spec, run_id, timeout):
         root = self.scratch_dir()
         work = Path(tempfile.mkdtemp(prefix=f"{run_id}-", dir=root))
-        (work / SOURCE_NAME).write_text(spec.source, errors="replace")
+        # The page's text is Unicode (a file's byte that was not UTF-8 came to it as the
+        # character the trace shows): written as UTF-8, whatever the server's locale.
+        (work / SOURCE_NAME).write_text(spec.source, encoding="utf-8", errors="replace")
         # Written inside the run's own directory, so whatever a killed run leaves behind
         # goes with it; only a finished trace is moved to its final name.
         trace = work / TRACE_NAME

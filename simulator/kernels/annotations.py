@@ -20,6 +20,10 @@ WATCH_CALL = "__klein_watch"
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _WATCH = re.compile(r"@watch\s+([A-Za-z_]\w*)\s*;")
 _EMIT = re.compile(r"@emit\s+([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*\[\s*(\w+)\s*\]\s*;")
+# A // comment runs to a newline, across backslash-newlines: C joins spliced lines
+# (translation phase 2) before it finds comments (phase 3). Like clang, a splice may
+# have spaces between the backslash and the newline (clang warns of them).
+_LINE_COMMENT = re.compile(r"//(?:[^\n\\]|\\[ \t]*\n|\\)*")
 
 
 @dataclass
@@ -65,8 +69,7 @@ def strip_comments(path, text):
                 j += 2 if text[j] == "\\" else 1
             i = j + 1
         elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
+            j = _LINE_COMMENT.match(text, i).end()
             _blank(chars, i, j)
             i = j
         elif text.startswith("/*", i):

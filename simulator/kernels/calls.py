@@ -14,6 +14,7 @@ from . import types as T
 from .annotations import WATCH_CALL
 from .builtins import MATH, WORK_ITEM, math_result_type
 from .collectives import arity, split, value_type
+from .encoding import literal_text
 from .formatting import conversions
 
 ATOMIC_OPS = ("add", "sub", "inc", "dec", "xchg", "min", "max", "and", "or", "xor", "cmpxchg")
@@ -294,7 +295,7 @@ class CallLowering:
         literals only, and a string literal is no value for any other conversion."""
         if not args or not _is_string(args[0]):
             raise self.error(node, "printf needs a string literal format")
-        text = _string_text(args[0])
+        text = self.string_text(args[0])
         wanted = conversions(text)
         values = []
         for k, arg in enumerate(args[1:]):
@@ -302,8 +303,8 @@ class CallLowering:
             if _is_string(arg):
                 if conv not in ("s", None):
                     raise self.error(arg, f"a string literal can only be printed with %s, not %{conv}")
-                values.append(ir.Const(_string_text(arg), type=T.Pointer("constant", T.CHAR), uniform=True,
-                                       **self.pos(arg)))
+                values.append(ir.Const(self.string_text(arg), type=T.Pointer("constant", T.CHAR),
+                                       uniform=True, **self.pos(arg)))
                 continue
             value = self.expr(arg)
             if conv == "s":
@@ -312,6 +313,15 @@ class CallLowering:
                 raise self.error(arg, f"printf cannot print a {value.type}")
             values.append(value)
         return ir.Printf(text, values, **self.pos(node))
+
+    def string_text(self, node):
+        """The text of string literal ``node`` as ``printf`` shows it
+        (``encoding.literal_text``: its bytes as clang compiles them, one that is not
+        UTF-8 as windows-1252 shows it)."""
+        try:
+            return literal_text(node.value)
+        except ValueError as exc:
+            raise self.error(node, str(exc)) from None
 
     # -- images ----------------------------------------------------------------------------
     def image(self, node, arg):
@@ -397,12 +407,6 @@ class CallLowering:
 
 def _is_string(node):
     return isinstance(node, c_ast.Constant) and node.type == "string"
-
-
-def _string_text(node):
-    """The characters of a string literal, its escapes decoded."""
-    literal = node.value
-    return literal[literal.index('"') + 1:-1].encode().decode("unicode_escape")
 
 
 def vector_width(name, prefix):

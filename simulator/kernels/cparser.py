@@ -24,6 +24,7 @@ of the same name shadows them, as C's scoping says).
 from pycparser import c_ast, c_lexer, c_parser
 
 from .diagnostics import KernelError
+from .encoding import foreign_byte, not_utf8
 from .types import TYPE_NAMES
 
 SPACE_WORDS = {
@@ -58,6 +59,15 @@ class _OpenCLLexer(c_lexer.CLexer):
             tok.type, tok.value = _RENAMED[tok.value]
         return tok
 
+    def _match_token(self):
+        # A byte that is not UTF-8 (its stand-in, ``encoding``) outside a literal is
+        # clang's "source file is not valid UTF-8": named here by its byte, where
+        # pycparser would quote an unprintable character.
+        if foreign_byte(self._lexdata[self._pos]) is None:
+            return super()._match_token()
+        raise ForeignByte(self.filename, self._lineno, self._pos - self._line_start + 1,
+                          self._lexdata[self._pos])
+
     def _after_attribute(self, start):
         depth = 0
         while True:
@@ -83,6 +93,14 @@ class ParseFailure(Exception):
     def __init__(self, file, line, col, reason):
         super().__init__(reason)
         self.file, self.line, self.col, self.reason = file, line, col, reason
+
+
+class ForeignByte(ParseFailure):
+    """A byte that is not UTF-8 outside a literal, at (file, line, column): ``char`` is its
+    stand-in (``encoding``)."""
+
+    def __init__(self, file, line, col, char):
+        super().__init__(file, line, col, not_utf8(foreign_byte(char)))
 
 
 class _Parser(c_parser.CParser):
@@ -164,10 +182,12 @@ def parse(text, path, origin=None, out_lines=None):
     try:
         return _Parser().parse(text, path)
     except ParseFailure as exc:
-        col = exc.col
+        col, reason = exc.col, exc.reason
         if origin is not None and out_lines is not None and (exc.file, exc.line) in out_lines:
             col = origin.column(exc.file, exc.line, out_lines[(exc.file, exc.line)], col)
-        raise KernelError(exc.file, exc.line, col, exc.reason, SYNTAX) from None
+            if isinstance(exc, ForeignByte) and not _written_at(origin, exc.file, exc.line, col):
+                reason += " (it is in the expansion of the macro used here)"
+        raise KernelError(exc.file, exc.line, col, reason, SYNTAX) from None
     except c_parser.ParseError as exc:   # pycparser's own errors carry "file:line:col: msg"
         head, _, reason = str(exc).partition(": ")
         parts = head.rsplit(":", 2)
@@ -175,3 +195,11 @@ def parse(text, path, origin=None, out_lines=None):
             raise KernelError(parts[0], int(parts[1]), int(parts[2] or 1) if parts[2].isdigit() else 1,
                               reason, SYNTAX) from None
         raise KernelError(path, 0, 0, str(exc), SYNTAX) from None
+
+
+def _written_at(origin, file, line, col):
+    """Whether the user's own text has a byte that is not UTF-8 at ``line``:``col`` of
+    ``file`` (else a macro's expansion put it there)."""
+    lines = origin.lines.get(file, ())
+    text = lines[line - 1] if 1 <= line <= len(lines) else ""
+    return col <= len(text) and foreign_byte(text[col - 1]) is not None

@@ -2,8 +2,10 @@
 
 Every problem found while reading, checking or running a kernel is a ``KernelError``.
 Its text is one line in the format compilers use, so editors and users can jump to
-the spot; the CLI prints it instead of a traceback.
+the spot; the CLI prints it instead of a traceback. A byte of the source that is not
+UTF-8 and that the reason quotes is shown as ``encoding.shown`` shows it.
 """
+from .encoding import shown
 
 
 class KernelError(Exception):
@@ -17,9 +19,9 @@ class KernelError(Exception):
         self.path = path
         self.line = line or 0
         self.col = col or 0
-        self.reason = reason
+        self.reason = shown(reason)
         self.kind = kind
-        super().__init__(f"{path}:{self.line}:{self.col}: {reason}")
+        super().__init__(f"{path}:{self.line}:{self.col}: {self.reason}")
 
 
 class Unsupported(KernelError):

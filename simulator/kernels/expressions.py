@@ -23,6 +23,7 @@ from . import constants, ir
 from . import types as T
 from .builtins import CONSTANTS, NO_DIMENSION, WORK_ITEM
 from .diagnostics import KernelError
+from .encoding import literal_bytes
 
 ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 COMPARE = {"<", ">", "<=", ">=", "==", "!="}
@@ -754,11 +755,14 @@ def _constant(lowering, node):
     text = node.value
     pos = lowering.pos(node)
     if node.type == "char" or text.startswith(("'", "L'", "u'", "U'")):
-        body = text[text.index("'") + 1:-1].encode().decode("unicode_escape")
+        try:
+            body = literal_bytes(text)   # a Latin-1 'é' is the char 0xE9, as clang reads it
+        except ValueError as exc:
+            raise lowering.error(node, str(exc)) from None
         if len(body) > 1:
             raise lowering.unsupported(node, f"multi-character constant {text}")
         # C 6.4.4.4: an int, of the value the character has as a (signed) char.
-        value = np.uint8(ord(body) if body else 0).view(np.int8)
+        value = np.uint8(body[0] if body else 0).view(np.int8)
         return ir.Const(np.int32(value), type=T.INT, uniform=True, **pos)
     if node.type in ("string",):
         raise lowering.unsupported(node, "string literals")

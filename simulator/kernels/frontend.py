@@ -1,6 +1,8 @@
 """Parse OpenCL C (with Klein's annotations) and lower it to the kernel IR.
 
-``compile_source(path, text, options, kernel=None)`` returns an ``ir.Program``. The steps:
+``compile_source(path, text, options, kernel=None)`` returns an ``ir.Program``. ``text``
+is the file as ``encoding.text_of`` reads its bytes, as clang does (line ends made LF
+here too, for a text given directly). The steps:
 
 1. ``preprocess`` runs the C preprocessor (``-D``/``-U``/``-I``, OpenCL's predefined
    macros) after taking Klein's annotations out;
@@ -20,6 +22,7 @@ from ..user_input import nesting_offset, position
 from . import ir
 from .cparser import parse
 from .diagnostics import KernelError, Unsupported
+from .encoding import shown, unix_newlines
 from .includes import Confinement
 from .preprocess import BuildOptions, parse_build_options, preprocess
 from .statements import KernelLowering
@@ -136,6 +139,7 @@ def compile_source(path: str, source: str, options: BuildOptions | str | None = 
             options = parse_build_options(options)
         except ValueError as exc:
             raise KernelError(path, 0, 0, str(exc)) from None
+    source = unix_newlines(source)
     _check_nesting(path, source)
     try:
         return _compile(path, source, options, option_text, kernel, confinement)
@@ -178,5 +182,8 @@ def _compile(path, source, options, option_text, kernel, confinement):
         lowered.emits = {e.name: e for e in pre.emits}
         analyze(lowered)
         kernels[name] = lowered
-    return ir.Program(path, source, kernels, binds=pre.binds, emits=pre.emits, options=option_text)
+    # The program keeps its source as shown (stored as the trace's text), a byte that is
+    # not UTF-8 as one character still, so lines and columns stay the file's.
+    return ir.Program(path, shown(source), kernels, binds=pre.binds, emits=pre.emits,
+                      options=option_text)
 

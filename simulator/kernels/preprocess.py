@@ -12,6 +12,9 @@ and ``#include "..."`` (searched next to the file, then in ``-I`` directories), 
 the macros an OpenCL 1.2 compiler predefines and the build options' ``-D``/``-U``.
 ``#pragma`` lines (``OPENCL EXTENSION``, ``unroll``), ``#line`` and GNU line markers
 (``# 12 "file"``) are accepted and dropped.
+Headers are read as bytes, as clang reads them (``encoding``): a byte that is not
+UTF-8 may stand in a comment, a literal or a skipped block; on a directive pcpp cannot
+read, it is the error, at its column.
 
 The output carries ``#line`` directives, so the parser's coordinates name the user's
 file or header and its line. ``Origin.column`` maps a column on a line changed by
@@ -29,6 +32,7 @@ from pcpp import Preprocessor
 
 from .annotations import take_annotations
 from .diagnostics import KernelError
+from .encoding import foreign_byte, foreign_column, not_utf8, text_of
 from .includes import PREPROCESSOR, Confinement
 
 # Macros of an OpenCL 1.2 compiler (OpenCL C spec 6.10, float.h/limits.h/math constants).
@@ -174,6 +178,7 @@ class _Pcpp(Preprocessor):
         self.origin = origin
         self.confinement = confinement
         self.spelled_include = ""
+        self.read_lines = {}   # file -> its lines as pcpp reads them (comments blanked)
         self.line_directive = "#line"
         self.passthru_includes = None
 
@@ -184,6 +189,15 @@ class _Pcpp(Preprocessor):
         yield from super().include(tokens, original_line)
 
     def on_error(self, file, line, msg):
+        # A directive is the one place a byte that is not UTF-8 reaches pcpp's own
+        # checks (comments are blanked, and a skipped block is not read): when one is on
+        # the line, it is why pcpp could not read the line.
+        lines = self.read_lines.get(self._user_name(file), ())
+        text = lines[line - 1] if 1 <= line <= len(lines) else ""
+        col = foreign_column(text)
+        if col is not None:
+            raise KernelError(self._user_name(file), line, col,
+                              not_utf8(foreign_byte(text[col - 1])), PREPROCESSOR)
         raise self.error(file, line, msg.strip())
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
@@ -211,11 +225,16 @@ class _Pcpp(Preprocessor):
             where = self.lastdirective
             raise self.confinement.refusal(self._user_name(where.source), where.lineno,
                                            self.spelled_include)
-        handle = super().on_file_open(is_system_include, includepath)
-        text = handle.read()
-        handle.close()
-        self.origin.lines[self._user_name(includepath)] = text.split("\n")
-        return io.StringIO(take_annotations(includepath, text)[0])
+        with open(includepath, "rb") as handle:   # bytes, read as the kernel's are (encoding)
+            text = text_of(handle.read())
+        name = self._user_name(includepath)
+        self.origin.lines[name] = text.split("\n")
+        return io.StringIO(self.reads(name, take_annotations(includepath, text)[0]))
+
+    def reads(self, name, text):
+        """``text``, noted as what pcpp reads of file ``name``."""
+        self.read_lines[name] = text.split("\n")
+        return text
 
     def error(self, file, line, reason):
         """A preprocessor ``KernelError`` at ``line`` of ``file`` (as pcpp names it)."""
@@ -274,7 +293,7 @@ def preprocess(path: str, source: str, options: BuildOptions | None = None,
             cpp.undef(name)
     out = io.StringIO()
     try:
-        cpp.parse(text, path)
+        cpp.parse(cpp.reads(path, text), path)
         cpp.write(out)
     except KernelError:
         raise

@@ -27,6 +27,7 @@ from ..gpu.config import ConfigError
 from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
 from ..kernels import types as T
 from ..kernels.diagnostics import KernelError
+from ..kernels.encoding import text_of
 from ..kernels.frontend import compile_source
 from ..kernels.images import SAMPLER_FLAGS, shape_error
 from ..kernels.includes import confinement_for
@@ -38,7 +39,7 @@ from ..kernels.types import Pointer
 from ..tracing.cli import command_line
 from ..tracing.outputs import prepare_output
 from ..tracing.writer import atomic_output
-from ..user_input import InputError, integer, read_text, real
+from ..user_input import InputError, integer, read_bytes, real
 from ..workloads.base import Workload
 from .records import simulate_with_records
 from .workload_cli import add_common_arguments, build_config, prepare_trace_output
@@ -333,7 +334,7 @@ def register(subparsers):
 
 
 def _run(args):
-    source = read_text(args.file, "kernel source (.cl)")
+    source = text_of(read_bytes(args.file, "kernel source (.cl)"))   # as clang reads it
     inputs = [args.file] + [spec for _, spec in args.args if spec.endswith(".npy")]
     prepare_trace_output(args, inputs)
     for _, path in args.save:
