@@ -5,9 +5,9 @@ launch, its instruction streams (every wavefront's instructions, with each lane'
 addresses) would all exist before the timing model starts, and memory would grow with
 the launch. ``LaunchBatches`` runs the executor on a batch of consecutive work-groups at
 a time instead, when the Command Processor asks for the next work-group and the
-previous batch's are all handed out; a batch's streams are dropped as its work-groups
-retire. A batch is ``BATCHES_RESIDENT`` times the work-groups the GPU holds at once
-(``plan``), so memory is bounded by the GPU and the kernel's buffers.
+previous batch's are all handed out; a work-group's streams are dropped as it retires.
+A batch is ``BATCHES_RESIDENT`` times the work-groups the GPU holds at once (``plan``),
+so memory is bounded by the GPU and the kernel's buffers.
 
 Order of execution (see ``docs/simulation.md``): the batches run one after the other,
 in dispatch order; inside a batch, every lane finishes a statement before any starts
@@ -20,16 +20,17 @@ a valid order, the batches' (an earlier batch's writes are all visible to a late
 """
 import time
 
-from ..stream import KernelLaunch, StreamCounts, WorkGroupSource, WorkGroupStream
+from ..stream import KernelLaunch, StreamCounts, WavefrontStream, WorkGroupSource, WorkGroupStream
 from .diagnostics import KernelError
 from .lanes import Geometry
 from .regions import LaunchMemory
 from .simt import Executor, vgpr_estimate
 from .wavefronts import InstructionLog
 
-BATCHES_RESIDENT = 2
-"""Work-groups per batch, in multiples of those the GPU holds at once: enough to keep
-numpy's arrays long, few enough to bound memory."""
+BATCHES_RESIDENT = 1
+"""Work-groups per batch, in multiples of those the GPU holds at once: numpy's arrays
+are long already (an R9 Nano holds 163,840 lanes), and the streams in memory are those
+of the work-groups on the GPU and of one batch."""
 
 UNPLANNED_WAVEFRONTS = 2560
 """Wavefronts per batch when no GPU has said how many it holds (an R9 Nano's 64 CUs x
@@ -93,7 +94,7 @@ class LaunchBatches(WorkGroupSource):
             first += count
             groups.reverse()
             while groups:
-                yield groups.pop()  # held from here on by the dispatcher alone
+                yield _own_copy(groups.pop())  # held from here on by the dispatcher alone
         self.done = True
         for callback in self.on_complete:
             callback(self)
@@ -115,6 +116,15 @@ class LaunchBatches(WorkGroupSource):
         return [WorkGroupStream(batch.group_ids(g), streams[g * w:(g + 1) * w],
                                 lds_bytes=self.lds_bytes, vgprs_per_wavefront=self.vgprs)
                 for g in range(batch.groups)]
+
+
+def _own_copy(group):
+    """``group`` with a copy of each wavefront's stream: a batch's streams are slices of
+    one array, which then goes once the batch is handed out, not when its last work-group
+    retires."""
+    group.wavefronts = [WavefrontStream(w.insts.copy(), w.addresses.copy())
+                        for w in group.wavefronts]
+    return group
 
 
 def start_launch(program, kernel_name, global_size, local_size, args, *, probes=None,
