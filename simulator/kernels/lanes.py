@@ -51,8 +51,16 @@ class Geometry:
         self.groups = count
         self.lanes = count * self.slots_per_group
         self.wavefronts = count * self.waves_per_group
-        self.valid = np.tile(np.arange(self.slots_per_group) < self.group_items, count)
         self._ids = {}
+
+    @property
+    def valid(self):
+        """Per lane slot: True for a work-item, False for padding (made when first asked:
+        a launch's geometry need not hold an entry per work-item, a batch's does)."""
+        if "valid" not in self._ids:
+            slots = np.arange(self.slots_per_group) < self.group_items
+            self._ids["valid"] = np.tile(slots, self.groups)
+        return self._ids["valid"]
 
     def batch(self, first, count):
         """The geometry of groups ``first`` .. ``first + count - 1`` of this launch."""

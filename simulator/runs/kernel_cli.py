@@ -405,9 +405,19 @@ def _simulate(args, workload, recorder, command):
                                    trace_level=args.trace_level, window=args.window,
                                    progress=not args.no_progress, command=command, seed=args.seed,
                                    note=args.note,
-                                   writer_process=False)  # user kernels are small: write inline
+                                   writer_process=_writer_process(workload))
     print(f"simulated time  {result.simulated_ps / 1e6:,.3f} us ({result.cycles:,} cycles)")
     return result
+
+
+WRITER_PROCESS_WAVEFRONTS = 4096
+"""Launches of at least this many wavefronts write their trace from a second process, beside
+the simulation; a smaller one writes inline, which costs less than starting the process."""
+
+
+def _writer_process(workload):
+    geometry = Geometry(workload.global_size, workload.local_size)
+    return geometry.wavefronts >= WRITER_PROCESS_WAVEFRONTS
 
 
 def _summary(workload):
