@@ -78,7 +78,7 @@ class Prepared:
     def __init__(self, name, options):
         self.name = name
         self.seed = 0
-        self.recorded = list(WORKLOADS[name](seed=0, **options).launches())
+        self.recorded = WORKLOADS[name](seed=0, **options).made_launches()
 
     def launches(self, recorder=None):
         return iter(self.recorded)
