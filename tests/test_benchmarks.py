@@ -21,6 +21,7 @@ SMALL = {
     "finalize.py": ["--tasks", "20000"],
     "import.py": ["--tasks", "20000"],
     "import_nsys.py": ["--launches", "2000"],
+    "kernel_scale.py": ["--families", "relu", "transpose", "--scales", "1", "2"],
     "scale.py": ["--sizes", "20000", "40000", "--keep", "{tmp}"],
     "simulate.py": ["--workloads", "transpose", "--repeat", "1", "--end-to-end-only"],
     "sweep.py": ["--workers", "2", "--nodes", "256", "--edges", "1024", "--iterations", "1"],
