@@ -166,10 +166,25 @@ def _device_line(d: dict) -> str:
             f" {_us(d['idle_ps'])}; copy-only {_us(d['copy_only_ps'])}")
 
 
+def _ranges_lines(projection: dict) -> list[str]:
+    """I11: the range names whose GPU work lasts longest, projected onto the GPU."""
+    if "unavailable" in projection:
+        return [f"ranges (I11): {projection['unavailable']}"]
+    names = projection["names"]
+    lines = [f"{len(projection['ranges'])} ranges of {len(names)} names, projected onto the"
+             " GPU (I11); the most GPU time:"]
+    for n in names[:5]:
+        lines.append(f"  {n['name'][:80]}: {n['instances']} instances, {_us(n['proj_total_ps'])} on the"
+                     f" GPU ({n['gpu_ops']} operations), {_us(n['range_total_ps'])} on the CPU")
+    return lines
+
+
 def render(report: dict) -> str:
     """The report as text: one line per launch (per device for a profile), then the
     ranked findings."""
     lines = [_device_line(d) for d in report.get("devices", [])]
+    if "devices" in report:
+        lines += _ranges_lines(report["analyses"]["nvtx-projection"])
     for k in report["kernels"] if "devices" not in report else []:
         head = f"launch {k['launch']} {k['name']}: {_us(k['time_ps'])}"
         b = k["budget"]

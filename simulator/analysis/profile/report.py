@@ -35,6 +35,7 @@ from .kernels import kernel_summary
 from .launches import launch_stats, queue_length
 from .ops import load
 from .overlap import overlap
+from .ranges import nvtx_projection
 from .rules import anti_patterns
 from .starvation import starvation
 from .trace import ProfileTrace
@@ -62,6 +63,7 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
             "low-utilization": low_utilization(profile, t.util_chunks, t.util_threshold),
             "anti-patterns": anti_patterns(profile),
             "critical-path": summary(profile, critical_path(profile, t.kernel_kernel_delay_us)),
+            "nvtx-projection": nvtx_projection(profile),
         }
         kernels = kernel_summary(profile)
     found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
