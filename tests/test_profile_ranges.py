@@ -1,7 +1,10 @@
 """I11, ranges projected onto the GPU (Nsight Systems' ``nvtx_gpu_proj_trace``): on a
 hand-made Kineto trace whose answer is known by construction, on an export built from
 nsys' schema (a range ended on another thread), and on the real Nsight Systems export
-in tests/data, against SQL written here over the export's own tables."""
+in tests/data, against SQL written here over the export's own tables; and the analyses
+cut to one range's or profiler step's GPU work (``--range``, ``--step``)."""
+import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -13,8 +16,10 @@ from test_nsys_import import T, build_export
 
 from simulator.analysis.profile.ops import load
 from simulator.analysis.profile.ranges import nvtx_projection
+from simulator.analysis.profile.report import analyze_profile
 from simulator.analysis.profile.trace import ProfileTrace
 from simulator.tracing.importers import import_trace
+from simulator.tracing.writer import TraceError
 
 US = 10 ** 6
 SAXPY = Path(__file__).resolve().parent / "data" / "nsys_saxpy_mpi_a100.sqlite"
@@ -144,3 +149,57 @@ def test_each_profiler_step_of_a_real_kineto_trace_projects_its_launches(
     found = [r for r in _projection(out)["ranges"] if r["name"].startswith("ProfilerStep#")]
     assert len(found) == steps and {r["gpu_ops"] for r in found} == {ops}
     assert all(r["proj_start_ps"] >= r["start_ps"] for r in found)
+
+
+def _two_steps(tmp_path):
+    """Two profiler steps of one thread, each with a "fwd" annotation launching a kernel
+    (step 1: k1 [10, 20); step 2: k2 [70, 90)), and a copy launched outside both."""
+    return kineto(tmp_path / "t", [
+        {"name": "k1", "ts": 10, "dur": 10, "stream": 7, "launch": (5, 2)},
+        {"name": "k2", "ts": 70, "dur": 20, "stream": 7, "launch": (60, 2)},
+        {"name": "Memcpy DtoH", "cat": "gpu_memcpy", "ts": 120, "dur": 5, "stream": 7,
+         "launch": (110, 1), "call": "cudaMemcpyAsync"},
+    ], cpu=[{"name": "ProfilerStep#1", "cat": "user_annotation", "ts": 0, "dur": 50},
+            {"name": "fwd", "cat": "user_annotation", "ts": 1, "dur": 10},
+            {"name": "ProfilerStep#2", "cat": "user_annotation", "ts": 50, "dur": 50},
+            {"name": "fwd", "cat": "user_annotation", "ts": 55, "dur": 10}])
+
+
+def test_a_step_or_range_cuts_the_analyses_to_its_gpu_work(tmp_path):
+    trace = _two_steps(tmp_path)
+    whole = analyze_profile(trace)
+    assert whole["scope"] is None and whole["devices"][0]["span_ps"] == 115 * US
+    step = analyze_profile(trace, step=2)
+    assert {k: step["scope"][k] for k in ("range", "gpu_ops", "t0", "t1")} == {
+        "range": "ProfilerStep#2", "gpu_ops": 1, "t0": 70 * US, "t1": 90 * US}
+    assert step["devices"][0]["span_ps"] == 20 * US and step["devices"][0]["idle_ps"] == 0
+    first = analyze_profile(trace, range_name="fwd#0")
+    assert (first["scope"]["t0"], first["scope"]["t1"]) == (10 * US, 20 * US)
+    assert [k["name"] for k in first["kernels"]] == ["k1"]
+
+
+@pytest.mark.parametrize("scope, message", [
+    ({"range_name": "fwd"}, "2 ranges are called 'fwd'; name one as fwd#0 to fwd#1"),
+    ({"range_name": "fwd#2"}, "'fwd' has 2 instances, #0 to #1; there is no #2"),
+    ({"range_name": "fdw"}, "no range is called 'fdw'; the trace has 3 range names, such as"
+                            " 'fwd'"),
+    ({"step": 3}, "there is no ProfilerStep#3; the trace has steps 1 to 2")])
+def test_a_range_the_trace_lacks_is_a_one_line_error(tmp_path, scope, message):
+    with pytest.raises(TraceError, match=re.escape(message)):
+        analyze_profile(_two_steps(tmp_path), **scope)
+
+
+def test_the_cli_scopes_to_a_step_and_refuses_what_cannot_be_scoped(tmp_path):
+    trace = _two_steps(tmp_path)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "simulator", "analyze", str(trace), *args],
+                              capture_output=True, text=True)
+    done = run("--step", "1", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["scope"]["range"] == "ProfilerStep#1"
+    assert "ProfilerStep#1 on " in run("--step", "1").stdout
+    for args, error in ((["--range", "nope"], "no range is called 'nope'"),
+                        (["--step", "1", "--window", "0:10"], "leave out --kernel and --window"),
+                        (["--step", "-1"], "expected a step number")):
+        failed = run(*args)
+        assert failed.returncode != 0 and error in failed.stderr

@@ -19,19 +19,26 @@ counts (the nsys importer notes "ended on thread" on the others). Ranges nest pe
 thread: a range's parent is the innermost range of its thread that holds it, its level
 the number of ranges above it. Projected ranges may overlap, so their sum can exceed
 the run (as nsys warns).
+
+A range is named by its name, or ``NAME#k`` for the k-th (from 0, in start order) of
+several alike, and a profiler step by its number; ``scope`` turns either into the
+window its GPU work spans (its projection), to which the other analyses are cut.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...tracing.writer import TraceError
 from .ops import GPU_LOCATION, Profile
 from .trace import COLUMN
 
 RANGE_CATEGORIES = frozenset({"nvtx", "user_annotation"})
 STEP = re.compile(r"ProfilerStep\s*#\s*(\d+)$")
+INSTANCE = re.compile(r"(.*)#(\d+)$")
 
 
 @dataclass
@@ -163,3 +170,60 @@ def _per_name(rows: list[dict]) -> list[dict]:
             s["proj_total_ps"] += length
             s["proj_max_ps"] = max(s["proj_max_ps"], length)
     return sorted(out.values(), key=lambda s: (-s["proj_total_ps"], s["name"]))
+
+
+def _find_range(found: Ranges, text: str, where: str) -> int:
+    """The index in ``found`` of the range ``text`` names: a name held by one range, or
+    ``NAME#k``, the k-th (from 0) of the ranges called NAME. A name that is no range's
+    is a ``TraceError`` naming the closest; ``where`` names the trace."""
+    exact = found.instances(text)
+    if len(exact) == 1:
+        return int(exact[0])
+    if len(exact) > 1:
+        raise TraceError(f"{where}: {len(exact)} ranges are called {text!r}; name one as"
+                         f" {text}#0 to {text}#{len(exact) - 1}")
+    match = INSTANCE.match(text)
+    if match and len(found.instances(match[1])):
+        alike = found.instances(match[1])
+        k = int(match[2])
+        if k >= len(alike):
+            raise TraceError(f"{where}: {match[1]!r} has {len(alike)} instance"
+                             f"{'s' if len(alike) > 1 else ''}, #0 to #{len(alike) - 1};"
+                             f" there is no #{k}")
+        return int(alike[k])
+    names = sorted(set(found.names))
+    if not names:
+        raise TraceError(f"{where}: the trace records no NVTX range, user annotation or"
+                         " profiler step to scope the analyses to")
+    close = difflib.get_close_matches(text, names, n=3) or names[:3]
+    raise TraceError(f"{where}: no range is called {text!r}; the trace has {len(names)}"
+                     f" range names, such as {', '.join(map(repr, close))}")
+
+
+def _find_step(found: Ranges, step: int, where: str) -> int:
+    """The index in ``found`` of profiler step ``step`` (``ProfilerStep#step``)."""
+    steps = {int(m[1]): i for i, name in enumerate(found.names) if (m := STEP.match(name))}
+    if step in steps:
+        return steps[step]
+    if not steps:
+        raise TraceError(f"{where}: the trace records no profiler step (ProfilerStep#N)")
+    raise TraceError(f"{where}: there is no ProfilerStep#{step}; the trace has steps"
+                     f" {min(steps)} to {max(steps)}")
+
+
+def scope(profile: Profile, range_name: str | None = None, step: int | None = None) -> dict:
+    """The range ``range_name`` names (``_find_range``), or profiler step ``step``, and
+    its window: its projection onto the GPU, where its GPU work runs (what the profile
+    analyses explain), or the range itself if it launched nothing."""
+    found = ranges(profile)
+    where = str(profile.trace.path)
+    index = (_find_step(found, step, where) if step is not None
+             else _find_range(found, range_name, where))
+    row = found.rows[index]
+    if found.gpu_ops[index]:
+        t0, t1 = int(found.proj_start[index]), int(found.proj_end[index])
+    else:
+        t0, t1 = int(profile.tasks[row, COLUMN["start_ps"]]), int(profile.tasks[row, COLUMN["end_ps"]])
+    return {"range": found.names[index], "task": int(profile.tasks[row, COLUMN["id"]]),
+            "thread": profile.location(profile.tasks[row, COLUMN["location"]]),
+            "gpu_ops": int(found.gpu_ops[index]), "t0": t0, "t1": t1}

@@ -5,7 +5,8 @@ run's (``analysis.report``): ``{"kernels", "devices", "analyses", "findings"}``.
 compute, non-compute, idle and copy-only ps per device), ``analyses`` every other
 analysis by rule name, and ``findings`` what they say, ranked by the GPU time they
 explain. ``like_hta`` reads the trace as HolisticTraceAnalysis does (``ops``), so the
-figures can be held against HTA's.
+figures can be held against HTA's. ``scope`` is the range or profiler step the analyses
+were cut to (None: the window given, or the whole profile).
 """
 from __future__ import annotations
 
@@ -33,23 +34,31 @@ from .gaps import gaps, low_utilization
 from .idle import idle_breakdown
 from .kernels import kernel_summary
 from .launches import launch_stats, queue_length
-from .ops import load
+from .ops import cut, load
 from .overlap import overlap
-from .ranges import nvtx_projection
+from .ranges import nvtx_projection, scope
 from .rules import anti_patterns
 from .starvation import starvation
 from .trace import ProfileTrace
 
 
 def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
-                    thresholds: Thresholds | None = None, like_hta: bool = False) -> dict:
-    """Every profile analysis of the trace at ``path`` (cut to ``window``, in ps)."""
+                    thresholds: Thresholds | None = None, like_hta: bool = False,
+                    range_name: str | None = None, step: int | None = None) -> dict:
+    """Every profile analysis of the trace at ``path``, cut to ``window`` (in ps), or to
+    the GPU work of the range ``range_name`` (``NAME`` or ``NAME#k``) or profiler step
+    ``step`` (``ranges.scope``, given as ``"scope"``)."""
     t = thresholds or Thresholds()
+    scoped = None
     with ProfileTrace(path) as trace:
         profile = load(trace, like_hta=like_hta, window=window)
+        if range_name is not None or step is not None:
+            scoped = scope(profile, range_name, step)
+            profile = cut(profile, (scoped["t0"], scoped["t1"]))
         if not len(profile.ops):
             raise TraceError(f"{trace.path}: an imported trace ({trace.source}) with no GPU"
-                             " operation on a stream" + (" in the window" if window else "")
+                             " operation on a stream"
+                             + (" in the window" if profile.window else "")
                              + "; the profile analyses explain kernels, copies and memsets")
         devices = time_budget(profile)
         analyses = {
@@ -75,7 +84,7 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
              + utilization_findings(analyses["low-utilization"], t)
              + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t)
              + critical_path_findings(analyses["critical-path"], t))
-    return {"source": trace.source, "like_hta": like_hta, "kernels": kernels,
+    return {"source": trace.source, "like_hta": like_hta, "scope": scoped, "kernels": kernels,
             "devices": [{k: r[k] for k in ("device", "span_ps", "compute_ps", "non_compute_ps",
                                            "idle_ps", "copy_only_ps")} for r in devices],
             "analyses": analyses, "findings": ranked(found)}
