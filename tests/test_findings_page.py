@@ -257,7 +257,9 @@ def test_a_step_in_the_url_cuts_the_findings_to_its_gpu_work(app):
     ({"trace": "ranged.sqlite", "range": "nope"}, "no range is called 'nope'"),
     ({"trace": "ranged.sqlite", "range": "fwd"}, "2 ranges are called 'fwd'"),
     ({"trace": "ranged.sqlite", "step": "7"}, "there is no ProfilerStep#7"),
-    ({"trace": "profile.sqlite", "step": "1"}, "records no profiler step")])
+    ({"trace": "profile.sqlite", "step": "1"}, "records no profiler step"),
+    ({"trace": "ranged.sqlite", "pace": "nope"}, "no range or kernel is called 'nope'"),
+    ({"trace": "ranged.sqlite"}, "pace (I12): needs iterations: three or more profiler steps")])
 def test_a_range_the_profile_lacks_is_a_message(app, query, message):
     assert message in _texts(_report(app, **query))
 

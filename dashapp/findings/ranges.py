@@ -1,12 +1,14 @@
 """The ranges of a profile on the Findings page (I11): per range name, how much GPU work
 its ranges launched, with links that cut the findings to one range or profiler step
-(``range=NAME[#k]``, ``step=N`` in the URL)."""
+(``range=NAME[#k]``, ``step=N`` in the URL) or measure the pace of the iterations its
+instances delimit (``pace=NAME``, I12)."""
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from dash import dcc, html
+
+from simulator.analysis.profile.ranges import STEP
 
 from .. import urls
 from ..units import fmt_ps
@@ -15,7 +17,8 @@ SHOWN_NAMES = 10
 """Range names listed, the most projected GPU time first."""
 SHOWN_INSTANCES = 8
 """Instances linked one by one per name; the rest are named by their count."""
-STEP = re.compile(r"ProfilerStep\s*#\s*(\d+)$")
+PACED = 3
+"""Instances a range needs for its pace (two deltas, I12)."""
 
 
 def _links(state, name: str, instances: int) -> list:
@@ -30,7 +33,10 @@ def _links(state, name: str, instances: int) -> list:
         return [link("its findings", range=name)]
     shown = [link(f"#{k}", range=f"{name}#{k}") for k in range(min(instances, SHOWN_INSTANCES))]
     more = instances - SHOWN_INSTANCES
-    return shown + ([html.Span(f"and {more} more", className="text-muted")] if more > 0 else [])
+    pace = replace(state, pace=name)
+    return shown + ([html.Span(f"and {more} more", className="text-muted me-1")] if more > 0
+                    else []) + ([dcc.Link("pace", href=urls.href("/findings", pace),
+                                          className="fd-pace")] if instances >= PACED else [])
 
 
 def ranges_section(state, projection: dict, scope: dict | None):

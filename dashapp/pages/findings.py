@@ -45,20 +45,22 @@ CHARTS = (("fd-budget", figures.budget_figure), ("fd-cpi", figures.cpi_figure),
 
 
 def _scope(request):
-    """(launches, kernel, range scope, messages): the trace's launches and the one the
+    """(launches, kernel, profile query, messages): the trace's launches and the one the
     URL asks for, None for all (a launch it does not have is a message, and all are
     shown). A profile has none and is explained whole, or for one range or profiler
-    step (``reports.Scope``); a simulator trace has no ranges."""
+    step, with the pace of the iterations a range or kernel delimits
+    (``reports.ProfileQuery``); a simulator trace has no ranges."""
     launches = reports.launches(request.meta)
     state = request.state
-    kernel, ranged = state.kernel, state.range is not None or state.step is not None
+    kernel = state.kernel
     if reports.is_profile(request.meta):
-        scope = reports.Scope(state.range, state.step) if ranged else None
-        return [], None, scope, [f"Ignored kernel={kernel}: an imported profile is explained"
+        query = reports.ProfileQuery(state.range, state.step, state.pace)
+        return [], None, query, [f"Ignored kernel={kernel}: an imported profile is explained"
                                  " whole, not per launch."] if kernel is not None else []
-    problems = ["Ignored " + (f"range={state.range[:40]!r}" if state.step is None
-                              else f"step={state.step}")
-                + ": a simulator trace has no ranges or profiler steps."] if ranged else []
+    asked = [f"{name}={value!r}" for name, value in (("range", state.range), ("step", state.step),
+                                                      ("pace", state.pace)) if value is not None]
+    problems = [f"Ignored {', '.join(asked)}: a simulator trace has no ranges or profiler"
+                " steps."] if asked else []
     if not launches:
         raise reports.NotSimulated("This trace holds no kernel launch: there is nothing to explain.")
     if kernel is not None and kernel >= len(launches):
@@ -112,22 +114,22 @@ def _thresholds_form(state):
 def layout(request):
     state, name = request.state, request.name
     try:
-        launches, kernel, scope, problems = _scope(request)
+        launches, kernel, query, problems = _scope(request)
     except (reports.NotSimulated, reports.AnalysisError) as err:
         return alert(request.problems + [str(err)])
     state = replace(state, kernel=kernel)
-    if scope is None:
-        state = replace(state, range=None, step=None)
+    if query is None:
+        state = replace(state, range=None, step=None, pace=None)
     # collected by fill_report
-    reports.start(request.meta, kernel, urls.thresholds_of(state), urls.window_of(state), scope)
+    reports.start(request.meta, kernel, urls.thresholds_of(state), urls.window_of(state), query)
     overview = urls.href("/overview", urls.OverviewState(trace=name, t0=state.t0, t1=state.t1))
     profile = reports.is_profile(request.meta)
     whole = dcc.Link("(whole launches)" if not profile else "(whole profile)", href=urls.href(
         "/findings", replace(state, trace=name, t0=None, t1=None, range=None, step=None)),
         className="small fw-normal")
-    if scope is not None:
-        window = html.Span([" in " + (f"ProfilerStep#{scope.step}" if scope.step is not None
-                                      else scope.range) + " ", whole],
+    if state.range is not None or state.step is not None:
+        window = html.Span([" in " + (f"ProfilerStep#{state.step}" if state.step is not None
+                                      else state.range) + " ", whole],
                            id="fd-window", className="fs-6 fw-normal")
     elif state.t0 is not None:
         window = html.Span([f" in {fmt_at(state.t0)} – {fmt_at(state.t1)} ", whole],
@@ -269,17 +271,28 @@ def _path_line(path):
                    f" {path['events']:,} events; {bounds}")
 
 
+def _pace_line(pace):
+    if "unavailable" in pace:
+        return html.Li(f"pace (I12): {pace['unavailable']}.", className="text-muted")
+    return html.Li(f"pace (I12): {pace['count']} iterations of {pace['subject'][:80]}, one every"
+                   f" {fmt_ps(pace['median_delta_ps'])} (median), CV {pace['cv']:.3f}"
+                   + (", jitter" if pace["jitter"] else ""))
+
+
 def _profile_report(state, report):
-    """An imported profile's report: its devices, critical path, findings and ranges."""
+    """An imported profile's report: its devices, critical path, pace, findings and
+    ranges."""
     found, path = report["findings"], report["analyses"].get("critical-path")
     listing = [_finding(i, f, state, {}) for i, f in enumerate(found, 1)] or [
         html.P("No finding passes its threshold: lower a threshold above to see more.",
                className="small")]
     charts = [("fd-devices", figures.device_budget_figure, report["devices"]),
-              ("fd-profile-path", figures.profile_path_figure, path)]
+              ("fd-profile-path", figures.profile_path_figure, path),
+              ("fd-pace", figures.pace_figure, report["analyses"]["pace"])]
     return dbc.Row([
         dbc.Col([html.Ul([_device_line(d) for d in report["devices"]]
-                         + ([_path_line(path)] if path and path["length_ps"] else []),
+                         + ([_path_line(path)] if path and path["length_ps"] else [])
+                         + [_pace_line(report["analyses"]["pace"])],
                          className="small mb-1", id="fd-summary"),
                  html.H6(f"{len(found)} finding{'' if len(found) == 1 else 's'}, most GPU time"
                          " explained first", id="fd-count"),
@@ -298,9 +311,9 @@ def fill_report(search):
     if request is None:
         return alert(problems)
     try:
-        _launches, kernel, scope, _ = _scope(request)
+        _launches, kernel, query, _ = _scope(request)
         report = reports.report(request.meta, kernel, urls.thresholds_of(request.state),
-                                urls.window_of(request.state), scope)
+                                urls.window_of(request.state), query)
     except (reports.NotSimulated, reports.AnalysisError, TraceError, QueryTimeout,
             ValueError) as err:  # ValueError: a window that overlaps no launch
         return alert([str(err)])

@@ -45,9 +45,10 @@ What the analyses need from the trace (python -m simulator run --trace-level):
 The default level, all, records everything. An analysis the trace cannot support says
 what it needs and gives no finding.
 
-An imported profile (PyTorch/Kineto, Nsight Systems) is explained per device by I1-I11
+An imported profile (PyTorch/Kineto, Nsight Systems) is explained per device by I1-I12
 (why-layer.md 9.2: time budget, gaps, idle causes, launches, CUDA rules, kernels,
-queues, overlap, critical path, ranges projected onto the GPU), whole or cut to
+queues, overlap, critical path, ranges projected onto the GPU, the pace of its
+iterations: profiler steps, or the range or kernel --pace names), whole or cut to
 --window, or to the GPU work of one NVTX range or annotation (--range) or profiler
 step (--step).
 """
@@ -106,6 +107,9 @@ def register(subparsers) -> None:
     ranged.add_argument("--step", type=_step, metavar="N",
                         help="an imported profile: analyze the GPU work of profiler step N"
                              " (ProfilerStep#N)")
+    p.add_argument("--pace", metavar="NAME", dest="pace_of",
+                   help="an imported profile: the pace of the iterations whose instances of"
+                        " the range or kernel NAME delimit (default: the profiler steps)")
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
     p.add_argument("--what-if", action="store_true",
                    help="re-simulate each launch with its limiting parameter halved and doubled"
@@ -138,8 +142,8 @@ def _analyze(args) -> int:
     directory = None
     if args.what_if:
         directory = Path(args.what_if_dir or f"{args.trace}.what-if")
-    if args.range_name is not None or args.step is not None:
-        report = _analyze_range(args, thresholds)
+    if args.range_name is not None or args.step is not None or args.pace_of is not None:
+        report = _analyze_profile(args, thresholds)
     else:
         report = analyze(args.trace, kernel=args.kernel, window=args.window,
                          thresholds=thresholds, what_if=directory, like_hta=args.like_hta)
@@ -152,19 +156,22 @@ def _analyze(args) -> int:
     return 0
 
 
-def _analyze_range(args, thresholds: Thresholds) -> dict:
-    """The profile analyses cut to one range or profiler step (a simulator trace has none)."""
+def _analyze_profile(args, thresholds: Thresholds) -> dict:
+    """The profile analyses cut to one range or profiler step, or with the pace of a
+    named range or kernel (a simulator trace has neither)."""
     from .profile.report import analyze_profile
     from .profile.trace import trace_source
 
-    flag = "--range" if args.range_name is not None else "--step"
-    if args.kernel is not None or args.window is not None:
+    flag = ("--range" if args.range_name is not None else "--step" if args.step is not None
+            else "--pace")
+    if flag != "--pace" and (args.kernel is not None or args.window is not None):
         raise InputError(f"{flag} names the window itself: leave out --kernel and --window")
     if trace_source(args.trace) == "simulator":
-        raise InputError(f"{args.trace}: {flag} scopes an imported profile's analyses to a"
-                         " range; a simulator trace has none (use --kernel or --window)")
-    return analyze_profile(args.trace, thresholds=thresholds, like_hta=args.like_hta,
-                           range_name=args.range_name, step=args.step)
+        raise InputError(f"{args.trace}: {flag} reads an imported profile's ranges; a"
+                         " simulator trace has none (use --kernel or --window)")
+    return analyze_profile(args.trace, window=args.window, thresholds=thresholds,
+                           like_hta=args.like_hta, range_name=args.range_name, step=args.step,
+                           pace_of=args.pace_of)
 
 
 def _export_critical_path(args) -> None:
@@ -222,6 +229,15 @@ def _ranges_lines(projection: dict) -> list[str]:
     return lines
 
 
+def _pace_line(p: dict) -> str:
+    """I12: the iterations' pace and whether it jitters."""
+    if "unavailable" in p:
+        return f"pace (I12): {p['unavailable']}"
+    return (f"pace (I12): {p['count']} iterations of {p['subject'][:80]}, one every"
+            f" {_us(p['median_delta_ps'])} (median), CV {p['cv']:.3f}"
+            + (" (jitter)" if p["jitter"] else ""))
+
+
 def render(report: dict) -> str:
     """The report as text: one line per launch (per device for a profile), then the
     ranked findings."""
@@ -232,6 +248,7 @@ def render(report: dict) -> str:
                         f" ({s['gpu_ops']} operations it launched), the window analyzed")
     if "devices" in report:
         lines += _ranges_lines(report["analyses"]["nvtx-projection"])
+        lines.append(_pace_line(report["analyses"]["pace"]))
     for k in report["kernels"] if "devices" not in report else []:
         head = f"launch {k['launch']} {k['name']}: {_us(k['time_ps'])}"
         b = k["budget"]

@@ -236,3 +236,23 @@ def critical_path_findings(path: dict, t: Thresholds) -> list[dict]:
         f" {t.critical_share:.0%} of the path.",
         [{"view": "task", "loc": d["loc"], "task": d["task"], "t0": d["t0"], "t1": d["t1"]},
          {"view": "component", "loc": d["loc"], "t0": d["t0"], "t1": d["t1"]}])]
+
+
+def pace_findings(p: dict, t: Thresholds) -> list[dict]:
+    """I12: iterations whose pace jitters, with the slowest one."""
+    if "unavailable" in p or not p["jitter"]:
+        return []
+    s, out = p["slowest"], p["duration_outliers"]["count"]
+    return [_finding(
+        "pace", None, p["beyond_median_ps"],
+        f"{p['count']} iterations of {p['subject'][:80]} start every {_us(p['median_delta_ps'])}"
+        f" (median; mean {_us(round(p['mean_delta_ps']))}) with a CV of {p['cv']:.2f}; the"
+        f" slowest starts {_us(s['delta_ps'])} after the one before, and the slower ones take"
+        f" {_us(p['beyond_median_ps'])} beyond the median pace; {out} iteration"
+        f"{'' if out == 1 else 's'} and {p['delta_outliers']['count']} delta"
+        f"{'' if p['delta_outliers']['count'] == 1 else 's'} lie above Q3 + 3 IQR."
+        " Definition: I12, the pace of iterations (nsys cuda_gpu_kern_pace, nvtx_pace):"
+        " delta = start − the previous start, CV = sample standard deviation ÷ mean of the"
+        f" deltas; threshold: CV {t.pace_cv} (proposed).",
+        [{"view": "task", "loc": s["loc"], "task": s["task"], "t0": s["t0"], "t1": s["t1"]},
+         {"view": "component", "loc": s["loc"], "t0": s["t0"], "t1": s["t1"]}])]

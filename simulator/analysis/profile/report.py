@@ -25,6 +25,7 @@ from .findings import (
     idle_findings,
     launch_findings,
     overlap_findings,
+    pace_findings,
     queue_findings,
     rule_findings,
     starvation_findings,
@@ -36,6 +37,7 @@ from .kernels import kernel_summary
 from .launches import launch_stats, queue_length
 from .ops import cut, load
 from .overlap import overlap
+from .pace import pace
 from .ranges import nvtx_projection, scope
 from .rules import anti_patterns
 from .starvation import starvation
@@ -44,10 +46,12 @@ from .trace import ProfileTrace
 
 def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
                     thresholds: Thresholds | None = None, like_hta: bool = False,
-                    range_name: str | None = None, step: int | None = None) -> dict:
+                    range_name: str | None = None, step: int | None = None,
+                    pace_of: str | None = None) -> dict:
     """Every profile analysis of the trace at ``path``, cut to ``window`` (in ps), or to
     the GPU work of the range ``range_name`` (``NAME`` or ``NAME#k``) or profiler step
-    ``step`` (``ranges.scope``, given as ``"scope"``)."""
+    ``step`` (``ranges.scope``, given as ``"scope"``); the pace of the iterations the
+    range or kernel ``pace_of`` delimits (None: the profiler steps)."""
     t = thresholds or Thresholds()
     scoped = None
     with ProfileTrace(path) as trace:
@@ -73,6 +77,7 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
             "anti-patterns": anti_patterns(profile),
             "critical-path": summary(profile, critical_path(profile, t.kernel_kernel_delay_us)),
             "nvtx-projection": nvtx_projection(profile),
+            "pace": pace(profile, t.pace_cv, t.outliers, pace_of),
         }
         kernels = kernel_summary(profile)
     found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
@@ -83,7 +88,8 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
              + gap_findings(analyses["gaps"], t)
              + utilization_findings(analyses["low-utilization"], t)
              + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t)
-             + critical_path_findings(analyses["critical-path"], t))
+             + critical_path_findings(analyses["critical-path"], t)
+             + pace_findings(analyses["pace"], t))
     return {"source": trace.source, "like_hta": like_hta, "scope": scoped, "kernels": kernels,
             "devices": [{k: r[k] for k in ("device", "span_ps", "compute_ps", "non_compute_ps",
                                            "idle_ps", "copy_only_ps")} for r in devices],
