@@ -11,11 +11,12 @@ from simulator.tracing.importers import import_trace
 PID, TID = 100, 100
 
 
-def kineto(path: Path, ops: list[dict], cpu: list[dict] = ()) -> Path:
+def kineto(path: Path, ops: list[dict], cpu: list[dict] = (), extra: list[dict] = ()) -> Path:
     """Write and import a trace. ``ops``: {"name", "ts", "dur", "stream", "cat" (kernel),
     "launch": (ts, dur) of its call or None, "call" (cudaLaunchKernel), "tid" of the call
     (TID)}; ``cpu``: {"name", "ts", "dur", "cat" (cpu_op), "tid" (TID)}, CPU events, or
-    GPU ones with a "stream". Times in µs (exact decimals)."""
+    GPU ones with a "stream"; ``extra``: events written as they are (counters). Times in
+    µs (exact decimals)."""
     events = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "GPU 0"}}]
     for i, op in enumerate(ops, 1):
         args = {"device": 0, "stream": op["stream"], "correlation": i}
@@ -36,7 +37,7 @@ def kineto(path: Path, ops: list[dict], cpu: list[dict] = ()) -> Path:
         events.append({"ph": "X", "cat": c.get("cat", "cpu_op"), "name": c["name"], **where,
                        "ts": c["ts"], "dur": c["dur"]})
     source = path.with_suffix(".json")
-    source.write_text(json.dumps({"traceEvents": events}))
+    source.write_text(json.dumps({"traceEvents": events + list(extra)}))
     out = path.with_suffix(".sqlite")
     import_trace(source, out, show_progress=False)
     return out

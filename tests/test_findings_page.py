@@ -243,6 +243,7 @@ def test_a_profile_lists_its_ranges_with_links_to_their_findings(app):
     assert "/findings?trace=ranged.sqlite&step=2" in hrefs
     assert "/findings?trace=ranged.sqlite&range=fwd%230" in hrefs
     assert "needs ranges" in _texts(_report(app, trace="profile.sqlite"))
+    assert "speed of light (I14): needs counters" in _texts(report)
 
 
 def test_a_step_in_the_url_cuts_the_findings_to_its_gpu_work(app):

@@ -279,9 +279,19 @@ def _pace_line(pace):
                    + (", jitter" if pace["jitter"] else ""))
 
 
+def _sol_line(sol):
+    if "unavailable" in sol:
+        return html.Li(f"speed of light (I14): {sol['unavailable']}.", className="text-muted",
+                       id="fd-sol-note")
+    verdicts = "; ".join(f"{k['name'][:60]}: {k['kind']} (SM {k['compute_sol']:.0%}, memory"
+                         f" {k['memory_sol']:.0%})" for k in sol["kernels"][:3])
+    return html.Li(f"speed of light (I14), {len(sol['kernels'])} kernels with GPU counters:"
+                   f" {verdicts}")
+
+
 def _profile_report(state, report):
-    """An imported profile's report: its devices, critical path, pace, findings and
-    ranges."""
+    """An imported profile's report: its devices, critical path, pace, speed of light
+    (or what it needs), findings and ranges."""
     found, path = report["findings"], report["analyses"].get("critical-path")
     listing = [_finding(i, f, state, {}) for i, f in enumerate(found, 1)] or [
         html.P("No finding passes its threshold: lower a threshold above to see more.",
@@ -292,7 +302,8 @@ def _profile_report(state, report):
     return dbc.Row([
         dbc.Col([html.Ul([_device_line(d) for d in report["devices"]]
                          + ([_path_line(path)] if path and path["length_ps"] else [])
-                         + [_pace_line(report["analyses"]["pace"])],
+                         + [_pace_line(report["analyses"]["pace"]),
+                            _sol_line(report["analyses"]["speed-of-light"])],
                          className="small mb-1", id="fd-summary"),
                  html.H6(f"{len(found)} finding{'' if len(found) == 1 else 's'}, most GPU time"
                          " explained first", id="fd-count"),

@@ -45,10 +45,11 @@ What the analyses need from the trace (python -m simulator run --trace-level):
 The default level, all, records everything. An analysis the trace cannot support says
 what it needs and gives no finding.
 
-An imported profile (PyTorch/Kineto, Nsight Systems) is explained per device by I1-I12
+An imported profile (PyTorch/Kineto, Nsight Systems) is explained per device by I1-I14
 (why-layer.md 9.2: time budget, gaps, idle causes, launches, CUDA rules, kernels,
 queues, overlap, critical path, ranges projected onto the GPU, the pace of its
-iterations: profiler steps, or the range or kernel --pace names), whole or cut to
+iterations: profiler steps, or the range or kernel --pace names; speed of light where
+GPU counters were recorded, "needs counters" otherwise), whole or cut to
 --window, or to the GPU work of one NVTX range or annotation (--range) or profiler
 step (--step).
 """
@@ -238,6 +239,15 @@ def _pace_line(p: dict) -> str:
             + (" (jitter)" if p["jitter"] else ""))
 
 
+def _sol_lines(sol: dict) -> list[str]:
+    """I14: each kernel's verdict from its GPU counters, or what the profile lacks."""
+    if "unavailable" in sol:
+        return [f"speed of light (I14): {sol['unavailable']}"]
+    return [f"speed of light (I14), {k['name'][:80]} on GPU {k['device']}: {k['kind']} (SM"
+            f" {k['compute_sol']:.0%}, memory {k['memory_sol']:.0%} of peak)"
+            for k in sol["kernels"][:5]]
+
+
 def render(report: dict) -> str:
     """The report as text: one line per launch (per device for a profile), then the
     ranked findings."""
@@ -249,6 +259,7 @@ def render(report: dict) -> str:
     if "devices" in report:
         lines += _ranges_lines(report["analyses"]["nvtx-projection"])
         lines.append(_pace_line(report["analyses"]["pace"]))
+        lines += _sol_lines(report["analyses"]["speed-of-light"])
     for k in report["kernels"] if "devices" not in report else []:
         head = f"launch {k['launch']} {k['name']}: {_us(k['time_ps'])}"
         b = k["budget"]

@@ -256,3 +256,24 @@ def pace_findings(p: dict, t: Thresholds) -> list[dict]:
         f" deltas; threshold: CV {t.pace_cv} (proposed).",
         [{"view": "task", "loc": s["loc"], "task": s["task"], "t0": s["t0"], "t1": s["t1"]},
          {"view": "component", "loc": s["loc"], "t0": s["t0"], "t1": s["t1"]}])]
+
+
+def sol_findings(sol: dict, t: Thresholds) -> list[dict]:
+    """I14: kernels bound by, or leaning on, the SMs or memory, by NCU's rule on the
+    counters sampled inside them."""
+    out = []
+    for k in sol.get("kernels", []):
+        if k["kind"] in ("latency-bound", "balanced"):
+            continue
+        share = max(k["compute_sol"], k["memory_sol"])
+        where = k["longest"]
+        out.append(_finding(
+            "speed-of-light", k["device"], round(share * k["total_ps"]),
+            f"{k['name'][:120]} is {k['kind']}: SM throughput {k['compute_sol']:.0%}, memory"
+            f" throughput {k['memory_sol']:.0%} of peak over {_us(k['covered_ps'])} of its"
+            f" {k['instances']} instances' {_us(k['total_ps'])} (GPU counters). Definition:"
+            " I14, Nsight Compute's SOL rule on the counters inside the kernel; thresholds:"
+            f" bound {t.sol_bound:.0%}, latency {t.sol_latency:.0%}, gap {t.sol_gap:.0%}.",
+            [{"view": "task", **where},
+             {"view": "component", "loc": where["loc"], "t0": where["t0"], "t1": where["t1"]}]))
+    return out

@@ -28,6 +28,7 @@ from .findings import (
     pace_findings,
     queue_findings,
     rule_findings,
+    sol_findings,
     starvation_findings,
     utilization_findings,
 )
@@ -40,6 +41,7 @@ from .overlap import overlap
 from .pace import pace
 from .ranges import nvtx_projection, scope
 from .rules import anti_patterns
+from .sol import speed_of_light
 from .starvation import starvation
 from .trace import ProfileTrace
 
@@ -78,6 +80,7 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
             "critical-path": summary(profile, critical_path(profile, t.kernel_kernel_delay_us)),
             "nvtx-projection": nvtx_projection(profile),
             "pace": pace(profile, t.pace_cv, t.outliers, pace_of),
+            "speed-of-light": speed_of_light(profile, t.sol_bound, t.sol_latency, t.sol_gap),
         }
         kernels = kernel_summary(profile)
     found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
@@ -89,7 +92,8 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
              + utilization_findings(analyses["low-utilization"], t)
              + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t)
              + critical_path_findings(analyses["critical-path"], t)
-             + pace_findings(analyses["pace"], t))
+             + pace_findings(analyses["pace"], t)
+             + sol_findings(analyses["speed-of-light"], t))
     return {"source": trace.source, "like_hta": like_hta, "scope": scoped, "kernels": kernels,
             "devices": [{k: r[k] for k in ("device", "span_ps", "compute_ps", "non_compute_ps",
                                            "idle_ps", "copy_only_ps")} for r in devices],
