@@ -67,11 +67,18 @@ FindingsState = make_dataclass(
     "FindingsState",
     [("trace", str, None), ("kernel", int, None),  # kernel: a launch's index, None for all
      ("t0", int, None), ("t1", int, None),  # a window of the launches, in ps (None: whole)
+     ("range", str, None), ("step", int, None),  # a profile's range (NAME[#k]) or step N
+     ("pace", str, None),  # the range or kernel whose instances are a profile's iterations
      *((f.name, f.type, f.default) for f in THRESHOLDS)],
     frozen=True)
 FindingsState.__doc__ = ("The Findings page's state: trace, launch index (None: every launch),"
-                         " a window [t0, t1) in ps (None: whole launches) and one field per"
-                         " threshold, at its default unless the URL says.")
+                         " a window [t0, t1) in ps (None: whole launches), or a profile's"
+                         " range or profiler step whose GPU work is the window, the range or"
+                         " kernel whose pace it measures, and one field per threshold, at its"
+                         " default unless the URL says.")
+MAX_RANGE_NAME = 4000
+"""Longest range or kernel name a URL may give (C++ kernel names run to thousands of
+characters; a longer text names nothing)."""
 
 
 def first_value(value):
@@ -210,9 +217,28 @@ def parse_findings(params):
         if value is not None:
             values[f.name] = value
     t0, t1 = _window(params, errors)
+    name, step = _name(params, "range", errors), int_param(params, "step", errors, minimum=0)
+    if name is not None and step is not None:
+        errors.append(f"Ignored range={name[:40]!r}: step={step} names the window.")
+        name = None
+    if (name is not None or step is not None) and t0 is not None:
+        errors.append("Ignored the time window: the " + ("range" if step is None else "step")
+                      + " names it.")
+        t0 = t1 = None
     return FindingsState(trace=_text(params, "trace"),
                          kernel=int_param(params, "kernel", errors, minimum=0), t0=t0, t1=t1,
+                         range=name, step=step, pace=_name(params, "pace", errors),
                          **values), errors
+
+
+def _name(params, key, errors):
+    """A range's or kernel's name (None if blank, or too long to name one)."""
+    name = _text(params, key) or None
+    if name is not None and len(name) > MAX_RANGE_NAME:
+        errors.append(f"Ignored {key}=: longer than {MAX_RANGE_NAME} characters, it names"
+                      " no range or kernel.")
+        return None
+    return name
 
 
 def window_of(state) -> tuple[int, int] | None:

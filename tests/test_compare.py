@@ -312,16 +312,21 @@ def test_imported_runs_of_one_program_match_kernels_by_name(tmp_path):
     assert stats.time_name(*paths) == "run time"
     summary = compare._summary(*paths)
     assert "Run time: " in summary.children[0].children[0].children
-    spans = [c for c in _walk(summary) if getattr(c, "className", None) == "gs-long-name"]
+    kernels = _by_id(summary, "cmp-kernels")
+    spans = [c for c in _walk(kernels) if getattr(c, "className", None) == "gs-long-name"]
     assert sorted(s.title for s in spans) == ["gemm", "relu", "softmax"]
     assert all(s.children == s.title for s in spans)
+
+
+def _by_id(component, ident):
+    return next(c for c in _walk(component) if getattr(c, "id", None) == ident)
 
 
 def _walk(component):
     yield component
     children = getattr(component, "children", None)
     for child in children if isinstance(children, (list, tuple)) else [children]:
-        if hasattr(child, "children") or hasattr(child, "title"):
+        if hasattr(child, "to_plotly_json"):  # a component, not text
             yield from _walk(child)
 
 
@@ -352,8 +357,17 @@ def test_a_training_runs_thousands_of_launches_show_the_ones_that_changed_most(t
     headings = [c.children for c in _walk(summary) if type(c).__name__ == "H6"]
     assert "Kernel launches (the 50 of 300 launches that changed most)" in headings
     assert "Kernels matched by name: 60 slower (the 50 of 60 kernels that changed most)" in headings
-    rows = [c for c in _walk(summary) if type(c).__name__ == "Tr"]
-    assert len(rows) <= 2 * 51 + 40  # two capped tables (with headers) and the statistics
+    for table in ("cmp-launches", "cmp-kernels", "cmp-ops"):  # capped (with the header)
+        assert len([c for c in _walk(_by_id(summary, table)) if type(c).__name__ == "Tr"]) <= 51
+    assert "Operations by name (HTA TraceDiff's categories): 61 unchanged (the 50 of 61 names" \
+        " that changed most)" in headings
+    # two profiles: their analyses side by side, the time budget drawn for both
+    assert "Why, A and B: the profile analyses side by side (I13)" in headings
+    why = [[cell.children for cell in row.children]
+           for row in _walk(_by_id(summary, "cmp-why")) if type(row).__name__ == "Tr"]
+    assert ["I1 time budget", "GPU 2 span"] == why[1][:2]
+    assert [t["name"] for t in _by_id(summary, "cmp-budget").figure["data"]] == [
+        "compute", "non-compute", "copy-only", "idle"]
 
 
 def test_sweep_lines_that_coincide_are_one_line_named_for_all():

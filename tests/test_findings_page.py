@@ -34,6 +34,15 @@ def app(tmp_path_factory):
         {"name": "k1", "ts": 10, "dur": 10, "stream": 7, "launch": (5, 2)},
         {"name": "k2", "ts": 2010, "dur": 10, "stream": 7, "launch": (2000, 2)}],
         [{"name": "step", "ts": 0, "dur": 2005}]).rename(directory / "profile.sqlite")
+    # two profiler steps, each launching a kernel: k1 [10, 20), k2 [70, 90)
+    kineto(tmp_path_factory.mktemp("ranged") / "r", [
+        {"name": "k1", "ts": 10, "dur": 10, "stream": 7, "launch": (5, 2)},
+        {"name": "k2", "ts": 70, "dur": 20, "stream": 7, "launch": (60, 2)}],
+        [{"name": "ProfilerStep#1", "cat": "user_annotation", "ts": 0, "dur": 50},
+         {"name": "ProfilerStep#2", "cat": "user_annotation", "ts": 50, "dur": 50},
+         {"name": "fwd", "cat": "user_annotation", "ts": 4, "dur": 4},
+         {"name": "fwd", "cat": "user_annotation", "ts": 59, "dur": 4}]).rename(
+        directory / "ranged.sqlite")
     yield serving(tmp_path_factory, directory)
     shutil.rmtree(directory, ignore_errors=True)
 
@@ -225,3 +234,46 @@ def test_a_window_in_the_url_cuts_the_report_to_it(app):
     # A window after every launch is a message, not a traceback.
     assert "overlaps no launch" in _texts(_report(app, trace="known.sqlite", t0="10000000",
                                                   t1="20000000"))
+
+
+def test_a_profile_lists_its_ranges_with_links_to_their_findings(app):
+    report = _report(app, trace="ranged.sqlite")
+    assert "Ranges projected onto the GPU (I11): 4 ranges of 3 names" in _texts(report)
+    hrefs = _hrefs(report)
+    assert "/findings?trace=ranged.sqlite&step=2" in hrefs
+    assert "/findings?trace=ranged.sqlite&range=fwd%230" in hrefs
+    assert "needs ranges" in _texts(_report(app, trace="profile.sqlite"))
+    assert "speed of light (I14): needs counters" in _texts(report)
+
+
+def test_a_step_in_the_url_cuts_the_findings_to_its_gpu_work(app):
+    page = _render(app, "findings", trace="ranged.sqlite", step="2")
+    assert "in ProfilerStep#2 (whole profile)" in _texts(page)
+    text = _texts(_report(app, trace="ranged.sqlite", step="2"))
+    assert "Cut to ProfilerStep#2 on " in text and "GPU 0: 20 µs from its first operation" in text
+    assert "GPU 0: 10 µs from" in _texts(_report(app, trace="ranged.sqlite", range="fwd#0"))
+
+
+@pytest.mark.parametrize("query, message", [
+    ({"trace": "ranged.sqlite", "range": "nope"}, "no range is called 'nope'"),
+    ({"trace": "ranged.sqlite", "range": "fwd"}, "2 ranges are called 'fwd'"),
+    ({"trace": "ranged.sqlite", "step": "7"}, "there is no ProfilerStep#7"),
+    ({"trace": "profile.sqlite", "step": "1"}, "records no profiler step"),
+    ({"trace": "ranged.sqlite", "pace": "nope"}, "no range or kernel is called 'nope'"),
+    ({"trace": "ranged.sqlite"}, "pace (I12): needs iterations: three or more profiler steps")])
+def test_a_range_the_profile_lacks_is_a_message(app, query, message):
+    assert message in _texts(_report(app, **query))
+
+
+def test_a_simulator_trace_ignores_a_range_and_both_ignore_a_window():
+    state, problems = urls.parse_findings({"trace": ["t"], "range": ["a"], "step": ["1"],
+                                           "t0": ["1"], "t1": ["2"]})
+    assert (state.range, state.step, state.t0) == (None, 1, None)
+    assert problems == ["Ignored range='a': step=1 names the window.",
+                        "Ignored the time window: the step names it."]
+    assert urls.parse_findings({"range": ["fwd#0"]})[0] == urls.FindingsState(range="fwd#0")
+
+
+def test_a_simulator_trace_says_it_has_no_ranges(app):
+    assert "Ignored range='x': a simulator trace has no ranges" in _texts(
+        _render(app, "findings", trace="known.sqlite", range="x"))

@@ -197,3 +197,28 @@ def sweep_heatmap(rows, x_key, y_key, z_column):
                     xaxis=dict(title=dict(text=x_key), type="category"),
                     yaxis=dict(title=dict(text=y_key), type="category")))
 
+
+
+BUDGET_PARTS = (("compute", "#3182bd"), ("non-compute", "#9ecae1"), ("copy-only", "#fd8d3c"),
+                ("idle", "#d9d9d9"))
+
+
+def budget_comparison(devices_a, devices_b, height=260):
+    """Two profiles' I1 time budgets, a stacked bar per device of A then of B: compute,
+    non-compute other than copy-only, copy-only and idle, summing to the device's span
+    (``devices`` as the profile report has them, in ps; drawn in ms)."""
+    bars = [(f"{side} · GPU {d['device']}", d) for side, devices in (("A", devices_a),
+                                                                     ("B", devices_b))
+            for d in devices]
+    parts = {"compute": lambda d: d["compute_ps"],
+             "non-compute": lambda d: d["non_compute_ps"] - d["copy_only_ps"],
+             "copy-only": lambda d: d["copy_only_ps"], "idle": lambda d: d["idle_ps"]}
+    data = [dict(type="bar", name=name, x=[label for label, _ in bars],
+                 y=[parts[name](d) / 1e9 for _, d in bars], marker=dict(color=colour),
+                 hovertemplate="%{x}<br>" + name + ": %{y:.3f} ms<extra></extra>")
+            for name, colour in BUDGET_PARTS]
+    return dict(data=data, layout=dict(
+        barmode="stack", height=height, margin=dict(l=56, r=12, t=30, b=40),
+        plot_bgcolor="white", title=dict(text="I1 time budget, A and B", x=0, font=dict(size=13)),
+        yaxis=dict(title=dict(text="from the first operation to the last (ms)",
+                              font=dict(size=10)), gridcolor="#eeeeee")))

@@ -21,7 +21,8 @@ An imported profile's report has devices instead of launches:
 
 - I1 time budget: per device, compute, the rest of non-compute, copy-only (the part of
   non-compute when only copies or memsets run) and idle, summing to the device's span;
-- I10 critical path: the path's time by bound, summing to its length.
+- I10 critical path: the path's time by bound, summing to its length;
+- I12 pace: each iteration's start-to-start delta, the median drawn, outliers marked.
 """
 from __future__ import annotations
 
@@ -290,3 +291,23 @@ def profile_path_figure(path: dict | None) -> go.Figure | None:
     return _stacked(rows, ["critical path"], colours,
                     "I10 critical path: what the longest chain through CPU and GPU is bound by",
                     "time on the path (µs)")
+
+
+def pace_figure(pace: dict | None) -> go.Figure | None:
+    """I12: a bar per iteration (from the second) with its delta from the one before, the
+    median delta as a line, and the deltas above S11's fence in red."""
+    if not pace or "unavailable" in pace:
+        return None
+    steps = pace["instances"][1:]
+    above = {o["task"] for o in pace["delta_outliers"]["instances"]}
+    fig = go.Figure(go.Bar(
+        x=[f"{i}. {s['name'][:40]}" for i, s in enumerate(steps, 1)],
+        y=[s["delta_ps"] / US for s in steps],
+        marker_color=["#de2d26" if s["task"] in above else "#3182bd" for s in steps],
+        hovertemplate="%{x}<br>%{y:.3f} µs after the one before<extra></extra>",
+        showlegend=False))
+    fig.add_hline(y=pace["median_delta_ps"] / US, line_dash="dash", line_color="#636363",
+                  annotation_text="median", annotation_position="top left")
+    verdict = "jitters" if pace["jitter"] else "steady"
+    return _layout(fig, f"I12 pace of {pace['subject'][:60]}: CV {pace['cv']:.3f}, {verdict}",
+                   "start − previous start (µs)")

@@ -1,6 +1,7 @@
 """The analysis report of a trace (``simulator.analysis.report.analyze``), made once per
 file version, launch and thresholds. A simulator trace is explained per kernel launch;
-an imported profile (``run.source`` another tool) as a whole, by the profile analyses
+an imported profile (``run.source`` another tool) as a whole, or the GPU work of one of
+its ranges or profiler steps (``ProfileQuery``), by the profile analyses
 (``simulator.analysis.profile``: devices, findings, no launches).
 
 An analysis reads every task of a launch and takes seconds on a large trace, so the page
@@ -15,7 +16,9 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
+from simulator.analysis.profile.report import analyze_profile
 from simulator.analysis.report import analyze
 from simulator.analysis.thresholds import Thresholds
 from simulator.analysis.trace import Kernel, Trace, TraceError
@@ -27,6 +30,16 @@ REPORTS = 32
 
 AnalysisError = TraceError
 """What the analysis raises for a trace it cannot read or explain (one line)."""
+
+
+class ProfileQuery(NamedTuple):
+    """What a profile's report is asked for beyond its window and thresholds: a range
+    (``NAME`` or ``NAME#k``) or profiler step to cut it to, and the range or kernel
+    whose instances delimit its iterations (None: the profiler steps)."""
+
+    range: str | None = None
+    step: int | None = None
+    pace: str | None = None
 
 
 class NotSimulated(Exception):
@@ -96,29 +109,34 @@ def launches(meta: TraceMeta) -> list[Kernel]:
 
 
 def report(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
-           window: tuple[int, int] | None = None) -> dict:
+           window: tuple[int, int] | None = None, query: ProfileQuery | None = None) -> dict:
     """The report of launch ``kernel`` (None: every launch) of the trace ``meta``
-    describes, cut to ``window`` (ps; None: whole launches), under ``thresholds``:
+    describes, cut to ``window`` (ps; None: whole launches), under ``thresholds``; a
+    profile's as ``query`` asks (the GPU work of a range or step; a pace's subject):
     ``{"kernels": [...], "findings": [...]}`` (a profile's also holds ``devices`` and
     ``analyses``; its ``kernel`` is None). A window that overlaps no launch raises
-    ``ValueError`` with the analysis's one-line message."""
+    ``ValueError`` with the analysis's one-line message, a range the profile lacks an
+    ``AnalysisError``."""
     _check(meta)
     path: Path = meta.path
+    if query is not None:
+        return _REPORTS.get((meta.version, path, window, thresholds, query), lambda: analyze_profile(
+            path, window, thresholds, range_name=query.range, step=query.step, pace_of=query.pace))
     return _REPORTS.get((meta.version, path, kernel, thresholds, window),
                         lambda: analyze(path, kernel=kernel, window=window, thresholds=thresholds))
 
 
 def start(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
-          window: tuple[int, int] | None = None) -> None:
-    """Begin making ``report(meta, kernel, thresholds, window)`` in the background, so
-    that the page's callback finds it made or under way (a failure is the callback's to
-    report)."""
-    _BACKGROUND.submit(_quietly, meta, kernel, thresholds, window)
+          window: tuple[int, int] | None = None, query: ProfileQuery | None = None) -> None:
+    """Begin making ``report(meta, kernel, thresholds, window, query)`` in the
+    background, so that the page's callback finds it made or under way (a failure is
+    the callback's to report)."""
+    _BACKGROUND.submit(_quietly, meta, kernel, thresholds, window, query)
 
 
 def _quietly(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
-             window: tuple[int, int] | None) -> None:
+             window: tuple[int, int] | None, query: ProfileQuery | None) -> None:
     try:
-        report(meta, kernel, thresholds, window)
+        report(meta, kernel, thresholds, window, query)
     except Exception:  # noqa: BLE001 - made again, and reported, by the callback
         pass

@@ -2,10 +2,12 @@
 
 A header names both runs and the configuration keys in which they differ. Three views
 (``view=``): the summary (kernel times with difference and speed-up, kernels matched
-by name, headline statistics), the Overview in comparison mode (A and B on one time
-axis, absolute or from each run's first kernel, or B − A; filter, paging and zoom as
-in the Overview) and the Component view of one component, A above B. Every control
-writes the URL and nothing else; the page is rebuilt from it.
+by name, headline statistics; for two imported profiles also their analyses side by
+side and their operations by name in HTA TraceDiff's categories), the Overview in
+comparison mode (A and B on one time axis, absolute or from each run's first kernel,
+or B − A; filter, paging and zoom as in the Overview) and the Component view of one
+component, A above B. Every control writes the URL and nothing else; the page is
+rebuilt from it.
 """
 from dataclasses import replace
 
@@ -14,8 +16,10 @@ import dash_bootstrap_components as dbc
 from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
-from ..comparison import stats, views
+from ..catalog import trace_meta
+from ..comparison import figures, profiles, stats, views
 from ..daisen.metrics import METRICS
+from ..findings import reports
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_ps
 
@@ -116,6 +120,30 @@ def _name(text):
     return html.Span(text, title=text, className="gs-long-name")
 
 
+def _profile_why(meta_a, meta_b):
+    """Two profiles: their analyses side by side (I13) and their operations by name."""
+    diff = profiles.profile_diff(meta_a, meta_b)
+    rows, section = [], None
+    for r in diff.rows:
+        rows.append((r.analysis if r.analysis != section else "", r.label, _value(r.a, r.unit),
+                     _value(r.b, r.unit), _difference(r.a, r.b, r.unit),
+                     _times(stats.ratio(r.a, r.b))))
+        section = r.analysis
+    shown = diff.ops[:MAX_TABLE_ROWS]
+    ops = [(_name(o["name"]), f"{o['count_a']:,}", f"{o['count_b']:,}", fmt_ps(o["total_a_ps"]),
+            fmt_ps(o["total_b_ps"]), _difference(o["total_a_ps"], o["total_b_ps"], "ps"),
+            o["category"]) for o in shown]
+    return [html.H6("Why, A and B: the profile analyses side by side (I13)"),
+            widgets.graph("cmp-budget", figures.budget_comparison(*diff.devices),
+                          "compare-budget"),
+            _table(("", "", "A", "B", "B − A", "B/A"), rows, "cmp-why"),
+            html.H6("Operations by name (HTA TraceDiff's categories): " + ", ".join(
+                f"{n} {c}" for c, n in diff.categories.items() if n)
+                + _of(len(shown), len(diff.ops), "names")),
+            _table(("Name", "count A", "count B", "time A", "time B", "B − A", ""), ops,
+                   "cmp-ops")]
+
+
 def _summary(path_a, path_b):
     a, b = stats.run_stats(path_a), stats.run_stats(path_b)
     total = stats.speedup(a.simulated_ps, b.simulated_ps)
@@ -169,6 +197,9 @@ def _summary(path_a, path_b):
         section = r.section
     parts += [html.H6("Statistics"),
               _table(("", "", "A", "B", "B − A", "B/A"), rows, "cmp-stats")]
+    metas = trace_meta(path_a), trace_meta(path_b)
+    if all(reports.is_profile(m) for m in metas):
+        parts += _profile_why(*metas)
     return html.Div(parts)
 
 

@@ -9,9 +9,10 @@ charts (``findings.figures``). Each threshold is a URL parameter with its defaul
 in a small form. The page itself is drawn at once; the report, seconds of analysis on a
 large trace, fills in from a callback under its own spinner (``findings.reports``
 caches it per file version, launch and thresholds). A profile has no launches: its
-report is per device (the I1 time budget), its critical path (I10) and its findings,
+report is per device (the I1 time budget), its critical path (I10), its findings,
 whose evidence opens a stream or CPU thread in the Component view, or a task in the
-Task view.
+Task view, and its ranges on the GPU (I11), each a link to the findings of its GPU work
+alone (``range=NAME[#k]`` or ``step=N``).
 """
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from dash import ALL, Input, Output, State, callback, dcc, html, no_update
 from .. import urls, widgets
 from ..findings import figures, reports
 from ..findings.evidence import evidence_link
+from ..findings.ranges import ranges_section
 from ..queries import QueryTimeout, TraceError
 from ..units import fmt_at, fmt_ps
 from . import alert, from_search, params_of, trace_page
@@ -43,20 +45,29 @@ CHARTS = (("fd-budget", figures.budget_figure), ("fd-cpi", figures.cpi_figure),
 
 
 def _scope(request):
-    """(launches, kernel, messages): the trace's launches and the one the URL asks for,
-    None for all (a launch it does not have is a message, and all are shown). A profile
-    has none and is explained whole."""
+    """(launches, kernel, profile query, messages): the trace's launches and the one the
+    URL asks for, None for all (a launch it does not have is a message, and all are
+    shown). A profile has none and is explained whole, or for one range or profiler
+    step, with the pace of the iterations a range or kernel delimits
+    (``reports.ProfileQuery``); a simulator trace has no ranges."""
     launches = reports.launches(request.meta)
-    kernel = request.state.kernel
+    state = request.state
+    kernel = state.kernel
     if reports.is_profile(request.meta):
-        return [], None, [f"Ignored kernel={kernel}: an imported profile is explained whole,"
-                          " not per launch."] if kernel is not None else []
+        query = reports.ProfileQuery(state.range, state.step, state.pace)
+        return [], None, query, [f"Ignored kernel={kernel}: an imported profile is explained"
+                                 " whole, not per launch."] if kernel is not None else []
+    asked = [f"{name}={value!r}" for name, value in (("range", state.range), ("step", state.step),
+                                                      ("pace", state.pace)) if value is not None]
+    problems = [f"Ignored {', '.join(asked)}: a simulator trace has no ranges or profiler"
+                " steps."] if asked else []
     if not launches:
         raise reports.NotSimulated("This trace holds no kernel launch: there is nothing to explain.")
     if kernel is not None and kernel >= len(launches):
-        return launches, None, [f"Ignored kernel={kernel}: the trace has launches 0 to"
-                                f" {len(launches) - 1}; showing them all."]
-    return launches, kernel, []
+        return launches, None, None, problems + [
+            f"Ignored kernel={kernel}: the trace has launches 0 to {len(launches) - 1};"
+            " showing them all."]
+    return launches, kernel, None, problems
 
 
 def _launch_links(state, launches, kernel):
@@ -103,20 +114,28 @@ def _thresholds_form(state):
 def layout(request):
     state, name = request.state, request.name
     try:
-        launches, kernel, problems = _scope(request)
+        launches, kernel, query, problems = _scope(request)
     except (reports.NotSimulated, reports.AnalysisError) as err:
         return alert(request.problems + [str(err)])
     state = replace(state, kernel=kernel)
+    if query is None:
+        state = replace(state, range=None, step=None, pace=None)
     # collected by fill_report
-    reports.start(request.meta, kernel, urls.thresholds_of(state), urls.window_of(state))
+    reports.start(request.meta, kernel, urls.thresholds_of(state), urls.window_of(state), query)
     overview = urls.href("/overview", urls.OverviewState(trace=name, t0=state.t0, t1=state.t1))
     profile = reports.is_profile(request.meta)
-    window = "" if state.t0 is None else html.Span(
-        [f" in {fmt_at(state.t0)} – {fmt_at(state.t1)} ",
-         dcc.Link("(whole launches)" if not profile else "(whole profile)", href=urls.href(
-             "/findings", replace(state, trace=name, t0=None, t1=None)),
-             className="small fw-normal")],
-        id="fd-window", className="fs-6 fw-normal")
+    whole = dcc.Link("(whole launches)" if not profile else "(whole profile)", href=urls.href(
+        "/findings", replace(state, trace=name, t0=None, t1=None, range=None, step=None)),
+        className="small fw-normal")
+    if state.range is not None or state.step is not None:
+        window = html.Span([" in " + (f"ProfilerStep#{state.step}" if state.step is not None
+                                      else state.range) + " ", whole],
+                           id="fd-window", className="fs-6 fw-normal")
+    elif state.t0 is not None:
+        window = html.Span([f" in {fmt_at(state.t0)} – {fmt_at(state.t1)} ", whole],
+                           id="fd-window", className="fs-6 fw-normal")
+    else:
+        window = ""
     return html.Div([
         widgets.messages(request.problems + problems),
         html.H5(["Findings: ", html.Span(name, className="font-monospace"), window,
@@ -252,21 +271,45 @@ def _path_line(path):
                    f" {path['events']:,} events; {bounds}")
 
 
+def _pace_line(pace):
+    if "unavailable" in pace:
+        return html.Li(f"pace (I12): {pace['unavailable']}.", className="text-muted")
+    return html.Li(f"pace (I12): {pace['count']} iterations of {pace['subject'][:80]}, one every"
+                   f" {fmt_ps(pace['median_delta_ps'])} (median), CV {pace['cv']:.3f}"
+                   + (", jitter" if pace["jitter"] else ""))
+
+
+def _sol_line(sol):
+    if "unavailable" in sol:
+        return html.Li(f"speed of light (I14): {sol['unavailable']}.", className="text-muted",
+                       id="fd-sol-note")
+    verdicts = "; ".join(f"{k['name'][:60]}: {k['kind']} (SM {k['compute_sol']:.0%}, memory"
+                         f" {k['memory_sol']:.0%})" for k in sol["kernels"][:3])
+    return html.Li(f"speed of light (I14), {len(sol['kernels'])} kernels with GPU counters:"
+                   f" {verdicts}")
+
+
 def _profile_report(state, report):
-    """An imported profile's report: its devices, critical path and findings."""
+    """An imported profile's report: its devices, critical path, pace, speed of light
+    (or what it needs), findings and ranges."""
     found, path = report["findings"], report["analyses"].get("critical-path")
     listing = [_finding(i, f, state, {}) for i, f in enumerate(found, 1)] or [
         html.P("No finding passes its threshold: lower a threshold above to see more.",
                className="small")]
     charts = [("fd-devices", figures.device_budget_figure, report["devices"]),
-              ("fd-profile-path", figures.profile_path_figure, path)]
+              ("fd-profile-path", figures.profile_path_figure, path),
+              ("fd-pace", figures.pace_figure, report["analyses"]["pace"])]
     return dbc.Row([
         dbc.Col([html.Ul([_device_line(d) for d in report["devices"]]
-                         + ([_path_line(path)] if path and path["length_ps"] else []),
+                         + ([_path_line(path)] if path and path["length_ps"] else [])
+                         + [_pace_line(report["analyses"]["pace"]),
+                            _sol_line(report["analyses"]["speed-of-light"])],
                          className="small mb-1", id="fd-summary"),
                  html.H6(f"{len(found)} finding{'' if len(found) == 1 else 's'}, most GPU time"
                          " explained first", id="fd-count"),
-                 html.Div(listing, id="fd-list")], lg=6),
+                 html.Div(listing, id="fd-list"),
+                 ranges_section(state, report["analyses"]["nvtx-projection"],
+                                report.get("scope"))], lg=6),
         dbc.Col(_charts(state.trace, charts), lg=6, id="fd-charts"),
     ])
 
@@ -279,9 +322,9 @@ def fill_report(search):
     if request is None:
         return alert(problems)
     try:
-        _launches, kernel, _ = _scope(request)
+        _launches, kernel, query, _ = _scope(request)
         report = reports.report(request.meta, kernel, urls.thresholds_of(request.state),
-                                urls.window_of(request.state))
+                                urls.window_of(request.state), query)
     except (reports.NotSimulated, reports.AnalysisError, TraceError, QueryTimeout,
             ValueError) as err:  # ValueError: a window that overlaps no launch
         return alert([str(err)])

@@ -44,6 +44,14 @@ What the analyses need from the trace (python -m simulator run --trace-level):
   S12              the kernel records (not --no-instrument for divergence)
 The default level, all, records everything. An analysis the trace cannot support says
 what it needs and gives no finding.
+
+An imported profile (PyTorch/Kineto, Nsight Systems) is explained per device by I1-I14
+(why-layer.md 9.2: time budget, gaps, idle causes, launches, CUDA rules, kernels,
+queues, overlap, critical path, ranges projected onto the GPU, the pace of its
+iterations: profiler steps, or the range or kernel --pace names; speed of light where
+GPU counters were recorded, "needs counters" otherwise), whole or cut to
+--window, or to the GPU work of one NVTX range or annotation (--range) or profiler
+step (--step).
 """
 
 
@@ -73,6 +81,17 @@ def _share(text: str) -> float:
     return value
 
 
+def _step(text: str) -> int:
+    """A profiler step's number, 0 or more."""
+    try:
+        value = integer(text)
+    except InputError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a step number (0 or more), got {text!r}")
+    return value
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "analyze", help="explain why a simulated run is slow: findings with evidence",
@@ -81,6 +100,17 @@ def register(subparsers) -> None:
     p.add_argument("--kernel", type=int, metavar="N", help="analyze launch N only (0 is the first)")
     p.add_argument("--window", type=parse_window, metavar="T0:T1",
                    help="analyze [T0, T1) only, in ps (the launches it overlaps, cut to it)")
+    ranged = p.add_mutually_exclusive_group()
+    ranged.add_argument("--range", metavar="NAME[#k]", dest="range_name",
+                        help="an imported profile: analyze the GPU work of one NVTX range or"
+                             " annotation (its projection onto the GPU); NAME#k is the k-th"
+                             " of the ranges called NAME, 0 the first")
+    ranged.add_argument("--step", type=_step, metavar="N",
+                        help="an imported profile: analyze the GPU work of profiler step N"
+                             " (ProfilerStep#N)")
+    p.add_argument("--pace", metavar="NAME", dest="pace_of",
+                   help="an imported profile: the pace of the iterations whose instances of"
+                        " the range or kernel NAME delimit (default: the profiler steps)")
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
     p.add_argument("--what-if", action="store_true",
                    help="re-simulate each launch with its limiting parameter halved and doubled"
@@ -113,8 +143,11 @@ def _analyze(args) -> int:
     directory = None
     if args.what_if:
         directory = Path(args.what_if_dir or f"{args.trace}.what-if")
-    report = analyze(args.trace, kernel=args.kernel, window=args.window, thresholds=thresholds,
-                     what_if=directory, like_hta=args.like_hta)
+    if args.range_name is not None or args.step is not None or args.pace_of is not None:
+        report = _analyze_profile(args, thresholds)
+    else:
+        report = analyze(args.trace, kernel=args.kernel, window=args.window,
+                         thresholds=thresholds, what_if=directory, like_hta=args.like_hta)
     if args.critical_path_out:
         _export_critical_path(args)
     if args.json:
@@ -122,6 +155,24 @@ def _analyze(args) -> int:
     else:
         print(render(report))
     return 0
+
+
+def _analyze_profile(args, thresholds: Thresholds) -> dict:
+    """The profile analyses cut to one range or profiler step, or with the pace of a
+    named range or kernel (a simulator trace has neither)."""
+    from .profile.report import analyze_profile
+    from .profile.trace import trace_source
+
+    flag = ("--range" if args.range_name is not None else "--step" if args.step is not None
+            else "--pace")
+    if flag != "--pace" and (args.kernel is not None or args.window is not None):
+        raise InputError(f"{flag} names the window itself: leave out --kernel and --window")
+    if trace_source(args.trace) == "simulator":
+        raise InputError(f"{args.trace}: {flag} reads an imported profile's ranges; a"
+                         " simulator trace has none (use --kernel or --window)")
+    return analyze_profile(args.trace, window=args.window, thresholds=thresholds,
+                           like_hta=args.like_hta, range_name=args.range_name, step=args.step,
+                           pace_of=args.pace_of)
 
 
 def _export_critical_path(args) -> None:
@@ -166,10 +217,49 @@ def _device_line(d: dict) -> str:
             f" {_us(d['idle_ps'])}; copy-only {_us(d['copy_only_ps'])}")
 
 
+def _ranges_lines(projection: dict) -> list[str]:
+    """I11: the range names whose GPU work lasts longest, projected onto the GPU."""
+    if "unavailable" in projection:
+        return [f"ranges (I11): {projection['unavailable']}"]
+    names = projection["names"]
+    lines = [f"{len(projection['ranges'])} ranges of {len(names)} names, projected onto the"
+             " GPU (I11); the most GPU time:"]
+    for n in names[:5]:
+        lines.append(f"  {n['name'][:80]}: {n['instances']} instances, {_us(n['proj_total_ps'])} on the"
+                     f" GPU ({n['gpu_ops']} operations), {_us(n['range_total_ps'])} on the CPU")
+    return lines
+
+
+def _pace_line(p: dict) -> str:
+    """I12: the iterations' pace and whether it jitters."""
+    if "unavailable" in p:
+        return f"pace (I12): {p['unavailable']}"
+    return (f"pace (I12): {p['count']} iterations of {p['subject'][:80]}, one every"
+            f" {_us(p['median_delta_ps'])} (median), CV {p['cv']:.3f}"
+            + (" (jitter)" if p["jitter"] else ""))
+
+
+def _sol_lines(sol: dict) -> list[str]:
+    """I14: each kernel's verdict from its GPU counters, or what the profile lacks."""
+    if "unavailable" in sol:
+        return [f"speed of light (I14): {sol['unavailable']}"]
+    return [f"speed of light (I14), {k['name'][:80]} on GPU {k['device']}: {k['kind']} (SM"
+            f" {k['compute_sol']:.0%}, memory {k['memory_sol']:.0%} of peak)"
+            for k in sol["kernels"][:5]]
+
+
 def render(report: dict) -> str:
     """The report as text: one line per launch (per device for a profile), then the
     ranked findings."""
     lines = [_device_line(d) for d in report.get("devices", [])]
+    if report.get("scope"):
+        s = report["scope"]
+        lines.insert(0, f"{s['range']} on {s['thread']}: its GPU work, [{s['t0']}, {s['t1']}) ps"
+                        f" ({s['gpu_ops']} operations it launched), the window analyzed")
+    if "devices" in report:
+        lines += _ranges_lines(report["analyses"]["nvtx-projection"])
+        lines.append(_pace_line(report["analyses"]["pace"]))
+        lines += _sol_lines(report["analyses"]["speed-of-light"])
     for k in report["kernels"] if "devices" not in report else []:
         head = f"launch {k['launch']} {k['name']}: {_us(k['time_ps'])}"
         b = k["budget"]

@@ -82,3 +82,5 @@ class Thresholds:
     util_threshold: float = _param(0.5, "I3: report chunks in use less than this share (nsys)")
     hotspot_share: float = _param(0.5, "I7: report a kernel holding more than this share of"
                                         " kernel time (nsys-ai)")
+    pace_cv: float = _param(0.1, "I12: iterations jitter when the coefficient of variation of"
+                                 " their start-to-start deltas exceeds this (proposed)")

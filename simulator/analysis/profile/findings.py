@@ -236,3 +236,44 @@ def critical_path_findings(path: dict, t: Thresholds) -> list[dict]:
         f" {t.critical_share:.0%} of the path.",
         [{"view": "task", "loc": d["loc"], "task": d["task"], "t0": d["t0"], "t1": d["t1"]},
          {"view": "component", "loc": d["loc"], "t0": d["t0"], "t1": d["t1"]}])]
+
+
+def pace_findings(p: dict, t: Thresholds) -> list[dict]:
+    """I12: iterations whose pace jitters, with the slowest one."""
+    if "unavailable" in p or not p["jitter"]:
+        return []
+    s, out = p["slowest"], p["duration_outliers"]["count"]
+    return [_finding(
+        "pace", None, p["beyond_median_ps"],
+        f"{p['count']} iterations of {p['subject'][:80]} start every {_us(p['median_delta_ps'])}"
+        f" (median; mean {_us(round(p['mean_delta_ps']))}) with a CV of {p['cv']:.2f}; the"
+        f" slowest starts {_us(s['delta_ps'])} after the one before, and the slower ones take"
+        f" {_us(p['beyond_median_ps'])} beyond the median pace; {out} iteration"
+        f"{'' if out == 1 else 's'} and {p['delta_outliers']['count']} delta"
+        f"{'' if p['delta_outliers']['count'] == 1 else 's'} lie above Q3 + 3 IQR."
+        " Definition: I12, the pace of iterations (nsys cuda_gpu_kern_pace, nvtx_pace):"
+        " delta = start − the previous start, CV = sample standard deviation ÷ mean of the"
+        f" deltas; threshold: CV {t.pace_cv} (proposed).",
+        [{"view": "task", "loc": s["loc"], "task": s["task"], "t0": s["t0"], "t1": s["t1"]},
+         {"view": "component", "loc": s["loc"], "t0": s["t0"], "t1": s["t1"]}])]
+
+
+def sol_findings(sol: dict, t: Thresholds) -> list[dict]:
+    """I14: kernels bound by, or leaning on, the SMs or memory, by NCU's rule on the
+    counters sampled inside them."""
+    out = []
+    for k in sol.get("kernels", []):
+        if k["kind"] in ("latency-bound", "balanced"):
+            continue
+        share = max(k["compute_sol"], k["memory_sol"])
+        where = k["longest"]
+        out.append(_finding(
+            "speed-of-light", k["device"], round(share * k["total_ps"]),
+            f"{k['name'][:120]} is {k['kind']}: SM throughput {k['compute_sol']:.0%}, memory"
+            f" throughput {k['memory_sol']:.0%} of peak over {_us(k['covered_ps'])} of its"
+            f" {k['instances']} instances' {_us(k['total_ps'])} (GPU counters). Definition:"
+            " I14, Nsight Compute's SOL rule on the counters inside the kernel; thresholds:"
+            f" bound {t.sol_bound:.0%}, latency {t.sol_latency:.0%}, gap {t.sol_gap:.0%}.",
+            [{"view": "task", **where},
+             {"view": "component", "loc": where["loc"], "t0": where["t0"], "t1": where["t1"]}]))
+    return out

@@ -28,7 +28,7 @@ HTA's test ``stream != -1`` lets through); the view keeps them apart (``syncs``)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -159,11 +159,18 @@ def load(trace: ProfileTrace, like_hta: bool = False,
     syncs = _ops(tasks, np.flatnonzero(is_sync & keep), np.full(len(tasks), WAIT), launch,
                  streams, names)
     calls = np.flatnonzero(is_call & keep)
-    if window is not None:
-        ops, syncs = _in_window(ops, window), _in_window(syncs, window)
-        calls = calls[(tasks[calls, COLUMN["start_ps"]] < window[1])
-                      & (tasks[calls, COLUMN["end_ps"]] > window[0])]
-    return Profile(trace, tasks, ops, syncs, calls, names, categories, window, like_hta)
+    whole = Profile(trace, tasks, ops, syncs, calls, names, categories, None, like_hta)
+    return whole if window is None else cut(whole, window)
+
+
+def cut(profile: Profile, window: tuple[int, int]) -> Profile:
+    """The profile cut to [t0, t1): the operations that overlap it, cut to it, and the
+    calls that overlap it (every task stays, for the links to reach)."""
+    tasks, calls = profile.tasks, profile.calls
+    calls = calls[(tasks[calls, COLUMN["start_ps"]] < window[1])
+                  & (tasks[calls, COLUMN["end_ps"]] > window[0])]
+    return replace(profile, ops=_in_window(profile.ops, window),
+                   syncs=_in_window(profile.syncs, window), calls=calls, window=window)
 
 
 def _in_window(ops: Ops, window: tuple[int, int]) -> Ops:

@@ -5,7 +5,8 @@ run's (``analysis.report``): ``{"kernels", "devices", "analyses", "findings"}``.
 compute, non-compute, idle and copy-only ps per device), ``analyses`` every other
 analysis by rule name, and ``findings`` what they say, ranked by the GPU time they
 explain. ``like_hta`` reads the trace as HolisticTraceAnalysis does (``ops``), so the
-figures can be held against HTA's.
+figures can be held against HTA's. ``scope`` is the range or profiler step the analyses
+were cut to (None: the window given, or the whole profile).
 """
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ from .findings import (
     idle_findings,
     launch_findings,
     overlap_findings,
+    pace_findings,
     queue_findings,
     rule_findings,
+    sol_findings,
     starvation_findings,
     utilization_findings,
 )
@@ -33,22 +36,35 @@ from .gaps import gaps, low_utilization
 from .idle import idle_breakdown
 from .kernels import kernel_summary
 from .launches import launch_stats, queue_length
-from .ops import load
+from .ops import cut, load
 from .overlap import overlap
+from .pace import pace
+from .ranges import nvtx_projection, scope
 from .rules import anti_patterns
+from .sol import speed_of_light
 from .starvation import starvation
 from .trace import ProfileTrace
 
 
 def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
-                    thresholds: Thresholds | None = None, like_hta: bool = False) -> dict:
-    """Every profile analysis of the trace at ``path`` (cut to ``window``, in ps)."""
+                    thresholds: Thresholds | None = None, like_hta: bool = False,
+                    range_name: str | None = None, step: int | None = None,
+                    pace_of: str | None = None) -> dict:
+    """Every profile analysis of the trace at ``path``, cut to ``window`` (in ps), or to
+    the GPU work of the range ``range_name`` (``NAME`` or ``NAME#k``) or profiler step
+    ``step`` (``ranges.scope``, given as ``"scope"``); the pace of the iterations the
+    range or kernel ``pace_of`` delimits (None: the profiler steps)."""
     t = thresholds or Thresholds()
+    scoped = None
     with ProfileTrace(path) as trace:
         profile = load(trace, like_hta=like_hta, window=window)
+        if range_name is not None or step is not None:
+            scoped = scope(profile, range_name, step)
+            profile = cut(profile, (scoped["t0"], scoped["t1"]))
         if not len(profile.ops):
             raise TraceError(f"{trace.path}: an imported trace ({trace.source}) with no GPU"
-                             " operation on a stream" + (" in the window" if window else "")
+                             " operation on a stream"
+                             + (" in the window" if profile.window else "")
                              + "; the profile analyses explain kernels, copies and memsets")
         devices = time_budget(profile)
         analyses = {
@@ -62,6 +78,9 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
             "low-utilization": low_utilization(profile, t.util_chunks, t.util_threshold),
             "anti-patterns": anti_patterns(profile),
             "critical-path": summary(profile, critical_path(profile, t.kernel_kernel_delay_us)),
+            "nvtx-projection": nvtx_projection(profile),
+            "pace": pace(profile, t.pace_cv, t.outliers, pace_of),
+            "speed-of-light": speed_of_light(profile, t.sol_bound, t.sol_latency, t.sol_gap),
         }
         kernels = kernel_summary(profile)
     found = (budget_findings(devices, t) + idle_findings(analyses["idle-cause"], t)
@@ -72,8 +91,10 @@ def analyze_profile(path: str | Path, window: tuple[int, int] | None = None,
              + gap_findings(analyses["gaps"], t)
              + utilization_findings(analyses["low-utilization"], t)
              + rule_findings(analyses["anti-patterns"]) + hotspot_findings(kernels, t)
-             + critical_path_findings(analyses["critical-path"], t))
-    return {"source": trace.source, "like_hta": like_hta, "kernels": kernels,
+             + critical_path_findings(analyses["critical-path"], t)
+             + pace_findings(analyses["pace"], t)
+             + sol_findings(analyses["speed-of-light"], t))
+    return {"source": trace.source, "like_hta": like_hta, "scope": scoped, "kernels": kernels,
             "devices": [{k: r[k] for k in ("device", "span_ps", "compute_ps", "non_compute_ps",
                                            "idle_ps", "copy_only_ps")} for r in devices],
             "analyses": analyses, "findings": ranked(found)}

@@ -95,9 +95,17 @@ class ProfileTrace:
                 " AND details IS NOT NULL", part))
         return out
 
-    def gpu_counters(self) -> list[str]:
-        """Names of the counter series recorded at a GPU (nsys GPU_METRICS: SM and memory
-        throughput), which speed of light needs."""
-        return [name for (name,) in self.db.execute(
-            "SELECT s.name FROM counter_series s JOIN location l ON l.id = s.location"
-            " WHERE l.name GLOB 'GPU[[]*]' ORDER BY s.name")]
+    def gpu_counter_series(self) -> list[tuple[int, str, str]]:
+        """(series id, location, name) of the counter series recorded at a GPU
+        (``GPU[d]``: nsys GPU_METRICS, a Chrome counter of the GPU's process)."""
+        return self.db.execute(
+            "SELECT s.id, l.name, s.name FROM counter_series s JOIN location l"
+            " ON l.id = s.location WHERE l.name GLOB 'GPU[[]*]' ORDER BY s.id").fetchall()
+
+    def counter_samples(self, series: int) -> tuple[np.ndarray, np.ndarray]:
+        """(times in ps, values) of one series, in time order; each value holds from its
+        time until the next sample's."""
+        rows = self.db.execute("SELECT time_ps, value FROM counter WHERE series = ?"
+                               " ORDER BY time_ps", (series,)).fetchall()
+        return (np.array([t for t, _ in rows], dtype=np.int64),
+                np.array([v for _, v in rows], dtype=np.float64))
