@@ -20,7 +20,7 @@ a valid order, the batches' (an earlier batch's writes are all visible to a late
 """
 import time
 
-from ..stream import KernelLaunch, StreamCounts, WavefrontStream, WorkGroupSource, WorkGroupStream
+from ..stream import KernelLaunch, StreamCounts, WorkGroupSource, WorkGroupStream
 from .diagnostics import KernelError
 from .lanes import Geometry
 from .regions import LaunchMemory
@@ -89,12 +89,17 @@ class LaunchBatches(WorkGroupSource):
         while first < geometry.launch_groups:
             started = time.perf_counter()
             count = min(self.batch_groups, geometry.launch_groups - first)
-            groups = self._run_batch(geometry.batch(first, count))
+            batch = geometry.batch(first, count)
+            records = self._run_batch(batch)
             self.seconds += time.perf_counter() - started
             first += count
-            groups.reverse()
-            while groups:
-                yield _own_copy(groups.pop())  # held from here on by the dispatcher alone
+            w = batch.waves_per_group
+            for g in range(count):
+                # Each work-group takes a copy of its streams: the batch's records go as
+                # soon as the batch is handed out, not when its last work-group retires.
+                yield WorkGroupStream(batch.group_ids(g), records.copy_streams(range(g * w, g * w + w)),
+                                      lds_bytes=self.lds_bytes, vgprs_per_wavefront=self.vgprs)
+            del records   # before the next batch runs, not after
         self.done = True
         for callback in self.on_complete:
             callback(self)
@@ -110,21 +115,9 @@ class LaunchBatches(WorkGroupSource):
         self.regions = executor.regions
         if self.probes is not None:
             self.probes.end_batch()
-        insts, streams = log.streams()
-        self.counts.add(insts)
-        w = batch.waves_per_group
-        return [WorkGroupStream(batch.group_ids(g), streams[g * w:(g + 1) * w],
-                                lds_bytes=self.lds_bytes, vgprs_per_wavefront=self.vgprs)
-                for g in range(batch.groups)]
-
-
-def _own_copy(group):
-    """``group`` with a copy of each wavefront's stream: a batch's streams are slices of
-    one array, which then goes once the batch is handed out, not when its last work-group
-    retires."""
-    group.wavefronts = [WavefrontStream(w.insts.copy(), w.addresses.copy())
-                        for w in group.wavefronts]
-    return group
+        records = log.streams()
+        self.counts.add(records.insts)
+        return records
 
 
 def start_launch(program, kernel_name, global_size, local_size, args, *, probes=None,

@@ -19,6 +19,8 @@ Memory rules (see ``simulator/stream.py`` and the R9 Nano notes):
   dwords in one bank take one pass each. The conflict degree is the worst group's
   count (1 = conflict free).
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from ..stream import INST_DTYPE, LDS_BANKS, LINE_BYTES, WAVEFRONT_SIZE, Unit, WavefrontStream
@@ -88,6 +90,27 @@ def coalesce(wf, first_byte, last_byte):
     return counts, (keys & ((1 << 40) - 1)) * LINE_BYTES
 
 
+class Records(NamedTuple):
+    """The streams of consecutive wavefronts, laid out one after the other: wavefront
+    ``w``'s records are ``insts[first[w]:first[w + 1]]``, its line addresses
+    ``addresses[first_line[w]:first_line[w + 1]]``."""
+
+    insts: np.ndarray
+    addresses: np.ndarray
+    first: np.ndarray
+    first_line: np.ndarray
+
+    def copy_streams(self, waves: range) -> list:
+        """The ``WavefrontStream`` of each of the consecutive ``waves``, in new arrays of
+        their own (one for their records, one for their addresses)."""
+        a, b = waves.start, waves.stop
+        first, first_line = self.first - self.first[a], self.first_line - self.first_line[a]
+        insts = self.insts[self.first[a]:self.first[b]].copy()
+        addresses = self.addresses[self.first_line[a]:self.first_line[b]].copy()
+        return [WavefrontStream(insts[first[w]:first[w + 1]],
+                                addresses[first_line[w]:first_line[w + 1]]) for w in waves]
+
+
 class InstructionLog:
     """Instructions issued by a launch, logged grid-wide (see the module docstring)."""
 
@@ -124,8 +147,7 @@ class InstructionLog:
         self.total += len(waves[0])
 
     def streams(self):
-        """(every record, one ``WavefrontStream`` per wavefront): the wavefronts' streams,
-        each ending with END, are consecutive slices of the records.
+        """The ``Records`` of every wavefront's stream (each ending with END), in order.
 
         Each chunk's records go straight to their place: a wavefront's records are in
         issue order, and a chunk names each of its wavefronts once, so its records land
@@ -173,6 +195,4 @@ class InstructionLog:
                 starts = np.cumsum(counts) - counts
                 addresses[np.repeat(free_line[wf] - starts, counts) + np.arange(len(flat))] = flat
                 free_line[wf] += counts
-        return insts, [WavefrontStream(insts[first[w]:first[w + 1]],
-                                       addresses[first_line[w]:first_line[w + 1]])
-                       for w in range(nw)]
+        return Records(insts, addresses, first, first_line)
