@@ -88,10 +88,12 @@ def step_count(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.nda
     same instant, so an interval ending as another starts is never counted twice."""
     starts, ends = as_int64(starts), as_int64(ends)
     keep = ends > starts
-    times = np.r_[starts[keep], ends[keep]]
-    delta = np.r_[np.ones(keep.sum(), np.int64), -np.ones(keep.sum(), np.int64)]
-    order = np.lexsort((delta, times))
-    times, counts = times[order], np.cumsum(delta[order])
+    ends, starts = np.sort(ends[keep]), np.sort(starts[keep])
+    # the two sorted runs merged (a stable sort merges runs in linear time), ends first
+    events = np.r_[ends, starts]
+    order = np.argsort(events, kind="stable")
+    times = events[order]
+    counts = np.cumsum(np.where(order < len(ends), -1, 1))
     # one step per distinct time: the count after the last event at that time
     last = np.r_[times[1:] != times[:-1], len(times) > 0]
     return times[last[:len(times)]], counts[last[:len(times)]]
