@@ -152,10 +152,13 @@ class Scope:
         wanted = ~member(tasks[rows, COLUMN["kind"]], self._kinds("mem"))
         wanted |= member(tasks[rows, COLUMN["location"]], self.trace.components.unit(""))
         wanted &= (tasks[rows, COLUMN["start"]] < self.hi) & (tasks[rows, COLUMN["end"]] > self.lo)
-        rows = rows[wanted]
+        return self._with_cu(rows[wanted])
+
+    def _with_cu(self, rows: np.ndarray) -> np.ndarray:
+        """The rows of ``tasks`` at the positions, plus their CU in a seventh column."""
         out = np.empty((len(rows), len(COLUMN) + 1), dtype=np.int64, order="F")
         for column in range(len(COLUMN)):
-            np.take(tasks[:, column], rows, out=out[:, column])
+            np.take(self.tasks[:, column], rows, out=out[:, column])
         out[:, -1] = self.trace.components.cu_index(out[:, COLUMN["location"]])
         return out
 
@@ -169,25 +172,38 @@ class Scope:
         return rows[np.searchsorted(kinds, kind, "left"):np.searchsorted(kinds, kind, "right")]
 
     @cached_property
+    def _dispatch_rows(self) -> np.ndarray:
+        """Positions of the launch's MapWGReq requests: the kernel task's children."""
+        rows = self.rows_of(("req_out", "MapWGReq"))
+        return rows[self.tasks[rows, COLUMN["parent"]] == self.kernel.task]
+
+    @cached_property
     def dispatches(self) -> np.ndarray:
         """Start times of the launch's MapWGReq requests (its dispatches), sorted; all of
         them, not only the window's, since idle classes depend on what is still to come."""
         self.require("wg")
-        rows = self.trace.children(self.kernel.task, self.trace.kind("req_out", "MapWGReq"))
+        rows = self._dispatch_rows
         expected = self.kernel.work_groups
         if expected is not None and len(rows) != expected:
             raise Unavailable(f"the trace holds {len(rows)} of the launch's {expected} dispatches"
                               " (recorded with --window?)")
-        return np.sort(rows[:, COLUMN["start"]])
+        return np.sort(self.tasks[rows, COLUMN["start"]])
 
     @cached_property
     def work_groups(self) -> np.ndarray:
-        """The launch's work-group tasks (all of them), plus a seventh column: the CU."""
+        """The launch's work-group tasks (all of them), plus a seventh column: the CU. A
+        work-group is the child of a child (the CU's ``req_in``) of a dispatch; they
+        come in the order of their dispatches."""
         self.dispatches  # noqa: B018 - checks the launch was recorded whole
-        t = self.trace
-        rows = t.work_groups(self.kernel.task, t.kind("req_out", "MapWGReq"),
-                             t.kind("work-group", "work-group"))
-        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+        groups = self.rows_of(("work-group", "work-group"))
+        inner = self.parent_rows[groups]
+        groups, inner = groups[inner >= 0], inner[inner >= 0]
+        outer = self.parent_rows[inner]
+        dispatch = np.zeros(len(self.tasks) + 1, dtype=bool)  # the last entry: no task
+        dispatch[self._dispatch_rows] = True
+        mine = dispatch[outer]
+        groups, inner, outer = groups[mine], inner[mine], outer[mine]
+        return self._with_cu(groups[np.lexsort((groups, inner, outer))])
 
     @cached_property
     def wavefronts(self) -> np.ndarray:
