@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .order import grouped_order
+
 EMPTY = np.zeros(0, dtype=np.int64)
 
 
@@ -26,10 +28,15 @@ def merge(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     starts, ends = as_int64(starts), as_int64(ends)
     keep = ends > starts
     starts, ends = starts[keep], ends[keep]
+    # a stable sort: it merges runs already sorted (two sets to unite) in linear time
+    order = np.argsort(starts, kind="stable")
+    return _disjoint(starts[order], ends[order])
+
+
+def _disjoint(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of non-empty intervals sorted by start, as sorted, disjoint (starts, ends)."""
     if not len(starts):
         return EMPTY, EMPTY
-    order = np.argsort(starts, kind="stable")
-    starts, ends = starts[order], ends[order]
     reach = np.maximum.accumulate(ends)
     # a block begins where an interval starts after everything before it has ended
     first = np.flatnonzero(np.r_[True, starts[1:] > reach[:-1]])
@@ -127,6 +134,25 @@ class Lanes:
         shift = self.offset[groups[keep]]
         return s[keep] + shift, e[keep] + shift
 
+    def union(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The union of each group's intervals clipped to its window, on the shared axis:
+        sorted and disjoint."""
+        groups = as_int64(groups)
+        s = np.maximum(as_int64(starts), self.lo[groups])
+        e = np.minimum(as_int64(ends), self.hi[groups])
+        keep = e > s
+        groups, s, e = groups[keep], s[keep], e[keep]
+        # by group, then start: one radix pass over the groups when the starts already
+        # ascend, as tasks do in id order (the model creates a task when it starts)
+        order = grouped_order(groups, s)
+        shift = self.offset[groups[order]]
+        return _disjoint(s[order] + shift, e[order] + shift)
+
+    def busy(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """Length per group of the union of its intervals, clipped to its window."""
+        return self.per_group(*self.union(groups, starts, ends))
+
     def per_group(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """Length per group of a sorted, disjoint interval set on the shared axis
         (integer sums: a float accumulator would round beyond 2**53 ps)."""
@@ -150,7 +176,7 @@ def priority_charge(lanes: Lanes, classes: list[tuple[np.ndarray, np.ndarray, np
     covered_s, covered_e = EMPTY, EMPTY
     covered = np.zeros(lanes.n, dtype=np.int64)
     for row, (groups, starts, ends) in enumerate(classes):
-        s, e = lanes.place(groups, starts, ends)
+        s, e = lanes.union(groups, starts, ends)
         covered_s, covered_e = merge(np.r_[covered_s, s], np.r_[covered_e, e])
         now = lanes.per_group(covered_s, covered_e)
         charged[row] = now - covered
