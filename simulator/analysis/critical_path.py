@@ -151,6 +151,8 @@ class _Graph:
         size = max(self.kinds, default=-1) + 1
         self.category = [self.kinds.get(k, ("", ""))[0] for k in range(size)]
         self.action = [self.kinds.get(k, ("", ""))[1] for k in range(size)]
+        self.req_in = np.array([c == "req_in" for c in self.category], dtype=bool)
+        self.write = np.array([a == "WriteReq" for a in self.action], dtype=bool)
 
         def of(*pairs: tuple[str, str]) -> np.ndarray:
             keys = [t.kind(*p) for p in pairs]
@@ -179,11 +181,14 @@ class _Graph:
             peers = self.children(wavefront)
         else:  # a wavefront outside the launch's tasks: its instructions by their parent id
             peers = np.flatnonzero(self.parent == self.parent[i])
-        peers = peers[self.insts[peers]]
-        peers = peers[self.end[peers] <= t]
-        if not len(peers):
+        ends = self.end[peers]
+        done = self.insts[peers] & (ends <= t)
+        if not done.any():
             return -1
-        peers = peers[self.end[peers] == self.end[peers].max()]
+        ends = ends[done]
+        peers = peers[done][ends == ends.max()]
+        if len(peers) == 1:
+            return int(peers[0])
         return int(peers[np.lexsort((self.ids[peers], self.start[peers]))[0]])
 
     def name(self, i: int) -> tuple[str, str, str]:
@@ -218,11 +223,14 @@ def _kernel_location(g: _Graph) -> int:
 
 def _latest_child(g: _Graph, candidates: np.ndarray, t: int) -> int:
     """Of the positions, the task of positive duration ending last by ``t``, or -1."""
-    candidates = candidates[g.positive[candidates] & (g.end[candidates] <= t)]
-    if not len(candidates):
+    ends = g.end[candidates]
+    done = g.positive[candidates] & (ends <= t)
+    if not done.any():
         return -1
-    # latest end, then the latest created (a response follows its request)
-    return int(candidates[np.lexsort((g.ids[candidates], g.end[candidates]))[-1]])
+    # latest end, then the latest created (a response follows its request): positions
+    # ascend with ids
+    ends = ends[done]
+    return int(candidates[done][ends == ends.max()].max())
 
 
 def _at_end(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
@@ -232,10 +240,10 @@ def _at_end(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
     if category == "inst" and action == "Barrier":
         return _barrier(g, walk, i)
     children = g.children(i)
-    inner = [c for c in children.tolist() if g.category[g.kind[c]] == "req_in"]
-    determiners = np.concatenate([children, *(g.children(c) for c in inner)]).astype(np.int64)
+    inner = children[g.req_in[g.kind[children]]].tolist()
+    determiners = np.concatenate([children, *(g.children(c) for c in inner)])
     if action == "ReadReq":  # a cache's write-backs do not answer the read
-        determiners = determiners[[g.action[g.kind[c]] != "WriteReq" for c in determiners]]
+        determiners = determiners[~g.write[g.kind[determiners]]]
     child = _latest_child(g, determiners, walk.cursor)
     if child >= 0:
         walk.charge(g.end[child], loc, f"{category}/{action}", _own_class(category, action), int(g.ids[i]))
@@ -289,8 +297,9 @@ def _at_start(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
         if rank:
             before = int(g.dispatch[rank - 1])
             candidates.append((int(g.start[before]), 2, "dispatch", ("start", before)))
-        target = [c for c in g.children(i).tolist() if g.category[g.kind[c]] == "req_in"]
-        if target:
+        children = g.children(i)
+        target = children[g.req_in[g.kind[children]]]
+        if len(target):
             j = g.groups.latest(int(g.loc[target[0]]), t)
             if j >= 0:
                 candidates.append((int(g.end[j]), 1, "cu-free", ("end", j)))
