@@ -124,25 +124,28 @@ class Lanes:
         self.width = width
         self.offset = np.arange(self.n, dtype=np.int64) * width - self.lo
 
-    def place(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """The intervals of ``groups`` clipped to their windows, on the shared axis."""
+    def _clipped(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(groups, starts, ends) of the intervals clipped to their groups' windows,
+        the empty ones left out."""
         groups = as_int64(groups)
         s = np.maximum(as_int64(starts), self.lo[groups])
         e = np.minimum(as_int64(ends), self.hi[groups])
         keep = e > s
-        shift = self.offset[groups[keep]]
-        return s[keep] + shift, e[keep] + shift
+        return groups[keep], s[keep], e[keep]
+
+    def place(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The intervals of ``groups`` clipped to their windows, on the shared axis."""
+        groups, s, e = self._clipped(groups, starts, ends)
+        shift = self.offset[groups]
+        return s + shift, e + shift
 
     def union(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
         """The union of each group's intervals clipped to its window, on the shared axis:
         sorted and disjoint."""
-        groups = as_int64(groups)
-        s = np.maximum(as_int64(starts), self.lo[groups])
-        e = np.minimum(as_int64(ends), self.hi[groups])
-        keep = e > s
-        groups, s, e = groups[keep], s[keep], e[keep]
+        groups, s, e = self._clipped(groups, starts, ends)
         # by group, then start: one radix pass over the groups when the starts already
         # ascend, as tasks do in id order (the model creates a task when it starts)
         order = grouped_order(groups, s)
