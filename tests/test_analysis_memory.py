@@ -157,7 +157,7 @@ def test_blocking_matches_a_count_location_by_location(tmp_path, chains, window)
     by_id = {t[0]: t for t in tasks}
     served = {k for (c, _), k in scope.trace.kinds.items() if c == "req_in"}
     waits, busy = {}, {}
-    for task_id, parent, kind, loc, start, end in tasks:
+    for _, parent, kind, loc, start, end in tasks:
         busy.setdefault(names[loc], []).append((start, end))
         if kind in served and parent in by_id:
             waits.setdefault(names[loc], []).append((by_id[parent][4], start))
