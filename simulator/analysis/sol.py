@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .intervals import Lanes, merge
+from .intervals import Lanes
 from .scope import COLUMN, Scope, Unavailable
 
 COMPUTE = ("VALU", "SALU", "Branch", "LDS")
@@ -42,7 +42,7 @@ def _busy(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
     """(busy ps summed over instances, busiest instance's busy ps, its location id)."""
     locations, group = np.unique(rows[:, COLUMN["location"]], return_inverse=True)
     lanes = Lanes(len(locations), scope.lo, scope.hi)
-    busy = lanes.per_group(*merge(*lanes.place(group, rows[:, COLUMN["start"]], rows[:, COLUMN["end"]])))
+    busy = lanes.busy(group, rows[:, COLUMN["start"]], rows[:, COLUMN["end"]])
     if not len(busy):
         return 0, 0, -1
     top = int(np.argmax(busy))
