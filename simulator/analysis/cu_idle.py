@@ -76,7 +76,7 @@ def dispatch_bound(scope: Scope) -> dict:
     dispatches, wg = scope.dispatches, scope.work_groups
     starts, ends = EMPTY, EMPTY
     if len(dispatches):
-        first, last = int(dispatches[0]), int(dispatches[-1]) + scope.ps_per_cycle
+        first, last = int(dispatches[0]), scope.next_cycle_ps(int(dispatches[-1]))
         wg_start, wg_end = wg[:, COLUMN["start"]], wg[:, COLUMN["end"]]
         capacity = scope.n_cu * most_resident(wg[:, 6], wg_start, wg_end)
         times, counts = step_count(wg_start, wg_end)

@@ -12,6 +12,8 @@ checks launches do not overlap); they are read once per scope.
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -57,11 +59,20 @@ class Scope:
         self.lo = max(kernel.start_ps, lo)
         self.hi = max(self.lo, min(kernel.end_ps, hi))
         cfg = trace.config
-        self.ps_per_cycle = 1_000_000 // cfg["clock_mhz"]
+        self.ps_per_cycle = Fraction(1_000_000, cfg["clock_mhz"])   # exact: 2.1 GHz too
         self.n_cu = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
         self.simds = cfg["cu"]["simds"]
         self.banks = cfg["l2"]["banks"]
         self.wf_slots = self.simds * cfg["cu"]["wf_slots_per_simd"]
+
+    def cycles_ps(self, cycles: int) -> int:
+        """``cycles`` cycles in ps, rounded down (the tracer's rounding of a cycle's start)."""
+        return int(cycles * self.ps_per_cycle)
+
+    def next_cycle_ps(self, ps: int) -> int:
+        """The start of the cycle after the one that starts at ``ps`` (a traced time)."""
+        cycle = math.ceil(ps / self.ps_per_cycle)
+        return self.cycles_ps(cycle + 1)
 
     @property
     def width(self) -> int:

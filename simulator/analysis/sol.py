@@ -52,7 +52,7 @@ def _busy(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
 def _lds_passes(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
     """(LDS busy ps, at the busiest LDS, its location id): an LDS instruction holds the
     unit one cycle per bank pass, its duration less ``cu.lds_latency``."""
-    latency = scope.trace.config["cu"]["lds_latency"] * scope.ps_per_cycle
+    latency = scope.cycles_ps(scope.trace.config["cu"]["lds_latency"])
     rows = rows[rows[:, COLUMN["start"]] >= scope.lo]
     if not len(rows):
         return 0, 0, -1
