@@ -39,10 +39,10 @@ import sys
 import numpy as np
 
 from ..stream import WAVEFRONT_SIZE, Unit
-from . import collectives, ir, operators
+from . import collectives, costs, ir, operators
 from . import types as T
 from .atomics import atomic_update
-from .builtins import MATH, apply_math, math_cost
+from .builtins import MATH, apply_math
 from .diagnostics import KernelError
 from .formatting import c_format
 from .images import image_query, read_image, write_image
@@ -52,17 +52,6 @@ from .regions import LaunchMemory, read_bytes, write_bytes
 
 MAX_LOOP_TRIPS = 1_000_000
 PRINTF_BUFFER = 1 << 20   # bytes of printf output per launch, as CL_DEVICE_PRINTF_BUFFER_SIZE
-INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
-
-
-def _power_of_two(node):
-    """A constant divisor the compiler turns into a shift or mask (costs one instruction)."""
-    while type(node) is ir.Cast:
-        node = node.a
-    if type(node) is not ir.Const or node.type.is_float or node.type.width != 1:
-        return False
-    value = int(node.value)
-    return value > 0 and value & (value - 1) == 0
 
 
 ATOMIC = 2
@@ -456,8 +445,7 @@ class Executor:
     def e_binary(self, e, lanes):
         a, b = self.operands(e, lanes, e.a, e.b)
         a, b = _widen((a, e.a.type), (b, e.b.type))
-        divides = e.op in ("/", "%") and not e.a.type.is_float and not _power_of_two(e.b)
-        self.alu(e, lanes, INT_DIV_COST if divides else 1)
+        self.alu(e, lanes, costs.operation(e))
         return operators.binary(e.op, a, b, e.a.type, e.type)
 
     def e_logical(self, e, lanes):
@@ -492,9 +480,7 @@ class Executor:
         src, dst = e.a.type, e.type
         if isinstance(dst, (T.Pointer, T.Struct, T.Opaque)):
             return a   # a pointer handle retyped (or a struct copied): no instruction
-        # int <-> uint of one size is a reinterpretation; float conversions and
-        # width changes cost a v_cvt / v_bfe instruction.
-        if src.is_float != dst.is_float or src.base.size != dst.base.size:
+        if costs.converts(src, dst):
             self.alu(e, lanes)
         if dst.width > 1 and src.width == 1:
             a = np.repeat(np.asarray(a)[..., None], dst.width, axis=-1)
@@ -523,7 +509,7 @@ class Executor:
         args = self.operands(e, lanes, *e.args)
         if e.fn.startswith("get_image"):
             return image_query(self.memory.by_id[int(args[0]) >> 40], e.fn)
-        self.alu(e, lanes, math_cost(e.fn))
+        self.alu(e, lanes, costs.operation(e))
         if e.fn == "as":
             return operators.reinterpret(args[0], e.args[0].type, e.type)
         if e.fn.startswith("convert_"):
