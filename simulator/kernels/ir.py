@@ -263,6 +263,23 @@ class Eval(Stmt):
     fields = ("expr",)
 
 
+def operands(e: Expr) -> tuple:
+    """The operand expressions of an operator, cast, call of a math built-in, swizzle,
+    member or vector literal (the other expressions each name their own)."""
+    kind = type(e)
+    if kind in (Binary, Logical):
+        return (e.a, e.b)
+    if kind in (Unary, Cast, Swizzle, Member):
+        return (e.a,)
+    if kind is Select:
+        return (e.cond, e.a, e.b)
+    if kind is Call:
+        return tuple(e.args)
+    if kind is VecLit:
+        return tuple(e.parts)
+    raise TypeError(f"no operands rule for {kind.__name__}")
+
+
 for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, Collective, Load,
              Swizzle, VecLit, Atomic, AddrOf, PtrLoad, Member, StmtExpr, ImageRead):
     _expr(_cls)
