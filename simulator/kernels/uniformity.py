@@ -84,7 +84,7 @@ class _Analysis:
         e.wave = all(c.wave for c in children)
 
     def conditional(self, e):
-        """``a && b``, ``c ? a : b``: the later operands run on some lanes only."""
+        """``a && b``, ``c ? a : b``: the later operands may run on some lanes only."""
         first = e.a if type(e) is ir.Logical else e.cond
         rest = (e.b,) if type(e) is ir.Logical else (e.a, e.b)
         self.expr(first)
