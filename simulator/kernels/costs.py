@@ -13,7 +13,7 @@ from .builtins import math_cost
 INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
 
 
-def constant(node) -> ir.Const | None:
+def _const_node(node) -> ir.Const | None:
     """The constant ``node`` is, seen through casts; else None."""
     while type(node) is ir.Cast:
         node = node.a
@@ -22,7 +22,7 @@ def constant(node) -> ir.Const | None:
 
 def _power_of_two(node) -> bool:
     """A constant divisor the compiler turns into a shift or mask (costs one instruction)."""
-    const = constant(node)
+    const = _const_node(node)
     if const is None or const.type.is_float or const.type.width != 1:
         return False
     value = int(const.value)

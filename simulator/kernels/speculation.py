@@ -1,8 +1,9 @@
 """If-conversion: the conditionals a GCN compiler turns into selects, not branches.
 
-AMD's OpenCL compilers are LLVM. Its middle end flattens a small conditional into
-straight-line code before the AMDGPU back end sees it, in SimplifyCFG
-(``llvm/lib/Transforms/Utils/SimplifyCFG.cpp``):
+AMD's OpenCL compiler for GCN and CDNA (ROCm) is LLVM: clang and the AMDGPU back end.
+Its middle end flattens a small conditional into straight-line code before the back
+end sees it, in SimplifyCFG (``llvm/lib/Transforms/Utils/SimplifyCFG.cpp``, the
+thresholds' defaults there and in ``Scalar/SimplifyCFGPass.cpp``):
 
 * ``foldTwoEntryPHINode``: an ``if``/``else``, an ``if`` without ``else`` or a ``?:``
   whose sides only compute values used after it becomes a ``select`` of those values
@@ -18,12 +19,18 @@ straight-line code before the AMDGPU back end sees it, in SimplifyCFG
 
 The back end issues such a select as one ``v_cndmask_b32`` per 32-bit component (an
 ``s_cselect_b32`` for a wave-uniform integer); what stays a branch becomes EXEC-mask
-code (SIAnnotateControlFlow, then ``s_and_saveexec``/``s_cbranch_execz``...). Its own
-early if-conversion (``-amdgpu-early-ifcvt``) is off by default, so nothing else
-becomes a select. Costs here are the simulator's instruction counts (``costs``),
-where LLVM asks the target for them (``TTI``, one ``TCC_Basic`` per simple
-instruction). Memory is never read speculatively: LLVM does so only where it can
-prove the address dereferenceable, which an OpenCL buffer's index never is.
+code (SIAnnotateControlFlow, then ``s_and_saveexec``/``s_cbranch_execz``...). The back
+end's own early if-conversion (``-amdgpu-early-ifcvt``, ``AMDGPUTargetMachine.cpp``)
+is off by default, so nothing else becomes a select. Costs here are the simulator's
+instruction counts (``costs``), where LLVM asks the target for them (``TTI``, one
+``TCC_Basic`` per simple instruction). Memory is never read speculatively: LLVM does
+so only where it can prove the address dereferenceable, which it cannot for an index
+into an OpenCL buffer.
+
+Not modelled, so left as branches where LLVM may still flatten them: a side whose load
+repeats one made before the conditional (LLVM reuses the loaded value), a call to a
+function of the program that only computes (inlined first), an ``if`` nested in a
+side (folded from the inside out).
 """
 import numpy as np
 
@@ -80,13 +87,16 @@ def _constant(node):
         return node.value
     if type(node) is ir.Cast:
         inner = _constant(node.a)
-        return None if inner is None else operators.convert(inner, node.type)
+        if inner is None:
+            return None
+        with np.errstate(all="ignore"):   # (int)1e20f is undefined: any value will do
+            return operators.convert(inner, node.type)
     return None
 
 
 def _within_budget(found: list) -> bool:
-    # One instruction is speculated whatever its cost: LLVM's CodeGenPrepare sinks an
-    # expensive one back if the flattening gained nothing, which we do not model.
+    # -speculate-one-expensive-inst: a side of one instruction (a division, a square
+    # root) is flattened whatever that instruction costs.
     return sum(found) <= SPECULATION_BUDGET or len(found) == 1
 
 
@@ -111,7 +121,7 @@ def assignments(block: ir.Block | None):
             yield s
 
 
-def merged_variables(then: ir.Block, orelse: ir.Block | None, local) -> tuple | None:
+def merged_variables(then: ir.Block, orelse: ir.Block | None, local: set) -> tuple | None:
     """The variables an if-converted ``if`` merges with selects, as (name, components
     selected) in the order first assigned; None if the ``if`` stays a branch.
 
