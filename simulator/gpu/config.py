@@ -5,7 +5,9 @@ from the command line (``--set l2.banks=8``) or a JSON file (``--config FILE``),
 full resolved configuration is stored in the trace's ``run.config``.
 
 Values follow MGPUSim's R9 Nano platform (see reference/simulator.md, section 1.4);
-times are in cycles of the 1 GHz GPU clock unless a key says otherwise.
+times are in cycles of the 1 GHz GPU clock unless a key says otherwise. Other GPUs are
+presets (``presets.configuration``): the same parameters, from a data sheet; a preset's
+configuration also names it under ``PRESET_KEY``, which is a label, not a parameter.
 """
 import copy
 from fractions import Fraction
@@ -70,6 +72,10 @@ R9_NANO = {
 }
 
 
+PRESET_KEY = "preset"
+"""Top-level key naming the preset a configuration was made from: not a parameter (never
+flattened, set or validated as one), so a trace says which GPU it simulated."""
+
 ZERO_ALLOWED = ("latency", "overhead")
 """Parameters (by key suffix) that may be 0: delays, as opposed to sizes and rates."""
 
@@ -94,6 +100,8 @@ def _parse_value(text, current, key):
 
 
 def _set(cfg, key, value, origin):
+    if key == PRESET_KEY:
+        raise ConfigError(f"{origin}: the preset is not a parameter: choose it with --gpu NAME")
     parts = key.split(".")
     node = cfg
     for i, part in enumerate(parts[:-1]):
@@ -128,6 +136,8 @@ def apply_overrides(cfg, overrides):
 
 def _flatten(tree, prefix=""):
     for key, value in tree.items():
+        if not prefix and key == PRESET_KEY:
+            continue  # the preset's name labels the values, it is not one of them
         if isinstance(value, dict):
             yield from _flatten(value, f"{prefix}{key}.")
         else:
@@ -153,6 +163,12 @@ def load_config_file(path, base=None):
         raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object of configuration sections")
+    named = data.get(PRESET_KEY, cfg.get(PRESET_KEY))
+    if named != cfg.get(PRESET_KEY):
+        # a trace's stored configuration is a whole preset's: applied over another, the
+        # run would carry the wrong name
+        raise ConfigError(f"{path} was made for preset {named!r}, not "
+                          f"{cfg.get(PRESET_KEY) or 'r9nano'!r}: choose it with --gpu {named}")
     for key, value in _flatten(data):
         _set(cfg, key, value, str(path))
     validate(cfg)
@@ -165,6 +181,8 @@ def _power_of_two(value):
 
 def validate(cfg):
     """Raise ``ConfigError`` if a parameter is out of range."""
+    if not isinstance(cfg.get(PRESET_KEY, ""), str):
+        raise ConfigError(f"{PRESET_KEY} must be a preset's name, got {cfg[PRESET_KEY]!r}")
     flat = dict(_flatten(cfg))
     negative = [key for key, value in flat.items() if value < 0]
     if negative:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..gpu.config import apply_overrides, default_config, flat_config
+from ..gpu.config import PRESET_KEY, apply_overrides, default_config, flat_config
+from ..gpu.presets import configuration
 from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import parse_trace_level
 from ..kernels.records import KernelRecorder
@@ -214,9 +215,12 @@ def run_command(workload, options, config, seed, task):
     for dest, value in options.items():
         if value is not None:
             argv += [f"--{dest.replace('_', '-')}", str(value)]
-    default = flat_config(default_config())
+    preset = config.get(PRESET_KEY)
+    if preset:
+        argv += ["--gpu", preset]
+    base = flat_config(configuration(preset) if preset else default_config())
     argv += [f"--set={key}={value}" for key, value in flat_config(config).items()
-             if default.get(key) != value]
+             if base.get(key) != value]
     argv += ["--seed", str(seed), "--trace-level", task.trace_level]
     if task.window:
         argv += ["--window", ":".join("" if v is None else str(v) for v in task.window)]
