@@ -231,6 +231,57 @@ def test_back_pressure_blocks_the_producer_until_a_slot_frees(eng):
     assert producer.ticks <= 12
 
 
+def _freed_slot_schedule(eng, together):
+    """Who runs when after a full buffer with four producers frees a slot at cycle 10,
+    its producers woken by the pop (``together``) or one by one, in order."""
+    engine = eng.Engine()
+    link = eng.Buffer(1, "link")
+    log = []
+
+    class Producer(eng.TickingComponent):
+        def tick(self, now):
+            log.append((now, self.name))
+            return -1
+
+    class Marker(eng.Handler):
+        def handle(self, kind, arg):
+            log.append((engine.now, arg))
+            return 0
+
+    producers = [Producer(engine, f"P{i}") for i in range(4)]
+    link.producers.extend(producers)
+    marker = Marker()
+    link.push("full")
+    producers[1].wake_at(11)  # due at 11 already: keeps its own, earlier event
+    producers[3].wake_at(15)  # due later: the pop brings it forward to 11
+    engine.schedule(11, marker, 0, "before")
+
+    class Popper(eng.Handler):
+        def handle(self, kind, arg):
+            if together:
+                link.pop()
+            else:
+                link.items.popleft()
+                for producer in producers:
+                    producer.wake()
+            engine.schedule(11, marker, 0, "after")
+            return 0
+
+    engine.schedule(10, Popper())
+    engine.run()
+    return log, [p.ticks for p in producers]
+
+
+def test_a_freed_slot_wakes_its_producers_as_one_by_one_wakes_would(eng):
+    together = _freed_slot_schedule(eng, together=True)
+    assert together == _freed_slot_schedule(eng, together=False)
+    log, ticks = together
+    # P1's own event came first; the others in producer order, before anything scheduled
+    # after the pop; P3's tick at 15 was superseded
+    assert log == [(11, "P1"), (11, "before"), (11, "P0"), (11, "P2"), (11, "P3"), (11, "after")]
+    assert ticks == [1, 1, 1, 1]
+
+
 def test_buffer_rejects_zero_capacity(eng):
     with pytest.raises(ValueError, match="capacity"):
         eng.Buffer(0, "bad")

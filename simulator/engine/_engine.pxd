@@ -44,6 +44,7 @@ cdef class TickingComponent(Handler):
     cpdef int wake(self) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
     cpdef receive(self, int kind, object arg)
+    cdef int _tick_due(self, int64_t now) except -1
 
 
 cdef class Buffer:
@@ -59,6 +60,13 @@ cdef class Buffer:
     cpdef bint push(self, object item) except -1
     cpdef object peek(self)
     cpdef object pop(self)
+
+
+cdef class WakeGroup(Handler):
+    cdef list members
+
+
+cpdef int wake_together(list components) except -1
 
 
 cdef class TimeoutProcess(Handler):

@@ -183,10 +183,13 @@ cdef class TickingComponent(Handler):
         return self.wake_at(self.engine.now + 1)
 
     cpdef handle(self, int kind, object arg):
-        cdef int64_t now, following
         if kind != TICK_KIND:
             return self.receive(kind, arg)
-        now = self.engine.now
+        self._tick_due(self.engine.now)
+
+    cdef int _tick_due(self, int64_t now) except -1:
+        """Tick now, unless an earlier tick superseded the one due now."""
+        cdef int64_t following
         if now != self.next_tick:
             return 0  # superseded by an earlier tick that already ran
         self.next_tick = -1
@@ -194,6 +197,7 @@ cdef class TickingComponent(Handler):
         following = self.tick(now)
         if following >= 0:
             self.wake_at(following)
+        return 0
 
     cpdef int64_t tick(self, int64_t now) except? -2:
         """One cycle of work; return the next time to tick (> now) or -1 to sleep."""
@@ -242,13 +246,48 @@ cdef class Buffer:
 
     cpdef object pop(self):
         """Remove and return the oldest item; wake the producers if it was full."""
-        cdef TickingComponent producer
         cdef bint was_full = len(self.items) >= self.capacity
         item = self.items.popleft()
         if was_full:
-            for producer in self.producers:
-                producer.wake()
+            wake_together(self.producers)
         return item
+
+
+cdef class WakeGroup(Handler):
+    """The ticks of several components, due in the same cycle, as one event (see
+    ``engine.WakeGroup``)."""
+
+    def __init__(self, list members):
+        self.members = members
+
+    cpdef handle(self, int kind, object arg):
+        cdef TickingComponent member
+        for member in self.members:
+            member._tick_due(member.engine.now)
+
+
+cpdef int wake_together(list components) except -1:
+    """``wake()`` each of ``components`` in turn, in one event (see ``engine.wake_together``)."""
+    cdef TickingComponent component
+    cdef TickingComponent first = None
+    cdef list due = None
+    cdef int64_t time = 0
+    for component in components:
+        time = component.engine.now + 1
+        if 0 <= component.next_tick <= time:
+            continue
+        component.next_tick = time
+        if first is None:
+            first = component
+        elif due is None:
+            due = [first, component]
+        else:
+            due.append(component)
+    if due is not None:
+        first.engine.schedule(time, WakeGroup(due))
+    elif first is not None:
+        first.engine.schedule(time, first, TICK_KIND)
+    return 0
 
 
 cdef class TimeoutProcess(Handler):

@@ -118,7 +118,10 @@ class TickingComponent(Handler):
         if kind != TICK:
             self.receive(kind, arg)
             return
-        now = self.engine.now
+        self._tick_due(self.engine.now)
+
+    def _tick_due(self, now: int) -> None:
+        """Tick now, unless an earlier tick superseded the one due now."""
         if now != self.next_tick:
             return  # superseded by an earlier tick that already ran
         self.next_tick = -1
@@ -177,9 +180,48 @@ class Buffer:
         was_full = len(self.items) >= self.capacity
         item = self.items.popleft()
         if was_full:
-            for producer in self.producers:
-                producer.wake()
+            wake_together(self.producers)
         return item
+
+
+class WakeGroup(Handler):
+    """The ticks of several components, due in the same cycle, as one event.
+
+    Waking components one by one schedules an event each, with consecutive sequence
+    numbers: nothing is scheduled between them, so they run back to back, in that order.
+    One event ticking them in that order is the same schedule at a fraction of the cost,
+    which counts where a buffer shared by many producers (an L2 bank's, by every L1V)
+    wakes them all each time it frees a slot, and most find nothing to do. A member
+    woken earlier meanwhile (its tick here superseded) is skipped, as its own stale
+    event would be.
+    """
+
+    def __init__(self, members: list) -> None:
+        self.members = members
+
+    def handle(self, kind: int, arg: Any) -> None:
+        for member in self.members:
+            member._tick_due(member.engine.now)
+
+
+def wake_together(components: list) -> None:
+    """``wake()`` each of ``components`` (on one engine) in turn, in one event.
+
+    The ticks are due in the next cycle, in this order, exactly as separate wakes would
+    run them (see ``WakeGroup``); a component already due by then is left alone.
+    """
+    due = []
+    time = 0
+    for component in components:
+        time = component.engine.now + 1
+        if 0 <= component.next_tick <= time:
+            continue
+        component.next_tick = time
+        due.append(component)
+    if len(due) > 1:
+        due[0].engine.schedule(time, WakeGroup(due))
+    elif due:
+        due[0].engine.schedule(time, due[0], TICK)
 
 
 class TimeoutProcess(Handler):
