@@ -1,11 +1,11 @@
 # cython: language_level=3
 """Static types of ``compute_unit.py`` for its compiled build (Cython pure Python mode).
 
-A wavefront's stream is read through typed memoryviews of its numpy columns, unit busy
-times are C integers, and tracer calls go straight to the Cython ``Tracer``, so the
+A wavefront's stream is read in place, as packed C structs through one typed
+memoryview, unit busy times are C integers, and tracer calls go straight to the Cython ``Tracer``, so the
 issue loop runs without the interpreter.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
 from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
 from simulator.gpu.memory cimport L1VCache, MemRequest, new_request
@@ -32,7 +32,23 @@ cdef enum:
     WAITCNT = 6
     END = 7
 
-cdef object column(object values)
+# One record of a stream (``stream.INST_DTYPE``, whose fields numpy packs without
+# padding), read in place through a typed memoryview.
+cdef packed struct Inst:
+    uint8_t unit
+    uint8_t active
+    uint8_t passes
+    uint8_t write
+    uint32_t line
+    uint32_t exec_lo
+    uint32_t exec_hi
+    int64_t addr_off
+    int32_t addr_cnt
+    uint16_t lds_cycles
+
+cdef object records(object insts)
+cdef object addresses(object values)
+cdef int64_t lds_cycles(Inst inst)
 
 
 cdef class MapWG:
@@ -52,11 +68,7 @@ cdef class WorkGroup:
 cdef class Wavefront:
     cdef public WorkGroup wg
     cdef public int simd
-    cdef const uint8_t[:] units
-    cdef const int64_t[:] lds_cycles
-    cdef const uint8_t[:] writes
-    cdef const int64_t[:] addr_off
-    cdef const int32_t[:] addr_cnt
+    cdef const Inst[:] insts
     cdef const int64_t[:] addresses
     cdef public int64_t pc, ready_at, loads, stores, task, barrier_task
     cdef public int state

@@ -18,17 +18,16 @@ It replays the instruction streams of the wavefronts mapped onto it:
   the last wavefront of a work-group reports to the Command Processor.
 
 Written once, in Cython's pure Python mode: ``compute_unit.pxd`` gives the static types
-with which ``setup.py`` compiles this file (stream columns then read through typed
-memoryviews, unit busy times as C integers, tracer calls as C calls);
+with which ``setup.py`` compiles this file (stream records then read in place as C
+structs, unit busy times as C integers, tracer calls as C calls);
 ``simulator.build`` decides whether the compiled module or this source runs.
 """
 from array import array
-from collections import deque
+from collections import deque, namedtuple
 
 import cython
-import numpy as np
 
-from ..stream import Unit
+from ..stream import INST_DTYPE, Unit
 
 if not cython.compiled:
     from ..engine.engine import Buffer, TickingComponent
@@ -79,30 +78,36 @@ class WorkGroup:
         self.task = task
 
 
-def column(values):
-    """A stream column as this build reads it fastest: the numpy array itself once
-    compiled (through a typed memoryview), a list of Python ints when interpreted."""
+InstRecord = namedtuple("InstRecord", INST_DTYPE.names)
+"""One ``INST_DTYPE`` record as the interpreted build reads it (the compiled build reads
+the stream's packed C structs in place)."""
+
+
+def records(insts):
+    """A stream's records as this build reads them fastest: the numpy array itself once
+    compiled (a typed memoryview of packed structs: one view per wavefront, no column
+    copied), named tuples when interpreted."""
+    return insts if cython.compiled else [InstRecord._make(r) for r in insts.tolist()]
+
+
+def addresses(values):
+    """A stream's line addresses as this build reads them fastest: the array itself once
+    compiled (a typed memoryview), a list of Python ints when interpreted."""
     return values if cython.compiled else values.tolist()
 
 
 class Wavefront:
-    """A resident wavefront: its stream's columns and where it is in them."""
+    """A resident wavefront: its stream's records and where it is in them."""
 
     if not cython.compiled:
-        __slots__ = ("wg", "simd", "units", "lds_cycles", "writes", "addr_off", "addr_cnt",
-                     "addresses", "pc", "ready_at", "state", "loads", "stores", "task",
-                     "barrier_task")
+        __slots__ = ("wg", "simd", "insts", "addresses", "pc", "ready_at", "state", "loads",
+                     "stores", "task", "barrier_task")
 
     def __init__(self, wg, simd, stream, task, ready_at):
-        insts = stream.insts
         self.wg = wg
         self.simd = simd
-        self.units = column(insts["unit"])
-        self.lds_cycles = column(lds_cycles(insts))
-        self.writes = column(insts["write"])
-        self.addr_off = column(insts["addr_off"])
-        self.addr_cnt = column(insts["addr_cnt"])
-        self.addresses = column(stream.addresses)
+        self.insts = records(stream.insts)
+        self.addresses = addresses(stream.addresses)
         self.pc = 0
         self.ready_at = ready_at
         self.state = READY
@@ -112,17 +117,18 @@ class Wavefront:
         self.barrier_task = NO_TASK
 
 
-def lds_cycles(insts):
-    """Cycles the LDS is busy for each instruction: the passes of all its lane groups.
+def lds_cycles(inst):
+    """Cycles the LDS is busy for instruction ``inst``: the passes of all its lane groups.
 
     Streams give them as ``lds_cycles``; where that is 0 (hand-built streams) the
     worst-group ``passes`` counts once per active half-wavefront, the grouping of 32-bit
     accesses.
     """
-    halves = (insts["exec_lo"] != 0).astype(np.int64) + (insts["exec_hi"] != 0)
-    fallback = np.maximum(insts["passes"], 1).astype(np.int64) * np.maximum(halves, 1)
-    given = insts["lds_cycles"].astype(np.int64)
-    return np.where(given > 0, given, fallback)
+    halves: cython.int
+    if inst.lds_cycles > 0:
+        return inst.lds_cycles
+    halves = (inst.exec_lo != 0) + (inst.exec_hi != 0)
+    return max(inst.passes, 1) * max(halves, 1)
 
 
 class VmemInst:
@@ -332,7 +338,7 @@ class ComputeUnit(TickingComponent):
         for wf in self.pools[simd]:
             if wf.state != READY or wf.ready_at > now:
                 continue
-            unit = wf.units[wf.pc]
+            unit = wf.insts[wf.pc].unit
             slot = unit if unit < BARRIER else SPECIAL
             if used & (1 << slot):
                 continue
@@ -376,25 +382,25 @@ class ComputeUnit(TickingComponent):
             wf.ready_at = now + self.branch_latency
             self._inst_task(wf, unit, self.loc_branch, now, wf.ready_at)
         elif unit == LDS:
-            occupancy = wf.lds_cycles[pc]
+            occupancy = lds_cycles(wf.insts[pc])
             self.lds_busy = now + occupancy
             wf.ready_at = now + self.lds_latency + occupancy
             self._inst_task(wf, unit, self.loc_lds, now, wf.ready_at)
         elif unit == VMEM:
-            count = wf.addr_cnt[pc]
+            count = wf.insts[pc].addr_cnt
             start = now + self.vmem_issue_latency
             if count == 0:  # no active lane: nothing leaves the CU
                 wf.ready_at = start
                 self._inst_task(wf, unit, self.loc_vmem, now, start)
             else:
-                code = wf.writes[pc]  # 0 load, 1 store, 2 atomic returning its old value
+                code = wf.insts[pc].write  # 0 load, 1 store, 2 atomic returning its old value
                 task = self._inst_task(wf, unit, self.loc_vmem, now, -1)
                 if code != 1:
                     wf.loads += 1
                 else:
                     wf.stores += 1
                 wf.state = SENDING
-                self.vmem_queue.append(VmemInst(wf, wf.addr_off[pc], count, code != 0, code != 1,
+                self.vmem_queue.append(VmemInst(wf, wf.insts[pc].addr_off, count, code != 0, code != 1,
                                                 start, task))
         elif unit == WAITCNT:
             if wf.loads:
@@ -432,7 +438,7 @@ class ComputeUnit(TickingComponent):
             for wf in self.pools[simd]:
                 if wf.state != READY:
                     continue
-                free_at = self._unit_free_at(wf.units[wf.pc], simd)
+                free_at = self._unit_free_at(wf.insts[wf.pc].unit, simd)
                 if free_at < 0:
                     continue
                 at = max(wf.ready_at, free_at, now + 1)
