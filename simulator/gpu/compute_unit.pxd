@@ -32,6 +32,8 @@ cdef enum:
     WAITCNT = 6
     END = 7
 
+cdef int64_t NEVER
+
 # One record of a stream (``stream.INST_DTYPE``, whose fields numpy packs without
 # padding), read in place through a typed memoryview.
 cdef packed struct Inst:
@@ -88,6 +90,7 @@ cdef class ComputeUnit(TickingComponent):
     cdef public L1VCache l1v
     cdef public Handler cp
     cdef public list pools
+    cdef long long[::1] pool_ready
     cdef long long[::1] simd_busy
     cdef public int64_t salu_busy, branch_busy, lds_busy
     cdef public object vmem_queue
@@ -104,6 +107,7 @@ cdef class ComputeUnit(TickingComponent):
     cdef int _map(self, MapWG msg, int64_t now) except -1
     cdef int _finish(self, Wavefront wf, int64_t now) except -1
     cdef int _release(self, WorkGroup wg, int64_t now) except -1
+    cdef int _ready(self, Wavefront wf, int64_t at) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
     cdef bint _send_lines(self, int64_t now) except -1
     cdef int64_t _unit_free_at(self, int unit, int simd)

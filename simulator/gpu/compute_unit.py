@@ -44,6 +44,9 @@ if not cython.compiled:  # compiled, these are C constants of compute_unit.pxd
 
     VALU, SALU, LDS, VMEM, BRANCH, BARRIER, WAITCNT, END = (int(u) for u in Unit)
 
+NEVER = 1 << 62
+"""A pool's issue bound while none of its wavefronts is ready."""
+
 UNIT_CODES = {"VALU": VALU, "SALU": SALU, "LDS": LDS, "VMEM": VMEM, "BRANCH": BRANCH,
               "BARRIER": BARRIER, "WAITCNT": WAITCNT, "END": END}
 """Each unit's code as this build sees it: ``stream.Unit``'s (a test checks both builds)."""
@@ -171,6 +174,11 @@ class ComputeUnit(TickingComponent):
         l1v.inbox.producers.append(self)
         self.cp = None
         self.pools = [[] for _ in range(self.simds)]
+        # Per pool, a time no earlier than which any of its READY wavefronts is ready
+        # (NEVER without one): a pool whose bound is later than now cannot issue, and its
+        # scan is skipped. A memory-bound kernel's CU ticks once per line it sends, while
+        # its wavefronts all wait; scanning every pool then was most of its cost.
+        self.pool_ready = array("q", [NEVER]) * self.simds
         self.simd_busy = array("q", [0]) * self.simds
         self.salu_busy = 0
         self.branch_busy = 0
@@ -225,6 +233,7 @@ class ComputeUnit(TickingComponent):
             wg.wavefronts.append(wf)
             pool = self.pools[simd]
             pool.append(wf)
+            self._ready(wf, now + 1)
         wg.live = len(wg.wavefronts)
         return 0
 
@@ -250,11 +259,18 @@ class ComputeUnit(TickingComponent):
         wf: Wavefront
         for wf in wg.wavefronts:
             if wf.state == AT_BARRIER:
-                wf.state = READY
-                wf.ready_at = now + 1
+                self._ready(wf, now + 1)
                 if self.trace_inst:
                     self.tracer.end_task(wf.barrier_task, now + 1)
         wg.at_barrier = 0
+        return 0
+
+    def _ready(self, wf, at):
+        """Wavefront ``wf`` may issue again from cycle ``at`` on."""
+        wf.state = READY
+        wf.ready_at = at
+        if at < self.pool_ready[wf.simd]:
+            self.pool_ready[wf.simd] = at
         return 0
 
     # -- the cycle ------------------------------------------------------------------
@@ -264,14 +280,14 @@ class ComputeUnit(TickingComponent):
         pool: cython.int
         kept: list
         wf: Wavefront
-        while len(self.inbox.items):
+        while len(self.inbox):
             self._map(self.inbox.pop(), now)
             progress = True
         if self._send_lines(now):
             progress = True
         for k in range(1, self.simds + 1):
             pool = (self.last_pool + k) % self.simds
-            if self._issue_pool(pool, now):
+            if self.pool_ready[pool] <= now and self._issue_pool(pool, now):
                 self.last_pool = pool
                 progress = True
                 break
@@ -311,8 +327,7 @@ class ComputeUnit(TickingComponent):
             sent += 1
             if inst.sent == inst.count:
                 queue.popleft()
-                wf.state = READY
-                wf.ready_at = now + 1
+                self._ready(wf, now + 1)
         return sent > 0
 
     def _unit_free_at(self, unit, simd):
@@ -330,23 +345,25 @@ class ComputeUnit(TickingComponent):
         return 0
 
     def _issue_pool(self, simd, now):
+        """Issue from pool ``simd``, oldest first, at most one instruction per issue slot;
+        True if any issued. Its issue bound is made exact again on the way."""
         used: cython.int = 0
         unit: cython.int
         slot: cython.int
         free_at: cython.longlong
         wf: Wavefront
+        self.pool_ready[simd] = NEVER  # lowered by every wavefront ready, here or elsewhere
         for wf in self.pools[simd]:
-            if wf.state != READY or wf.ready_at > now:
-                continue
-            unit = wf.insts[wf.pc].unit
-            slot = unit if unit < BARRIER else SPECIAL
-            if used & (1 << slot):
-                continue
-            free_at = self._unit_free_at(unit, simd)
-            if free_at < 0 or free_at > now:
-                continue
-            used |= 1 << slot
-            self._execute(wf, unit, simd, now)
+            if wf.state == READY and wf.ready_at <= now:
+                unit = wf.insts[wf.pc].unit
+                slot = unit if unit < BARRIER else SPECIAL
+                if not used & (1 << slot):
+                    free_at = self._unit_free_at(unit, simd)
+                    if 0 <= free_at <= now:
+                        used |= 1 << slot
+                        self._execute(wf, unit, simd, now)
+            if wf.state == READY and wf.ready_at < self.pool_ready[simd]:
+                self.pool_ready[simd] = wf.ready_at
         return used != 0
 
     def _inst_task(self, wf, unit, location, start, end):
@@ -435,6 +452,8 @@ class ComputeUnit(TickingComponent):
             if head.start_at > now:
                 best = head.start_at
         for simd in range(self.simds):
+            if self.pool_ready[simd] == NEVER:
+                continue  # no wavefront ready
             for wf in self.pools[simd]:
                 if wf.state != READY:
                     continue
@@ -466,8 +485,7 @@ class ComputeUnit(TickingComponent):
         else:
             wf.stores -= 1
         if wf.state == WAIT_LOADS and wf.loads == 0:
-            wf.state = READY
-            wf.ready_at = now + 1
+            self._ready(wf, now + 1)
             self.wake()
         elif wf.state == ENDING and wf.loads == 0 and wf.stores == 0:
             self._finish(wf, now)
