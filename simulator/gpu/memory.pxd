@@ -77,6 +77,9 @@ cdef class L2Bank(Cache):
 cdef class L1VCache(Cache):
     cdef public int64_t interleave
     cdef public list banks
+    cdef L2Bank stuck_on
+    cdef bint stuck_read
+    cdef bint _still_stuck(self) except -1
     cdef L2Bank bank_of(self, int64_t addr)
     cdef int _receive(self, MemRequest req, int kind, int tag, int64_t now) except -1
     cdef int _forward(self, MemRequest req, bint write, object payload, L2Bank bank,

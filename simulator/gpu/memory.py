@@ -144,7 +144,7 @@ class DRAMChannel(TickingComponent):
     def tick(self, now):
         req: MemRequest
         done: cython.longlong
-        if len(self.inbox.items) == 0:
+        if len(self.inbox) == 0:
             return -1
         if self.busy_until > now:
             return self.busy_until
@@ -158,7 +158,7 @@ class DRAMChannel(TickingComponent):
                 self.loc, now)
             self.tracer.trace_req_complete(req.req_in, done)
         self.engine.schedule(done, req.requester, RESPONSE, req)
-        return self.busy_until if len(self.inbox.items) else -1
+        return self.busy_until if len(self.inbox) else -1
 
 
 class Cache(TickingComponent):
@@ -247,7 +247,7 @@ class L2Bank(Cache):
         while self.writebacks and drain.can_push():
             drain.push(self.writebacks.popleft())
         self._place_fills(now)
-        while served < self.requests_per_cycle and len(inbox.items):
+        while served < self.requests_per_cycle and len(inbox):
             req = inbox.peek()
             index = self.index_of(req.addr)
             if not req.write:
@@ -298,7 +298,7 @@ class L2Bank(Cache):
             served += 1
         if self.writebacks and drain.can_push():
             return now + 1
-        if served == self.requests_per_cycle and len(inbox.items):
+        if served == self.requests_per_cycle and len(inbox):
             return now + 1
         return -1  # idle, or stalled until a response or a DRAM slot wakes us
 
@@ -346,6 +346,13 @@ class L1VCache(Cache):
         self.interleave = cfg["l2"]["interleave_bytes"]
         for bank in banks:
             bank.inbox.producers.append(self)
+        # What the request at the head of the input buffer waits for, when it waits: room
+        # in this bank's buffer and, for a read, a free MSHR. Nothing else changes it (a
+        # read miss stays a miss: only lines in the MSHRs are filled), so a tick finds it
+        # still stuck without looking at it again. Every slot a bank frees wakes all 64
+        # L1Vs, most of them stuck or idle: those ticks were a memory-bound kernel's most.
+        self.stuck_on = None
+        self.stuck_read = False
 
     def bank_of(self, addr):
         """The L2 bank serving byte address ``addr``."""
@@ -365,6 +372,16 @@ class L1VCache(Cache):
         bank.inbox.push(new_request(req.addr, write, self, payload, req_out))
         return 0
 
+    def _still_stuck(self):
+        """Whether the head request still waits for what stopped it (see ``stuck_on``)."""
+        bank: L2Bank = self.stuck_on
+        if bank is None:
+            return False
+        if not bank.inbox.can_push() or (self.stuck_read and len(self.mshr) >= self.mshrs):
+            return True
+        self.stuck_on = None
+        return False
+
     def tick(self, now):
         inbox: Buffer = self.inbox
         req: MemRequest
@@ -372,7 +389,9 @@ class L1VCache(Cache):
         index: cython.longlong
         waiting: list
         served: cython.longlong = 0
-        while served < self.requests_per_cycle and len(inbox.items):
+        if self._still_stuck():
+            return -1
+        while served < self.requests_per_cycle and len(inbox):
             req = inbox.peek()
             index = req.addr // self.line_bytes
             bank = self.bank_of(req.addr)
@@ -394,9 +413,12 @@ class L1VCache(Cache):
                     self.mshr[index] = [req]
                     self._forward(req, False, index, bank, now)
                 else:
-                    break  # no MSHR or the bank is full: stall until a response or a slot
+                    # no MSHR or the bank is full: stall until a response or a slot
+                    self.stuck_on, self.stuck_read = bank, True
+                    break
             else:
                 if not bank.inbox.can_push():
+                    self.stuck_on, self.stuck_read = bank, False
                     break
                 inbox.pop()
                 # write-around: a present line is updated in place, a missing one is not
@@ -409,7 +431,7 @@ class L1VCache(Cache):
                     self._receive(req, self.kind_write_in, self.tag_write_miss, now)
                 self._forward(req, True, req, bank, now)
             served += 1
-        if served == self.requests_per_cycle and len(inbox.items):
+        if served == self.requests_per_cycle and len(inbox):
             return now + 1
         return -1
 
