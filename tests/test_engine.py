@@ -261,7 +261,9 @@ def _freed_slot_schedule(eng, together):
             if together:
                 link.pop()
             else:
-                link.items.popleft()
+                link.producers.clear()  # the pop wakes none of them: they wake in turn
+                link.pop()
+                link.producers.extend(producers)
                 for producer in producers:
                     producer.wake()
             engine.schedule(11, marker, 0, "after")

@@ -48,9 +48,10 @@ cdef class TickingComponent(Handler):
 
 
 cdef class Buffer:
-    cdef public Py_ssize_t capacity
+    cdef readonly Py_ssize_t capacity
     cdef public str name
-    cdef public object items
+    cdef list _slots
+    cdef Py_ssize_t _head, _count
     cdef public TickingComponent consumer
     cdef public list producers
     cdef public int64_t pushed

@@ -6,8 +6,6 @@ holds owned references to its handler and argument. Handlers are ``cdef class``\
 so delivering an event is a C call through the vtable, and a Cython component's
 ``tick`` never re-enters the interpreter. See ``engine.py`` for the model itself.
 """
-from collections import deque
-
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
 from libc.stdint cimport int64_t
@@ -209,32 +207,49 @@ cdef class TickingComponent(Handler):
 
 
 cdef class Buffer:
-    """A bounded FIFO from producers to one consumer, with back-pressure."""
+    """A bounded FIFO from producers to one consumer, with back-pressure.
+
+    Its items sit in a ring of ``capacity`` slots (a list, so the garbage collector sees
+    them), read and written by index: a deque's methods are Python calls, and every
+    request crosses three buffers.
+    """
 
     def __init__(self, Py_ssize_t capacity, str name=""):
         if capacity < 1:
             raise ValueError(f"buffer {name!r} needs a capacity of at least 1, got {capacity}")
         self.capacity = capacity
         self.name = name
-        self.items = deque()
+        self._slots = [None] * capacity
+        self._head = 0
+        self._count = 0
         self.consumer = None
         self.producers = []
         self.pushed = 0
         self.refused = 0
 
     def __len__(self):
-        return len(self.items)
+        return self._count
+
+    @property
+    def items(self):
+        """The items, oldest first (a copy)."""
+        return [self._slots[(self._head + i) % self.capacity] for i in range(self._count)]
 
     cpdef bint can_push(self):
         """True when a push would be accepted."""
-        return len(self.items) < self.capacity
+        return self._count < self.capacity
 
     cpdef bint push(self, object item) except -1:
         """Append ``item`` and wake the consumer; False (and nothing done) when full."""
-        if len(self.items) >= self.capacity:
+        cdef Py_ssize_t at
+        if self._count >= self.capacity:
             self.refused += 1
             return False
-        self.items.append(item)
+        at = self._head + self._count
+        if at >= self.capacity:
+            at -= self.capacity
+        self._slots[at] = item
+        self._count += 1
         self.pushed += 1
         if self.consumer is not None:
             self.consumer.wake()
@@ -242,12 +257,19 @@ cdef class Buffer:
 
     cpdef object peek(self):
         """The oldest item, or None."""
-        return self.items[0] if len(self.items) else None
+        return self._slots[self._head] if self._count else None
 
     cpdef object pop(self):
         """Remove and return the oldest item; wake the producers if it was full."""
-        cdef bint was_full = len(self.items) >= self.capacity
-        item = self.items.popleft()
+        if self._count == 0:
+            raise IndexError("pop from an empty buffer")
+        cdef bint was_full = self._count >= self.capacity
+        item = self._slots[self._head]
+        self._slots[self._head] = None
+        self._head += 1
+        if self._head == self.capacity:
+            self._head = 0
+        self._count -= 1
         if was_full:
             wake_together(self.producers)
         return item

@@ -147,25 +147,30 @@ class Buffer:
             raise ValueError(f"buffer {name!r} needs a capacity of at least 1, got {capacity}")
         self.capacity = capacity
         self.name = name
-        self.items = deque()
+        self._items = deque()
         self.consumer = None
         self.producers = []
         self.pushed = 0
         self.refused = 0
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self._items)
+
+    @property
+    def items(self) -> list:
+        """The items, oldest first (a copy)."""
+        return list(self._items)
 
     def can_push(self) -> bool:
         """True when a push would be accepted."""
-        return len(self.items) < self.capacity
+        return len(self._items) < self.capacity
 
     def push(self, item: Any) -> bool:
         """Append ``item`` and wake the consumer; False (and nothing done) when full."""
-        if len(self.items) >= self.capacity:
+        if len(self._items) >= self.capacity:
             self.refused += 1
             return False
-        self.items.append(item)
+        self._items.append(item)
         self.pushed += 1
         if self.consumer is not None:
             self.consumer.wake()
@@ -173,12 +178,14 @@ class Buffer:
 
     def peek(self) -> Any:
         """The oldest item, or None."""
-        return self.items[0] if self.items else None
+        return self._items[0] if self._items else None
 
     def pop(self) -> Any:
         """Remove and return the oldest item; wake the producers if it was full."""
-        was_full = len(self.items) >= self.capacity
-        item = self.items.popleft()
+        if not self._items:
+            raise IndexError("pop from an empty buffer")
+        was_full = len(self._items) >= self.capacity
+        item = self._items.popleft()
         if was_full:
             wake_together(self.producers)
         return item
