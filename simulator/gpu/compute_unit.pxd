@@ -5,6 +5,7 @@ A wavefront's stream is read in place, as packed C structs through one typed
 memoryview, unit busy times are C integers, and tracer calls go straight to the Cython ``Tracer``, so the
 issue loop runs without the interpreter.
 """
+cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
 
 from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
@@ -53,6 +54,7 @@ cdef object addresses(object values)
 cdef int64_t lds_cycles(Inst inst)
 
 
+@cython.final
 cdef class MapWG:
     cdef public object stream
     cdef public list simds
@@ -60,6 +62,7 @@ cdef class MapWG:
     cdef public int cu
 
 
+@cython.final
 cdef class WorkGroup:
     cdef public MapWG msg
     cdef public list wavefronts
@@ -67,15 +70,17 @@ cdef class WorkGroup:
     cdef public int64_t task
 
 
+@cython.final
 cdef class Wavefront:
     cdef public WorkGroup wg
     cdef public int simd
     cdef const Inst[:] insts
     cdef const int64_t[:] addresses
     cdef public int64_t pc, ready_at, loads, stores, task, barrier_task
-    cdef public int state
+    cdef public int state, unit
 
 
+@cython.final
 cdef class VmemInst:
     cdef public Wavefront wf
     cdef public int64_t first, count, sent, pending, start_at, task

@@ -103,8 +103,8 @@ class Wavefront:
     """A resident wavefront: its stream's records and where it is in them."""
 
     if not cython.compiled:
-        __slots__ = ("wg", "simd", "insts", "addresses", "pc", "ready_at", "state", "loads",
-                     "stores", "task", "barrier_task")
+        __slots__ = ("wg", "simd", "insts", "addresses", "pc", "unit", "ready_at", "state",
+                     "loads", "stores", "task", "barrier_task")
 
     def __init__(self, wg, simd, stream, task, ready_at):
         self.wg = wg
@@ -112,6 +112,7 @@ class Wavefront:
         self.insts = records(stream.insts)
         self.addresses = addresses(stream.addresses)
         self.pc = 0
+        self.unit = self.insts[0].unit  # the next instruction's, kept here for the issue scan
         self.ready_at = ready_at
         self.state = READY
         self.loads = 0
@@ -174,10 +175,11 @@ class ComputeUnit(TickingComponent):
         l1v.inbox.producers.append(self)
         self.cp = None
         self.pools = [[] for _ in range(self.simds)]
-        # Per pool, a time no earlier than which any of its READY wavefronts is ready
-        # (NEVER without one): a pool whose bound is later than now cannot issue, and its
-        # scan is skipped. A memory-bound kernel's CU ticks once per line it sends, while
-        # its wavefronts all wait; scanning every pool then was most of its cost.
+        # Per pool, a time before which none of its READY wavefronts can issue (NEVER
+        # without one): a pool whose bound is later than now cannot issue, and its scan is
+        # skipped. A memory-bound kernel's CU ticks once per line it sends while its
+        # wavefronts all wait, and a compute-bound one's while the SIMD is busy: scanning
+        # every pool then was most of their cost.
         self.pool_ready = array("q", [NEVER]) * self.simds
         self.simd_busy = array("q", [0]) * self.simds
         self.salu_busy = 0
@@ -346,24 +348,29 @@ class ComputeUnit(TickingComponent):
 
     def _issue_pool(self, simd, now):
         """Issue from pool ``simd``, oldest first, at most one instruction per issue slot;
-        True if any issued. Its issue bound is made exact again on the way."""
+        True if any issued. Its issue bound is made tight again on the way."""
         used: cython.int = 0
         unit: cython.int
         slot: cython.int
         free_at: cython.longlong
+        at: cython.longlong
         wf: Wavefront
         self.pool_ready[simd] = NEVER  # lowered by every wavefront ready, here or elsewhere
         for wf in self.pools[simd]:
             if wf.state == READY and wf.ready_at <= now:
-                unit = wf.insts[wf.pc].unit
+                unit = wf.unit
                 slot = unit if unit < BARRIER else SPECIAL
                 if not used & (1 << slot):
                     free_at = self._unit_free_at(unit, simd)
                     if 0 <= free_at <= now:
                         used |= 1 << slot
                         self._execute(wf, unit, simd, now)
-            if wf.state == READY and wf.ready_at < self.pool_ready[simd]:
-                self.pool_ready[simd] = wf.ready_at
+            if wf.state == READY:
+                # Not before its unit is free: a unit's busy time only moves later (a
+                # full VMEM queue, -1 here, frees without notice: not counted).
+                at = max(wf.ready_at, self._unit_free_at(wf.unit, simd))
+                if at < self.pool_ready[simd]:
+                    self.pool_ready[simd] = at
         return used != 0
 
     def _inst_task(self, wf, unit, location, start, end):
@@ -437,6 +444,7 @@ class ComputeUnit(TickingComponent):
                 self._finish(wf, now)
             return 0
         wf.pc = pc + 1
+        wf.unit = wf.insts[pc + 1].unit
         return 0
 
     def _next_wake(self, now):
@@ -457,7 +465,7 @@ class ComputeUnit(TickingComponent):
             for wf in self.pools[simd]:
                 if wf.state != READY:
                     continue
-                free_at = self._unit_free_at(wf.insts[wf.pc].unit, simd)
+                free_at = self._unit_free_at(wf.unit, simd)
                 if free_at < 0:
                     continue
                 at = max(wf.ready_at, free_at, now + 1)
