@@ -5,6 +5,7 @@ Tag arrays are flat int64 arrays read through typed memoryviews; requests are
 extension types whose fields are read without the interpreter; tracer calls go
 straight to the Cython ``Tracer``.
 """
+cimport cython
 from libc.stdint cimport int64_t
 
 from simulator.engine._engine cimport Buffer, Engine, Handler, TickingComponent
@@ -13,6 +14,7 @@ from simulator.tracing._api cimport NO_TASK, Tracer
 cdef int RESPONSE
 
 
+@cython.final
 cdef class MemRequest:
     cdef public int64_t addr
     cdef public bint write
@@ -28,6 +30,7 @@ cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object 
                             int64_t req_out)
 
 
+@cython.final
 cdef class TagArray:
     cdef public int64_t ways, sets, clock
     cdef long long[::1] tags
