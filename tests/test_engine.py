@@ -312,6 +312,37 @@ def test_any_schedule_runs_in_time_priority_sequence_order(schedule):
         assert probe.log == expected
 
 
+def _spawned(mod, plan):
+    """(what ran when, events left, next time) of a bounded tree of events, each
+    scheduling others near and far ahead, in any priority, as ``plan`` says."""
+    engine = mod.Engine()
+    log = []
+
+    class Spawner(mod.Handler):
+        def handle(self, kind, arg):
+            log.append((engine.now, arg))
+            if len(log) < 300:
+                for delay, priority, children in plan[arg:arg + kind]:
+                    engine.schedule(engine.now + delay, self, children, len(log) % len(plan),
+                                    priority=priority)
+            return 0
+
+    spawner = Spawner()
+    for delay, priority, children in plan[:4]:
+        engine.schedule(delay, spawner, children, 0, priority=priority)
+    engine.run(until=20_000)  # some events may be left beyond it
+    return log, engine.pending, engine.peek_time()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 2), st.integers(0, 3)),
+                min_size=1, max_size=80))
+def test_events_scheduled_as_the_clock_runs_keep_their_order(plan):
+    """Near (the Cython build's timing wheel) and far (its heap): the reference's order."""
+    runs = [_spawned(module_for(build), plan) for build in available_builds()]
+    assert all(run == runs[0] for run in runs)
+
+
 def test_clear_drops_pending_events_and_frees_their_handlers(eng):
     import gc
     import weakref
