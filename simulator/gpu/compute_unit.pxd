@@ -72,12 +72,15 @@ cdef class WorkGroup:
 
 @cython.final
 cdef class Wavefront:
-    cdef public WorkGroup wg
+    # What the issue scan reads first, in the object's first cache line with its
+    # reference count: a CU scans its pools every cycle, and the wavefronts it visits
+    # are rarely in the cache (a memoryview slice alone takes 200 bytes).
+    cdef public int state, unit
+    cdef public int64_t ready_at, pc, loads, stores, task, barrier_task
     cdef public int simd
+    cdef public WorkGroup wg
     cdef const Inst[:] insts
     cdef const int64_t[:] addresses
-    cdef public int64_t pc, ready_at, loads, stores, task, barrier_task
-    cdef public int state, unit
 
 
 @cython.final
@@ -109,16 +112,26 @@ cdef class ComputeUnit(TickingComponent):
     cdef int[::1] kind_inst
     cdef int kind_map_in, kind_wg, kind_wf, kind_read_out, kind_write_out
 
+    @cython.final
     cdef int _map(self, MapWG msg, int64_t now) except -1
+    @cython.final
     cdef int _finish(self, Wavefront wf, int64_t now) except -1
+    @cython.final
     cdef int _release(self, WorkGroup wg, int64_t now) except -1
+    @cython.final
     cdef int _ready(self, Wavefront wf, int64_t at) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
+    @cython.final
     cdef bint _send_lines(self, int64_t now) except -1
-    cdef int64_t _unit_free_at(self, int unit, int simd)
+    @cython.final
+    cdef int64_t _unit_free_at(self, int unit, int simd) noexcept
+    @cython.final
     cdef bint _issue_pool(self, int simd, int64_t now) except -1
+    @cython.final
     cdef int64_t _inst_task(self, Wavefront wf, int unit, int location, int64_t start,
                             int64_t end) except? -2
+    @cython.final
     cdef int _execute(self, Wavefront wf, int unit, int simd, int64_t now) except -1
+    @cython.final
     cdef int64_t _next_wake(self, int64_t now) except? -2
     cpdef receive(self, int kind, object arg)

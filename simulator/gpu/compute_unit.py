@@ -350,27 +350,27 @@ class ComputeUnit(TickingComponent):
         """Issue from pool ``simd``, oldest first, at most one instruction per issue slot;
         True if any issued. Its issue bound is made tight again on the way."""
         used: cython.int = 0
-        unit: cython.int
         slot: cython.int
         free_at: cython.longlong
-        at: cython.longlong
+        bound: cython.longlong = NEVER
         wf: Wavefront
-        self.pool_ready[simd] = NEVER  # lowered by every wavefront ready, here or elsewhere
+        self.pool_ready[simd] = NEVER  # lowered by wavefronts made ready while it issues
         for wf in self.pools[simd]:
-            if wf.state == READY and wf.ready_at <= now:
-                unit = wf.unit
-                slot = unit if unit < BARRIER else SPECIAL
-                if not used & (1 << slot):
-                    free_at = self._unit_free_at(unit, simd)
-                    if 0 <= free_at <= now:
-                        used |= 1 << slot
-                        self._execute(wf, unit, simd, now)
-            if wf.state == READY:
-                # Not before its unit is free: a unit's busy time only moves later (a
-                # full VMEM queue, -1 here, frees without notice: not counted).
-                at = max(wf.ready_at, self._unit_free_at(wf.unit, simd))
-                if at < self.pool_ready[simd]:
-                    self.pool_ready[simd] = at
+            if wf.state != READY:
+                continue
+            free_at = self._unit_free_at(wf.unit, simd)
+            if wf.ready_at <= now:
+                slot = wf.unit if wf.unit < BARRIER else SPECIAL
+                if not used & (1 << slot) and 0 <= free_at <= now:
+                    used |= 1 << slot
+                    self._execute(wf, wf.unit, simd, now)
+                    if wf.state != READY:
+                        continue
+                    free_at = self._unit_free_at(wf.unit, simd)
+            # Not before its unit is free: a unit's busy time only moves later (a full
+            # VMEM queue, -1 here, frees without notice: not counted).
+            bound = min(bound, max(wf.ready_at, free_at))
+        self.pool_ready[simd] = min(self.pool_ready[simd], bound)
         return used != 0
 
     def _inst_task(self, wf, unit, location, start, end):
