@@ -78,6 +78,7 @@ cdef class Wavefront:
     cdef public int state, unit
     cdef public int64_t ready_at, pc, loads, stores, task, barrier_task
     cdef public int simd
+    cdef public Py_ssize_t pos
     cdef public WorkGroup wg
     cdef const Inst[:] insts
     cdef const int64_t[:] addresses
@@ -98,6 +99,9 @@ cdef class ComputeUnit(TickingComponent):
     cdef public L1VCache l1v
     cdef public Handler cp
     cdef public list pools
+    cdef Py_ssize_t pool_rows
+    cdef long long[::1] issue_ready
+    cdef int[::1] issue_unit
     cdef long long[::1] pool_ready
     cdef long long[::1] simd_busy
     cdef public int64_t salu_busy, branch_busy, lds_busy
@@ -120,6 +124,8 @@ cdef class ComputeUnit(TickingComponent):
     cdef int _release(self, WorkGroup wg, int64_t now) except -1
     @cython.final
     cdef int _ready(self, Wavefront wf, int64_t at) except -1
+    @cython.final
+    cdef int _sync(self, Wavefront wf) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
     @cython.final
     cdef bint _send_lines(self, int64_t now) except -1

@@ -103,12 +103,13 @@ class Wavefront:
     """A resident wavefront: its stream's records and where it is in them."""
 
     if not cython.compiled:
-        __slots__ = ("wg", "simd", "insts", "addresses", "pc", "unit", "ready_at", "state",
-                     "loads", "stores", "task", "barrier_task")
+        __slots__ = ("wg", "simd", "pos", "insts", "addresses", "pc", "unit", "ready_at",
+                     "state", "loads", "stores", "task", "barrier_task")
 
     def __init__(self, wg, simd, stream, task, ready_at):
         self.wg = wg
         self.simd = simd
+        self.pos = 0  # its place in its pool (its row of the CU's issue table)
         self.insts = records(stream.insts)
         self.addresses = addresses(stream.addresses)
         self.pc = 0
@@ -175,6 +176,14 @@ class ComputeUnit(TickingComponent):
         l1v.inbox.producers.append(self)
         self.cp = None
         self.pools = [[] for _ in range(self.simds)]
+        # The issue table: per pool, row i says when its i-th wavefront is ready (NEVER
+        # unless READY) and the unit of its next instruction. The issue scan runs every
+        # cycle the CU works and reads only these rows, in a few cache lines; a wavefront
+        # object is touched when it issues (visiting each object missed the cache each
+        # time: it was a third of a compute-bound kernel's time).
+        self.pool_rows = c["wf_slots_per_simd"]
+        self.issue_ready = array("q", [NEVER]) * (self.simds * self.pool_rows)
+        self.issue_unit = array("i", [0]) * (self.simds * self.pool_rows)
         # Per pool, a time before which none of its READY wavefronts can issue (NEVER
         # without one): a pool whose bound is later than now cannot issue, and its scan is
         # skipped. A memory-bound kernel's CU ticks once per line it sends while its
@@ -234,6 +243,9 @@ class ComputeUnit(TickingComponent):
             wf = Wavefront(wg, simd, stream, task, now + 1)
             wg.wavefronts.append(wf)
             pool = self.pools[simd]
+            if len(pool) == self.pool_rows:
+                raise RuntimeError(f"{self.name}: SIMD {simd} has no wavefront slot left")
+            wf.pos = len(pool)
             pool.append(wf)
             self._ready(wf, now + 1)
         wg.live = len(wg.wavefronts)
@@ -242,6 +254,7 @@ class ComputeUnit(TickingComponent):
     def _finish(self, wf, now):
         wg: WorkGroup = wf.wg
         wf.state = DONE
+        self._sync(wf)
         if self.trace_wf:
             self.tracer.end_task(wf.task, now)
         self.finished = True  # leaves its pool at the end of the cycle, not mid-iteration
@@ -271,8 +284,16 @@ class ComputeUnit(TickingComponent):
         """Wavefront ``wf`` may issue again from cycle ``at`` on."""
         wf.state = READY
         wf.ready_at = at
+        self._sync(wf)
         if at < self.pool_ready[wf.simd]:
             self.pool_ready[wf.simd] = at
+        return 0
+
+    def _sync(self, wf):
+        """Copy ``wf``'s state into its row of the issue table."""
+        row: cython.Py_ssize_t = wf.simd * self.pool_rows + wf.pos
+        self.issue_ready[row] = wf.ready_at if wf.state == READY else NEVER
+        self.issue_unit[row] = wf.unit
         return 0
 
     # -- the cycle ------------------------------------------------------------------
@@ -280,6 +301,7 @@ class ComputeUnit(TickingComponent):
         progress: cython.bint = False
         k: cython.int
         pool: cython.int
+        row: cython.Py_ssize_t
         kept: list
         wf: Wavefront
         while len(self.inbox):
@@ -298,7 +320,11 @@ class ComputeUnit(TickingComponent):
                 kept = []
                 for wf in self.pools[k]:
                     if wf.state != DONE:
+                        wf.pos = len(kept)
                         kept.append(wf)
+                        self._sync(wf)
+                for row in range(len(kept), len(self.pools[k])):
+                    self.issue_ready[k * self.pool_rows + row] = NEVER
                 self.pools[k] = kept
             self.finished = False
         if progress:
@@ -351,25 +377,33 @@ class ComputeUnit(TickingComponent):
         True if any issued. Its issue bound is made tight again on the way."""
         used: cython.int = 0
         slot: cython.int
+        unit: cython.int
+        i: cython.Py_ssize_t
+        row: cython.Py_ssize_t = simd * self.pool_rows
+        ready_at: cython.longlong
         free_at: cython.longlong
         bound: cython.longlong = NEVER
-        wf: Wavefront
+        pool: list = self.pools[simd]
         self.pool_ready[simd] = NEVER  # lowered by wavefronts made ready while it issues
-        for wf in self.pools[simd]:
-            if wf.state != READY:
-                continue
-            free_at = self._unit_free_at(wf.unit, simd)
-            if wf.ready_at <= now:
-                slot = wf.unit if wf.unit < BARRIER else SPECIAL
+        for i in range(len(pool)):
+            ready_at = self.issue_ready[row + i]
+            if ready_at == NEVER:
+                continue  # not READY
+            unit = self.issue_unit[row + i]
+            free_at = self._unit_free_at(unit, simd)
+            if ready_at <= now:
+                slot = unit if unit < BARRIER else SPECIAL
                 if not used & (1 << slot) and 0 <= free_at <= now:
                     used |= 1 << slot
-                    self._execute(wf, wf.unit, simd, now)
-                    if wf.state != READY:
+                    self._execute(pool[i], unit, simd, now)
+                    self._sync(pool[i])
+                    ready_at = self.issue_ready[row + i]
+                    if ready_at == NEVER:
                         continue
-                    free_at = self._unit_free_at(wf.unit, simd)
+                    free_at = self._unit_free_at(self.issue_unit[row + i], simd)
             # Not before its unit is free: a unit's busy time only moves later (a full
             # VMEM queue, -1 here, frees without notice: not counted).
-            bound = min(bound, max(wf.ready_at, free_at))
+            bound = min(bound, max(ready_at, free_at))
         self.pool_ready[simd] = min(self.pool_ready[simd], bound)
         return used != 0
 
@@ -453,7 +487,7 @@ class ComputeUnit(TickingComponent):
         free_at: cython.longlong
         at: cython.longlong
         simd: cython.int
-        wf: Wavefront
+        row: cython.Py_ssize_t
         head: VmemInst
         if self.vmem_queue:
             head = self.vmem_queue[0]
@@ -462,13 +496,13 @@ class ComputeUnit(TickingComponent):
         for simd in range(self.simds):
             if self.pool_ready[simd] == NEVER:
                 continue  # no wavefront ready
-            for wf in self.pools[simd]:
-                if wf.state != READY:
-                    continue
-                free_at = self._unit_free_at(wf.unit, simd)
+            for row in range(simd * self.pool_rows, simd * self.pool_rows + len(self.pools[simd])):
+                if self.issue_ready[row] == NEVER:
+                    continue  # not READY
+                free_at = self._unit_free_at(self.issue_unit[row], simd)
                 if free_at < 0:
                     continue
-                at = max(wf.ready_at, free_at, now + 1)
+                at = max(self.issue_ready[row], free_at, now + 1)
                 if best < 0 or at < best:
                     best = at
         return best
