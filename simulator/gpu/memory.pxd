@@ -31,6 +31,17 @@ cdef MemRequest new_request(int64_t addr, bint write, Handler requester, object 
 
 
 @cython.final
+cdef class MSHRs:
+    cdef readonly Py_ssize_t count, used
+    cdef long long[::1] lines
+    cdef list waiting
+    cdef Py_ssize_t find(self, int64_t line)
+    cdef Py_ssize_t open(self, int64_t line, MemRequest req) except -1
+    cdef bint join(self, int64_t line, MemRequest req) except -1
+    cdef list close(self, Py_ssize_t slot)
+
+
+@cython.final
 cdef class TagArray:
     cdef public int64_t ways, sets, clock
     cdef long long[::1] tags
@@ -55,7 +66,7 @@ cdef class Cache(TickingComponent):
     cdef public int64_t latency, requests_per_cycle, mshrs, line_bytes
     cdef public TagArray tags
     cdef public Buffer inbox
-    cdef public dict mshr
+    cdef public MSHRs mshr
     cdef public int64_t hits, misses
     cdef public Tracer tracer
     cdef int loc, kind_read_in, kind_write_in, kind_read_out, kind_write_out

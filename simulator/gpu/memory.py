@@ -124,6 +124,59 @@ class TagArray:
         return evicted
 
 
+class MSHRs:
+    """Miss status holding registers: the lines a cache is fetching, each with the read
+    requests waiting for it in arrival order.
+
+    A few dozen at most, so a line is found by scanning an array of them: a dict would box
+    every line number into a Python int to look it up.
+    """
+
+    def __init__(self, count):
+        self.count = count
+        self.used = 0
+        self.lines = array("q", [-1]) * count  # the line each register holds, -1 if free
+        self.waiting = [[] for _ in range(count)]
+
+    def __len__(self):
+        return self.used
+
+    def find(self, line):
+        """The register fetching ``line``, or -1."""
+        slot: cython.Py_ssize_t
+        for slot in range(self.count):
+            if self.lines[slot] == line:
+                return slot
+        return -1
+
+    def open(self, line, req):
+        """Take a free register (there must be one) to fetch ``line`` for ``req``."""
+        slot: cython.Py_ssize_t = self.find(-1)
+        self.lines[slot] = line
+        waiting: list = self.waiting[slot]
+        waiting.append(req)
+        self.used += 1
+        return slot
+
+    def join(self, line, req):
+        """If a register is fetching ``line``, ``req`` waits for it too (True)."""
+        slot: cython.Py_ssize_t = self.find(line)
+        waiting: list
+        if slot < 0:
+            return False
+        waiting = self.waiting[slot]
+        waiting.append(req)
+        return True
+
+    def close(self, slot):
+        """Free register ``slot``; returns the requests that waited for its line."""
+        waiting: list = self.waiting[slot]
+        self.waiting[slot] = []
+        self.lines[slot] = -1
+        self.used -= 1
+        return waiting
+
+
 class DRAMChannel(TickingComponent):
     """One memory channel: a latency and a bandwidth limit, served in arrival order."""
 
@@ -163,7 +216,7 @@ class DRAMChannel(TickingComponent):
 
 class Cache(TickingComponent):
     """What the L1V and an L2 bank share: an input buffer served ``requests_per_cycle``
-    at a time, a tag array, MSHRs (line index -> waiting requests), hit and miss counts,
+    at a time, a tag array, MSHRs, hit and miss counts,
     and the trace keys of their requests and outcomes."""
 
     def __init__(self, engine, name, c, size_bytes, tracer, keys, loc):
@@ -175,7 +228,7 @@ class Cache(TickingComponent):
         self.tags = TagArray(size_bytes, c["ways"], c["line_bytes"])
         self.inbox = Buffer(c["buffer"], name + ".in")
         self.inbox.consumer = self
-        self.mshr = {}
+        self.mshr = MSHRs(c["mshrs"])
         self.hits = 0
         self.misses = 0
         self.tracer = tracer if keys.mem else None
@@ -242,7 +295,6 @@ class L2Bank(Cache):
         index: cython.longlong
         evicted: cython.longlong
         req_out: cython.longlong
-        waiting: list
         served: cython.longlong = 0
         while self.writebacks and drain.can_push():
             drain.push(self.writebacks.popleft())
@@ -258,14 +310,12 @@ class L2Bank(Cache):
                     if tracer is not None:
                         tracer.tag_task(req.req_in, now, self.tag_read_hit)
                     self._respond(req, now + self.latency)
-                elif index in self.mshr:
+                elif self.mshr.join(index, req):
                     inbox.pop()
                     self._receive(req, self.kind_read_in, now)
                     if tracer is not None:
                         tracer.tag_task(req.req_in, now, self.tag_read_mshr_hit)
-                    waiting = self.mshr[index]
-                    waiting.append(req)
-                elif len(self.mshr) < self.mshrs and drain.can_push():
+                elif self.mshr.used < self.mshrs and drain.can_push():
                     inbox.pop()
                     self.misses += 1
                     self._receive(req, self.kind_read_in, now)
@@ -274,7 +324,7 @@ class L2Bank(Cache):
                         tracer.tag_task(req.req_in, now, self.tag_read_miss)
                         req_out = tracer.trace_req_initiate(req.req_in, self.kind_read_out,
                                                             self.loc, now)
-                    self.mshr[index] = [req]
+                    self.mshr.open(index, req)
                     drain.push(new_request(req.addr, False, self, index, req_out))
                 else:
                     break  # no MSHR or no room downstream: stall until a response or a slot
@@ -325,7 +375,7 @@ class L2Bank(Cache):
             if len(self.writebacks) >= self.write_buffer and self.tags.evicts_dirty(index):
                 return 0  # a write-back leaving for DRAM wakes the bank
             self.fills.popleft()
-            waiting = self.mshr.pop(index)
+            waiting = self.mshr.close(self.mshr.find(index))
             evicted = self.tags.fill(index, False)
             if evicted >= 0:
                 first = waiting[0]
@@ -377,7 +427,7 @@ class L1VCache(Cache):
         bank: L2Bank = self.stuck_on
         if bank is None:
             return False
-        if not bank.inbox.can_push() or (self.stuck_read and len(self.mshr) >= self.mshrs):
+        if not bank.inbox.can_push() or (self.stuck_read and self.mshr.used >= self.mshrs):
             return True
         self.stuck_on = None
         return False
@@ -387,7 +437,6 @@ class L1VCache(Cache):
         req: MemRequest
         bank: L2Bank
         index: cython.longlong
-        waiting: list
         served: cython.longlong = 0
         if self._still_stuck():
             return -1
@@ -401,16 +450,14 @@ class L1VCache(Cache):
                     self.hits += 1
                     self._receive(req, self.kind_read_in, self.tag_read_hit, now)
                     self._respond(req, now + self.latency)
-                elif index in self.mshr:
+                elif self.mshr.join(index, req):
                     inbox.pop()
                     self._receive(req, self.kind_read_in, self.tag_read_mshr_hit, now)
-                    waiting = self.mshr[index]
-                    waiting.append(req)
-                elif len(self.mshr) < self.mshrs and bank.inbox.can_push():
+                elif self.mshr.used < self.mshrs and bank.inbox.can_push():
                     inbox.pop()
                     self.misses += 1
                     self._receive(req, self.kind_read_in, self.tag_read_miss, now)
-                    self.mshr[index] = [req]
+                    self.mshr.open(index, req)
                     self._forward(req, False, index, bank, now)
                 else:
                     # no MSHR or the bank is full: stall until a response or a slot
@@ -447,7 +494,7 @@ class L1VCache(Cache):
             self._respond(original, now + 1)
         else:
             index = down.payload
-            waiting = self.mshr.pop(index)
+            waiting = self.mshr.close(self.mshr.find(index))
             self.tags.fill(index, False)
             for original in waiting:
                 # The filled line is read out through the data array, as a hit is.
