@@ -18,6 +18,7 @@ SMALL = {
     "case_study.py": ["--nodes", "256", "--edges", "1024", "--iterations", "1"],
     "case_study_sweep.py": ["--nodes", "256", "--edges", "1024", "--iterations", "1"],
     "engine.py": ["--processes", "50", "--timeouts", "50", "--repeat", "1"],
+    "family_speed.py": ["--families", "spmv", "--repeat", "1"],
     "finalize.py": ["--tasks", "20000"],
     "import.py": ["--tasks", "20000"],
     "import_nsys.py": ["--launches", "2000"],
