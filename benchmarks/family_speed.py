@@ -9,7 +9,8 @@ its streams made once, up front (the functional execution is timed apart), then:
 * ``off``: the timing model, untraced;
 * ``all``: the full trace into SQLite through the writer process, until its last row is
   in the file (finalize, the indexes and the rest of the pyramid, printed apart);
-* ``dropped``: the full trace into a sink that keeps nothing (the tracer without SQLite).
+* ``dropped``: the full trace into a sink that keeps nothing (the tracer without SQLite),
+  the baseline of the last column: what writing the rows costs on top of making them.
 
 Each is the best of ``--repeat`` rounds, in wall seconds and in CPU seconds of the
 simulating process (the writer runs in its own; on a busy machine the wall clock mostly
@@ -89,7 +90,8 @@ def main():
         print(f"best of {args.repeat}: wall seconds (CPU seconds of the simulating process)")
         print(f"{'family':12s} {'k inst':>7s} {'k lines':>8s} {'func':>6s} "
               + " ".join(f"{label:>13s}" for label in LABELS)
-              + f" {'finalize':>8s} {'kinst/s off':>11s} {'all':>5s} {'cycles':>9s}")
+              + f" {'finalize':>8s} {'kinst/s off':>11s} {'all':>5s} {'cycles':>9s}"
+              f" {'all/dropped':>11s}")
         out = Path(tmp) / "trace.sqlite"
         for name in args.families:
             workload = Prepared(name, WAVEFRONTS[name] * args.scale, tmp)
@@ -107,7 +109,7 @@ def main():
                   f"{workload.functional_seconds:6.2f} "
                   + " ".join(f"{wall[label]:6.2f} ({cpu[label]:4.2f})" for label in LABELS)
                   + f" {min(finalize):8.2f} {k / wall['off']:11.0f} {k / wall['all']:5.0f}"
-                  f" {cycles:9,}", flush=True)
+                  f" {cycles:9,} {wall['all'] / wall['dropped']:10.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -118,26 +118,36 @@ cdef class ComputeUnit(TickingComponent):
 
     @cython.final
     cdef int _map(self, MapWG msg, int64_t now) except -1
+
     @cython.final
     cdef int _finish(self, Wavefront wf, int64_t now) except -1
+
     @cython.final
     cdef int _release(self, WorkGroup wg, int64_t now) except -1
+
     @cython.final
     cdef int _ready(self, Wavefront wf, int64_t at) except -1
+
     @cython.final
     cdef int _sync(self, Wavefront wf) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
+
     @cython.final
     cdef bint _send_lines(self, int64_t now) except -1
+
     @cython.final
     cdef int64_t _unit_free_at(self, int unit, int simd) noexcept
+
     @cython.final
     cdef bint _issue_pool(self, int simd, int64_t now) except -1
+
     @cython.final
     cdef int64_t _inst_task(self, Wavefront wf, int unit, int location, int64_t start,
                             int64_t end) except? -2
+
     @cython.final
     cdef int _execute(self, Wavefront wf, int unit, int simd, int64_t now) except -1
+
     @cython.final
     cdef int64_t _next_wake(self, int64_t now) except? -2
     cpdef receive(self, int kind, object arg)
