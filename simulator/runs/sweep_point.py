@@ -56,9 +56,15 @@ class PointTask:
     results: str           # auto, shared or send
     version: str = __version__
 
+    def run(self):
+        """The point's summary row (see ``run_point``)."""
+        return _run(self)
+
 
 def run_point(task, on_start=None):
-    """Run one point; its summary row as a dict (with ``data``: trace bytes or None).
+    """Run one point (``task.run()``: a ``PointTask``, or any task with the same fields
+    of where its trace goes, such as a validation row's); its summary row as a dict
+    (with ``data``: trace bytes or None).
 
     ``on_start`` runs first, as part of the point: a Ctrl-C it lets through interrupts
     the point like one that comes later.
@@ -68,7 +74,7 @@ def run_point(task, on_start=None):
     try:
         if on_start is not None:
             on_start()
-        row.update(_run(task))
+        row.update(task.run())
         row["status"] = "ok"
     except KeyboardInterrupt:
         row["error"] = "interrupted"
@@ -120,9 +126,7 @@ def _one_line(exc):
 
 
 def _run(task):
-    if task.version != __version__:
-        raise RuntimeError(f"this worker runs simulator {__version__}, the client {task.version}:"
-                           " install the same version on every machine")
+    check_version(task)
     cls = WORKLOADS[task.workload]
     options, overrides, seed = dict(task.options), [], task.seed
     for key, text in task.point.items():
@@ -134,19 +138,35 @@ def _run(task):
             overrides.append(f"{key}={text}")
     config = apply_overrides(_copy(task.config), overrides)
     workload = cls(seed=seed, **options)
+    return run_traced(task, lambda path: simulate_with_records(
+        workload, config, path, KernelRecorder(instrument=task.instrument),
+        trace_level=task.trace_level, window=task.window, progress=False,
+        command=run_command(task.workload, options, config, seed, task), seed=seed,
+        writer_process=False,  # the sweep runs points side by side already
+        # A point may write into a directory shared over the network, where WAL's
+        # shared memory does not work; sweeps are watched through summary.csv.
+        watchable=False), workload.check)
+
+
+def check_version(task):
+    """Refuse a task made by a client of another version (its fields may differ)."""
+    if task.version != __version__:
+        raise RuntimeError(f"this worker runs simulator {__version__}, the client {task.version}:"
+                           " install the same version on every machine")
+
+
+def run_traced(task, simulate, check):
+    """The row of ``simulate(path)`` (a ``SimulationResult``) run with the task's trace at
+    ``path``: in the task's directory when this worker shares it, else in a scratch
+    directory, whose finished file goes back in the row's ``data``; ``path`` is None
+    when the task records no trace. ``check()`` runs after the simulation (a wrong
+    result fails the task)."""
     traced = bool(parse_trace_level(task.trace_level))
     shared = traced and _shares_directory(task)
     with tempfile.TemporaryDirectory(prefix="gpuscope-point-") as scratch:
         path = Path(task.directory if shared else scratch) / task.name if traced else None
         try:
-            result = simulate_with_records(
-                workload, config, path, KernelRecorder(instrument=task.instrument),
-                trace_level=task.trace_level, window=task.window, progress=False,
-                command=run_command(task.workload, options, config, seed, task), seed=seed,
-                writer_process=False,  # the sweep runs points side by side already
-                # A point may write into a directory shared over the network, where WAL's
-                # shared memory does not work; sweeps are watched through summary.csv.
-                watchable=False)
+            result = simulate(path)
         except SimulationInterrupted:
             raise  # the trace so far is kept, valid and marked incomplete
         except KeyboardInterrupt:
@@ -154,7 +174,7 @@ def _run(task):
             if path is not None:
                 remove_trace_files(temporary_path(path))
             raise
-        workload.check()
+        check()
         row = headline(path, result)
         if traced and not shared:
             row["data"] = path.read_bytes()
@@ -214,15 +234,20 @@ def run_command(workload, options, config, seed, task):
     for dest, value in options.items():
         if value is not None:
             argv += [f"--{dest.replace('_', '-')}", str(value)]
-    default = flat_config(default_config())
-    argv += [f"--set={key}={value}" for key, value in flat_config(config).items()
-             if default.get(key) != value]
+    argv += config_arguments(config)
     argv += ["--seed", str(seed), "--trace-level", task.trace_level]
     if task.window:
         argv += ["--window", ":".join("" if v is None else str(v) for v in task.window)]
     if not task.instrument:
         argv.append("--no-instrument")
     return " ".join(shlex.quote(a) for a in argv)
+
+
+def config_arguments(config):
+    """The ``--set=KEY=VALUE`` options that make the default configuration ``config``."""
+    default = flat_config(default_config())
+    return [f"--set={key}={value}" for key, value in flat_config(config).items()
+            if default.get(key) != value]
 
 
 def headline(path, result):
