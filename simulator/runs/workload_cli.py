@@ -80,8 +80,10 @@ def prepare_trace_output(args, inputs=()):
     announce_interrupted(args.output)
 
 
-def build_config(args):
-    cfg = default_config()
+def build_config(args, base=None):
+    """The configuration the options ask for: ``base`` (default the R9 Nano), then
+    ``--config``, ``--set`` and ``--dispatch-rate``."""
+    cfg = base if base is not None else default_config()
     if args.config:
         cfg = load_config_file(args.config, cfg)
     overrides = list(args.overrides)
