@@ -149,7 +149,7 @@ def _running_section(cat, finished=()):
 def layout(**_query):
     cat = widgets.catalog()
     names = cat.names()
-    sweeps = _sweeps(cat)
+    sweeps = _sweeps(cat) + _validations(cat)
     unfinished = _running_section(cat)
     # Redrawn every few seconds: the runs' progress, and runs started since.
     live = [html.Div(unfinished, id="home-running"),
@@ -205,6 +205,17 @@ def _sweeps(cat):
                  *((html.Span(f" · {note}", className="small gs-note"),)
                    if (note := cat.sweep_note(n)) else ())])
         for n in names], id="home-sweeps")]
+
+
+def _validations(cat):
+    """The validation directories (``simulator validate -o DIR``) in the trace directory."""
+    names = cat.validations()
+    if not names:
+        return []
+    return [html.H4("Validations"), html.Ul([
+        html.Li([dcc.Link(n, href=urls.href("/validation", urls.ValidationState(run=n))),
+                 html.Span(f" · {len(cat.folder_traces(n))} traces", className="small")])
+        for n in names], id="home-validations")]
 
 
 # Registered after ``layout`` exists: this module is imported, not scanned by Dash.
