@@ -5,39 +5,27 @@ import json
 import math
 
 import pytest
+import validation_runs
 from profile_traces import kineto
+from test_app import _render, _texts
 
 from dashapp import urls
+from dashapp.catalog import UnknownTrace
 from dashapp.comparison import stats
 from dashapp.comparison.measured import function_name, match_measured
 from dashapp.validation.figures import sim_vs_measured
 from dashapp.validation.report import ValidationReadError, read_report
-from simulator.__main__ import main as simulator
 
-KERNEL = """\
-kernel void scale(global const float *a, global float *b, float k)
-{
-    size_t i = get_global_id(0);
-    b[i] = k * a[i];
-}
-"""
-ROWS = """\
-kernel_file,kernel,global,local,args,measured_us,family,source
-k.cl,scale,1024,64,a=random:1024 b=zeros:1024 k=2,5,,https://example.org/a: a made-up time
-k.cl,scale,4096,64,a=random:4096 b=zeros:4096 k=2,9,,https://example.org/b: another
-k.cl,scale,2048,64,a=random:2048 b=zeros:2048 k=2,1,single,no link here
-"""
+ROWS = validation_runs.ROWS + (
+    "k.cl,scale,2048,64,a=random:2048 b=zeros:2048 k=2,1,single,no link here\n")
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """A trace directory holding a validation ``val``, made by ``simulator validate``."""
-    work = tmp_path_factory.mktemp("validation-input")
-    (work / "k.cl").write_text(KERNEL)
-    (work / "m.csv").write_text(ROWS)
     directory = tmp_path_factory.mktemp("validation-served")
-    assert simulator(["validate", str(work / "m.csv"), "-o", str(directory / "val"),
-                      "--no-progress", "--workers", "2"]) == 0
+    validation_runs.write_validation(tmp_path_factory.mktemp("validation-input"),
+                                     directory / "val", ROWS)
     return directory
 
 
@@ -120,14 +108,6 @@ def app(served):
     return app
 
 
-def _render(app, page, **query):
-    import importlib
-
-    module = importlib.import_module(f"dashapp.pages.{page}")
-    with app.server.test_request_context("/"):
-        return module.layout(**query)
-
-
 def _links(component):
     """Every href in a layout."""
     found = []
@@ -142,8 +122,6 @@ def _links(component):
 
 
 def test_the_page_shows_the_figures_the_chart_and_each_rows_trace(app, served):
-    from test_app import _texts
-
     page = _render(app, "validation", run="val")
     text = _texts(page)
     report = read_report(served / "val")
@@ -165,10 +143,6 @@ def test_the_page_shows_the_figures_the_chart_and_each_rows_trace(app, served):
 
 
 def test_the_page_lists_validations_and_names_an_unknown_one(app):
-    from test_app import _texts
-
-    from dashapp.catalog import UnknownTrace
-
     assert "val" in _texts(_render(app, "validation"))
     text = _texts(_render(app, "validation", run="nope"))
     assert "no validation named 'nope'" in text
@@ -210,8 +184,6 @@ def test_simulated_kernels_match_measured_ones_by_name_then_function_name():
 
 
 def test_the_compare_page_holds_a_simulated_kernel_against_a_profile(app, served):
-    from test_app import _texts
-
     report = read_report(served / "val")
     sim = report.rows[0]
     kineto(served / "real", [

@@ -41,6 +41,15 @@ _INDEXED = re.compile(r"^(?P<group>[^.\[\]]+)\[\d+\]$")
 
 
 @dataclass(frozen=True)
+class TracePlace:
+    """Where a task's trace goes (see the module's docstring)."""
+    directory: str         # the output directory as the client sees it (absolute)
+    name: str              # trace file name in it
+    token: str             # contents of DIR/.sweep-token written by this client
+    results: str           # auto, shared or send
+
+
+@dataclass(frozen=True)
 class PointTask:
     workload: str
     options: dict          # fixed workload options, by dest
@@ -50,10 +59,7 @@ class PointTask:
     trace_level: str
     window: tuple
     instrument: bool
-    directory: str         # the sweep directory as the client sees it (absolute)
-    name: str              # trace file name in it
-    token: str             # contents of DIR/.sweep-token written by this client
-    results: str           # auto, shared or send
+    place: TracePlace
     version: str = __version__
 
     def run(self):
@@ -62,9 +68,9 @@ class PointTask:
 
 
 def run_point(task, on_start=None):
-    """Run one point (``task.run()``: a ``PointTask``, or any task with the same fields
-    of where its trace goes, such as a validation row's); its summary row as a dict
-    (with ``data``: trace bytes or None).
+    """Run one point (``task.run()``: a ``PointTask``, or any task with a ``place`` for
+    its trace, such as a validation row's); its summary row as a dict (with ``data``:
+    trace bytes or None).
 
     ``on_start`` runs first, as part of the point: a Ctrl-C it lets through interrupts
     the point like one that comes later.
@@ -161,10 +167,11 @@ def run_traced(task, simulate, check):
     directory, whose finished file goes back in the row's ``data``; ``path`` is None
     when the task records no trace. ``check()`` runs after the simulation (a wrong
     result fails the task)."""
+    place = task.place
     traced = bool(parse_trace_level(task.trace_level))
-    shared = traced and _shares_directory(task)
+    shared = traced and _shares_directory(place)
     with tempfile.TemporaryDirectory(prefix="gpuscope-point-") as scratch:
-        path = Path(task.directory if shared else scratch) / task.name if traced else None
+        path = Path(place.directory if shared else scratch) / place.name if traced else None
         try:
             result = simulate(path)
         except SimulationInterrupted:
@@ -214,16 +221,16 @@ def option_names(cls):
     return tuple(a.dest for a in probe._actions if a.dest != "help")
 
 
-def _shares_directory(task):
-    if task.results == "send":
+def _shares_directory(place):
+    if place.results == "send":
         return False
     try:
-        shared = (Path(task.directory) / TOKEN_FILE).read_text() == task.token
+        shared = (Path(place.directory) / TOKEN_FILE).read_text() == place.token
     except OSError:
         shared = False
-    shared = shared and os.access(task.directory, os.W_OK)
-    if task.results == "shared" and not shared:
-        raise RuntimeError(f"--results shared, but this worker cannot write {task.directory}"
+    shared = shared and os.access(place.directory, os.W_OK)
+    if place.results == "shared" and not shared:
+        raise RuntimeError(f"--results shared, but this worker cannot write {place.directory}"
                            " of the client")
     return shared
 

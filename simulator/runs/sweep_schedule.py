@@ -24,10 +24,31 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..user_input import positive_argument
 from .sweep import SUMMARY, SweepError, point_key, trace_name, write_atomically, write_summary
-from .sweep_point import CTRL_C, TOKEN_FILE, PointTask, hold_ctrl_c, run_point, run_point_in_pool
+from .sweep_point import (
+    CTRL_C,
+    RESULTS,
+    TOKEN_FILE,
+    PointTask,
+    TracePlace,
+    hold_ctrl_c,
+    run_point,
+    run_point_in_pool,
+)
 
 _CLUSTER = re.compile(r"^(tcp|tls)://[^\s/:]+:\d+$")
+
+
+def add_scheduler_arguments(parser):
+    """The options that say where tasks run: --scheduler, --workers, --results."""
+    parser.add_argument("--scheduler", default="processes",
+                        help="processes (default), dask or tcp://HOST:PORT")
+    parser.add_argument("--workers", type=positive_argument, metavar="N",
+                        help="worker processes of processes and dask (default: one per core)")
+    parser.add_argument("--results", choices=RESULTS, default="auto",
+                        help="traces written into DIR by the workers (shared), sent back to"
+                             " the client (send), or whichever works (auto, the default)")
 
 
 def check_scheduler(text):
@@ -84,8 +105,8 @@ def new_token():
 
 
 def run_tasks(todo, directory, token, scheduler, workers, record):
-    """Run the tasks of ``todo`` ((key, task) pairs; each task has ``run()`` and the
-    fields of where its trace goes, see ``sweep_point.run_point``) on ``scheduler``,
+    """Run the tasks of ``todo`` ((key, task) pairs; each task has ``run()`` and a
+    ``place`` for its trace, see ``sweep_point.run_point``) on ``scheduler``,
     and call ``record(key, row)`` here as each finishes, after writing a trace its
     worker sent back into ``directory`` (absolute). ``token`` is the one the tasks
     carry; it is left in the directory while they run.
@@ -127,7 +148,7 @@ def run_tasks(todo, directory, token, scheduler, workers, record):
                 raise
     except KeyboardInterrupt:
         # Workers stopped before a task could stop cleanly leave its trace half-written.
-        _remove_partial_traces(directory, [task.name for _, task in todo])
+        _remove_partial_traces(directory, [task.place.name for _, task in todo])
         raise
     finally:
         (directory / TOKEN_FILE).unlink(missing_ok=True)
@@ -161,8 +182,8 @@ def point_tasks(sweep, directory, token, results="auto"):
     return [(point, PointTask(
         workload=sweep.workload, options=sweep.options, point=point, config=sweep.config,
         seed=sweep.seed, trace_level=sweep.trace_level, window=sweep.window,
-        instrument=sweep.instrument, directory=str(directory), name=names[i], token=token,
-        results=results)) for i, point in enumerate(plan)]
+        instrument=sweep.instrument, place=TracePlace(str(directory), names[i], token, results)))
+        for i, point in enumerate(plan)]
 
 
 def _unique_names(plan):

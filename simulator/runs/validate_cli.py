@@ -18,10 +18,10 @@ from ..gpu.config import ConfigError, default_config
 from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
 from ..tracing.cli import command_line
 from ..tracing.progress import progress_bar
-from ..user_input import InputError, load_json, positive_argument
+from ..user_input import InputError, load_json
 from .sweep import SweepError, trace_name, write_atomically
-from .sweep_point import RESULTS
-from .sweep_schedule import check_scheduler, new_token, run_tasks
+from .sweep_point import TracePlace
+from .sweep_schedule import add_scheduler_arguments, check_scheduler, new_token, run_tasks
 from .validate_point import LaunchTask, read_sources
 from .validate_report import SUMMARY_FILE, document, row_document, table
 from .validate_rows import COLUMNS, read_measurements
@@ -73,13 +73,7 @@ def register(subparsers):
                    help="print the report as JSON (the document of DIR/" + SUMMARY_FILE + ")")
     p.add_argument("--no-instrument", action="store_true",
                    help="record no Klein kernel records (watched accesses, branches, emits)")
-    p.add_argument("--scheduler", default="processes",
-                   help="processes (default), dask or tcp://HOST:PORT, as for sweep")
-    p.add_argument("--workers", type=positive_argument, metavar="N",
-                   help="worker processes of processes and dask (default: one per core)")
-    p.add_argument("--results", choices=RESULTS, default="auto",
-                   help="traces written into DIR by the workers (shared), sent back (send),"
-                        " or whichever works (auto, the default)")
+    add_scheduler_arguments(p)
     p.set_defaults(func=_validate)
 
 
@@ -124,8 +118,8 @@ def _run(args, launches, sources, config, scheduler, directory, output):
         global_size=launch.global_size, local_size=launch.local_size, args=launch.args,
         build_options=launch.build_options, config=config, seed=args.seed,
         trace_level=args.trace_level if output is not None else "off", window=args.window,
-        instrument=not args.no_instrument, directory=str(directory),
-        name=_trace_name(i, launch), token=token, results=args.results, note=args.note))
+        instrument=not args.no_instrument, note=args.note,
+        place=TracePlace(str(directory), _trace_name(i, launch), token, args.results)))
         for i, launch in enumerate(launches)]
     facts = {"measurements": args.measurements, "gpu": args.gpu, "note": args.note,
              "command": command_line()}

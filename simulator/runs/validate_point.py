@@ -18,7 +18,7 @@ from ..kernels.records import KernelRecorder
 from ..user_input import InputError, read_bytes
 from .kernel_cli import KernelFile
 from .records import simulate_with_records
-from .sweep_point import check_version, config_arguments, run_traced
+from .sweep_point import TracePlace, check_version, config_arguments, run_traced
 from .validate_rows import MeasuredLaunch
 
 
@@ -36,10 +36,7 @@ class LaunchTask:
     trace_level: str
     window: tuple          # (start, end) cycles recorded, either None; None: all
     instrument: bool
-    directory: str         # the output directory as the client sees it (absolute)
-    name: str              # trace file name in it
-    token: str             # contents of DIR/.sweep-token written by this client
-    results: str           # auto, shared or send
+    place: TracePlace      # where its trace goes
     note: str = None
     version: str = __version__
 

@@ -4,33 +4,14 @@ import driving as drive
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-
-from simulator.__main__ import main as simulator
+from validation_runs import write_validation
 
 pytestmark = pytest.mark.browser
 
-KERNEL = """\
-kernel void scale(global const float *a, global float *b, float k)
-{
-    size_t i = get_global_id(0);
-    b[i] = k * a[i];
-}
-"""
-ROWS = """\
-kernel_file,kernel,global,local,args,measured_us,source
-k.cl,scale,1024,64,a=random:1024 b=zeros:1024 k=2,5,https://example.org/a: made up
-k.cl,scale,4096,64,a=random:4096 b=zeros:4096 k=2,9,https://example.org/b: made up
-"""
-
-
 @pytest.fixture(scope="module")
 def validation_url(tmp_path_factory, serve_traces):
-    work = tmp_path_factory.mktemp("validation-input")
-    (work / "k.cl").write_text(KERNEL)
-    (work / "m.csv").write_text(ROWS)
     directory = tmp_path_factory.mktemp("validation-browser")
-    assert simulator(["validate", str(work / "m.csv"), "-o", str(directory / "val"),
-                      "--no-progress", "--workers", "2"]) == 0
+    write_validation(tmp_path_factory.mktemp("validation-input"), directory / "val")
     return serve_traces(directory)
 
 
