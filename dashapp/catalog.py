@@ -316,6 +316,23 @@ class TraceMeta:
         return [_device_line(d) for d in found if isinstance(d, dict)] if isinstance(found, list) else []
 
     @property
+    def simulated_gpu(self):
+        """Which GPU a simulator run simulated, in one line (``mi300x preset: 304 CUs at
+        2,100 MHz``): the preset its configuration names (``--gpu``; its ``--set``
+        overrides are in the configuration itself); None for an imported trace."""
+        if self.run.get("source") != "simulator":
+            return None
+        cfg = self.config if isinstance(self.config, dict) else {}
+        preset = cfg.get("preset")
+        name = f"{preset} preset" if isinstance(preset, str) else \
+            "no preset recorded (a run from before presets)"
+        try:
+            cus = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
+            return f"{name}: {cus:,} CUs at {cfg['clock_mhz']:,} MHz"
+        except (KeyError, TypeError):  # a configuration of another model
+            return name
+
+    @property
     def note(self):
         """What a simulator run is for, as its ``--note`` said; None without one."""
         note = self._metadata().get("note") if self.run.get("source") == "simulator" else None

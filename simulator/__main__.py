@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "simulator.runs.sweep_cli",     # sweep WORKLOAD --vary KEY=V1,V2 -o DIR
     "simulator.runs.validate_cli",  # validate MEASURED.csv -o DIR
     "simulator.analysis.cli",       # analyze TRACE
+    "simulator.gpu.cli",            # gpus [NAME]
 ]
 
 

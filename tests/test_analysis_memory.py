@@ -12,7 +12,7 @@ from simulator.analysis.blocking import blocking
 from simulator.analysis.distribution import distribution, selection_distribution
 from simulator.analysis.findings import roofline_findings
 from simulator.analysis.imbalance import gini, imbalance
-from simulator.analysis.memory_latency import SEGMENTS, memory_latency, request_segments
+from simulator.analysis.memory_latency import OUTCOMES, SEGMENTS, memory_latency, request_segments
 from simulator.analysis.roofline import roofline
 from simulator.analysis.scope import Scope
 from simulator.analysis.thresholds import Thresholds
@@ -33,7 +33,7 @@ def test_a_load_from_dram_hop_by_hop(tmp_path):
         "queue@L1V": 1, "service@L1V": 56 - 52, "return@L1V": 2,
         "queue@L2": 2, "service@L2": 48 - 45, "return@L2": 2,
         "queue@DRAM": 3, "service@DRAM": 40, "return@DRAM": 2}
-    assert list(outcomes) == ["DRAM"]  # no cache tags: missed everywhere
+    assert [OUTCOMES[o] for o in outcomes] == ["DRAM"]  # no cache tags: missed everywhere
     report = memory_latency(scope)
     assert report["top_hop"] == "DRAM" and not report["queue_dominated"]
     assert report["request_time_ps"] == 59 * PS
@@ -131,3 +131,41 @@ def test_the_roofline_of_a_known_launch(tmp_path):
     # A bound, not a cause: it names the roof it is far below and claims no time.
     assert rule["rule"] == "roofline" and rule["explains_ps"] == 0
     assert "10.0% of its roof" in rule["message"] and "DRAM" in rule["message"]
+
+
+def _measure(intervals, lo, hi, at_least):
+    """ps of [lo, hi) covered by at least ``at_least`` of the intervals, counted
+    segment by segment between every clipped endpoint."""
+    cut = [(max(a, lo), min(b, hi)) for a, b in intervals if min(b, hi) > max(a, lo)]
+    points = sorted({t for pair in cut for t in pair})
+    return sum(b - a for a, b in zip(points, points[1:])
+               if sum(s <= a < e for s, e in cut) >= at_least)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(hop_chains().filter(len), min_size=1, max_size=4),
+       st.lists(st.integers(0, 90), min_size=2, max_size=2, unique=True).map(sorted))
+def test_blocking_matches_a_count_location_by_location(tmp_path, chains, window):
+    insts = [("VMEM", 20, 85, hops) for hops in chains]
+    launch = {"start": 0, "end": 90, "groups": [
+        {"cu": 0, "dispatch": 10, "start": 11, "end": 86, "wavefronts": [
+            {"start": 11, "end": 85, "insts": insts}]}]}
+    scope = scope_of(tmp_path, launch, overrides=["l1v.buffer=1", "l2.buffer=1", "dram.buffer=2"])
+    scope = Scope(scope.trace, scope.kernel, (window[0] * PS, window[1] * PS))
+    rows = {r["loc"]: r for r in blocking(scope)["ranking"]}
+    tasks, names = scope.tasks.tolist(), scope.trace.components.name
+    by_id = {t[0]: t for t in tasks}
+    served = {k for (c, _), k in scope.trace.kinds.items() if c == "req_in"}
+    waits, busy = {}, {}
+    for _, parent, kind, loc, start, end in tasks:
+        busy.setdefault(names[loc], []).append((start, end))
+        if kind in served and parent in by_id:
+            waits.setdefault(names[loc], []).append((by_id[parent][4], start))
+    assert set(rows) == set(waits)
+    for loc, row in rows.items():
+        lo, hi = scope.lo, scope.hi
+        assert row["blocked_ps"] == sum(max(0, min(b, hi) - max(a, lo)) for a, b in waits[loc])
+        assert row["full_ps"] == _measure(waits[loc], lo, hi, row["capacity"])
+        assert row["busy"] == round(_measure(busy[loc], lo, hi, 1) / scope.width, 4)
+    scope.trace.close()
+    (tmp_path / "m.sqlite").unlink()

@@ -60,6 +60,10 @@ RUNS_AT_ONCE = 2
 QUEUE_SECONDS = 2 * TIMEOUT_SECONDS
 """How long a run waits for a free slot: long enough for the runs ahead to end."""
 KEEP = 16
+GPUS = ("r9nano", "mi100", "mi250x", "mi300a", "mi300x")
+"""The GPU presets a run may simulate (``--gpu``), the default first: the simulator's
+``gpu.presets.PRESETS``, named here because the app never imports the simulator (a test
+holds the two equal)."""
 SOURCE_NAME = "kernel.cl"
 TRACE_NAME = "trace.sqlite"
 RUN_ID = re.compile(r"^[0-9a-f]{16}$")
@@ -120,9 +124,10 @@ class Settings:
 @dataclass(frozen=True)
 class RunSpec:
     """Everything that defines a run: source, kernel name, sizes, ``--arg`` values, the
-    build options (clBuildProgram's string: ``-D``/``-U``/``-I``) and the server's
+    build options (clBuildProgram's string: ``-D``/``-U``/``-I``), the server's
     include folders (``Settings.include_dirs``), the only ones besides its own that the
-    run's ``#include`` and ``-I`` may reach."""
+    run's ``#include`` and ``-I`` may reach, and the GPU preset it simulates (one of
+    ``GPUS``; empty for the simulator's default)."""
     source: str
     kernel: str
     global_size: tuple
@@ -130,6 +135,7 @@ class RunSpec:
     args: tuple
     options: str = ""
     include_dirs: tuple = ()
+    gpu: str = ""
 
     def run_id(self):
         parts = [self.source, self.kernel, list(self.global_size), list(self.local_size),
@@ -138,6 +144,8 @@ class RunSpec:
             parts.append(self.options)
         if self.include_dirs:
             parts.append(list(self.include_dirs))
+        if self.gpu:
+            parts.append({"gpu": self.gpu})
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 
@@ -260,6 +268,8 @@ def _command(spec):
         cmd += ["--arg", f"{name}={value}"]
     if spec.options.strip():
         cmd.append(f"--build-options={spec.options}")
+    if spec.gpu:
+        cmd += ["--gpu", spec.gpu]
     return cmd
 
 
@@ -468,6 +478,8 @@ class SimulatorPool:
             raise RunError(f"the kernel source is larger than {MAX_SOURCE_BYTES >> 10} KB")
         if len(spec.options) > MAX_OPTIONS_CHARS:
             raise RunError(f"the build options are longer than {MAX_OPTIONS_CHARS} characters")
+        if spec.gpu and spec.gpu not in GPUS:
+            raise RunError(f"unknown GPU {spec.gpu!r}: the presets are {', '.join(GPUS)}")
         report = progress or (lambda _phase: None)
         try:
             with self.slots().hold(QUEUE_SECONDS, lambda: report("waiting")):

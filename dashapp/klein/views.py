@@ -122,11 +122,12 @@ def _work_item_maps(rows, global_size):
     return pattern, proxy
 
 
-def edit_spec(path, launch_id, source, size, options="", include_dirs=()):
+def edit_spec(path, launch_id, source, size, options="", include_dirs=(), gpu=""):
     """The ``RunSpec`` that re-runs launch ``launch_id`` of the trace at ``path`` with the
     edited ``source`` at ``size`` (text such as ``256x1``, one of the sizes the page
-    offers), the build ``options`` (``-D N=64 -I dir``) and the server's ``include_dirs``;
-    its arguments are scaled to the new size.
+    offers), the build ``options`` (``-D N=64 -I dir``) and the server's ``include_dirs``,
+    on GPU preset ``gpu`` (empty: the simulator's default); its arguments are scaled to
+    the new size.
 
     Raises ``LookupError`` for a missing launch and ``ValueError`` for a size that is not
     offered, each with a message for the page.
@@ -148,7 +149,7 @@ def edit_spec(path, launch_id, source, size, options="", include_dirs=()):
     return runner.RunSpec(
         source=source, kernel=launch.kernel, global_size=new_global, local_size=tuple(local),
         args=runner.scaled_args(launch.args, arrays, old_global, new_global),
-        options=options or "", include_dirs=tuple(include_dirs))
+        options=options or "", include_dirs=tuple(include_dirs), gpu=gpu or "")
 
 
 def run_lengths(values):

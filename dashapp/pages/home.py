@@ -65,6 +65,7 @@ def _trace_card(name, path):
     facts = [
         *((("About", meta.note),) if meta.note else ()),
         ("Workload", run["workload"] or "–"),
+        *((("Simulated GPU", meta.simulated_gpu),) if meta.simulated_gpu else ()),
         ("Source", run["source"]),
         ("Simulated time" if meta.simulated else "Profiled time", fmt_ps(meta.end_ps - meta.start_ps)),
         ("Tasks", f"{meta.task_count:,}"),

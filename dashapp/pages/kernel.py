@@ -16,6 +16,7 @@ import dash_bootstrap_components as dbc
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from .. import urls, widgets
+from ..catalog import trace_meta
 from ..findings import reports
 from ..klein import jobs, runner
 from ..klein.views import accesses_csv, build, edit_spec
@@ -227,7 +228,15 @@ def _debug_section(views, name):
                             md=6) for i, (_bind, fig) in enumerate(views.debug)])
 
 
-def _editor(views, state):
+def recorded_gpu(path):
+    """The GPU preset the trace at ``path`` simulated, which an edit runs on unless another
+    is picked: the name its configuration stores, or the default for a trace that names
+    none (made before presets, with the R9 Nano's configuration unless set otherwise)."""
+    preset = trace_meta(path).config.get("preset")
+    return preset if preset in runner.GPUS else runner.GPUS[0]
+
+
+def _editor(views, state, gpu):
     launch = views.launch
     sizes = runner.size_options(json.loads(launch.global_size),
                                        json.loads(launch.local_size))
@@ -248,6 +257,12 @@ def _editor(views, state):
             html.Div([
                 dcc.Dropdown(id="kv-size", options=options, value=value, clearable=False,
                              className="kv-size"),
+                # the preset the edit runs on (--gpu): the recorded run's unless picked;
+                # only the preset travels, not --set overrides the recorded run had
+                html.Div(dcc.Dropdown(id="kv-gpu", options=list(runner.GPUS), value=gpu,
+                                      clearable=False),
+                         title="the GPU preset the edited kernel runs on",
+                         className="kv-gpu ms-2"),
                 html.Button("Run", id="kv-run", className="btn btn-primary btn-sm ms-2"),
                 back,
             ], className="d-flex align-items-center"),
@@ -303,7 +318,8 @@ def layout(request):
                             "" if state.run else _findings_link(request, views.launch.id)),
                      html.H6("Source", className="mt-2"),
                      _source_view(views.source.text, state.line),
-                     _editor(views, state) if editing else _read_only_note()],
+                     _editor(views, state, recorded_gpu(path)) if editing
+                     else _read_only_note()],
                     md=4, className="kv-side"),
             # Memory and branching views side by side, so hovering a donut visibly
             # highlights the accesses of its work-items.
@@ -357,12 +373,14 @@ def _in_flight(status):
           Output("kv-job", "data"), Output("kv-poll", "disabled"),
           Output("kv-run", "disabled"),
           Input("kv-run", "n_clicks"), State("kv-editor", "value"), State("kv-size", "value"),
-          State("kv-options", "value"), State(LOC, "search"), prevent_initial_call=True)
+          State("kv-options", "value"), State("kv-gpu", "value"), State(LOC, "search"),
+          prevent_initial_call=True)
 @widgets.guarded(no_update, widgets.messages(["The run could not be started."],
                                              colour="danger"), no_update, no_update, no_update)
-def start_run(clicks, source, size, options, search):
-    """Hand the edited kernel at the chosen size and build options to a background run and
-    start polling (or go straight to its views when the same run was made before)."""
+def start_run(clicks, source, size, options, gpu, search):
+    """Hand the edited kernel at the chosen size, build options and GPU preset to a
+    background run and start polling (or go straight to its views when the same run was
+    made before)."""
     keep = (no_update,) * 3
     if not clicks:
         # Dash fires this when the page (with the button) is inserted: not a click.
@@ -386,7 +404,8 @@ def start_run(clicks, source, size, options, search):
                                            colour="danger"), *keep
     try:
         spec = edit_spec(recorded, state.launch, source, size,
-                         options if isinstance(options, str) else "", settings.include_dirs)
+                         options if isinstance(options, str) else "", settings.include_dirs,
+                         gpu if isinstance(gpu, str) else "")
         run_id = jobs.default_queue().submit(spec)
     except (LookupError, ValueError, TraceError, QueryTimeout) as err:
         return no_update, widgets.messages([str(err)], colour="danger"), *keep

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .intervals import clip, length, step_count
+from .intervals import Lanes, step_count
 from .scope import COLUMN, Scope
 
 LISTED = 20
@@ -38,6 +38,23 @@ def _integral(times: np.ndarray, counts: np.ndarray, t: np.ndarray) -> np.ndarra
     return out
 
 
+def _steps(lanes: Lanes, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every group's count of intervals in flight (cut to the window), as one step
+    function on the lanes' shared axis: (times, counts, each step's group, its span).
+    A group's intervals all end inside its lane, so its count is back at 0 before the
+    next lane begins, and each step is one group's."""
+    times, counts = step_count(*lanes.place(groups, starts, ends))
+    return times, counts, times // lanes.width, np.diff(times, append=times[-1:])
+
+
+def _per_group(lanes: Lanes, groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Σ values per group, exactly (integers)."""
+    total = np.zeros(lanes.n, dtype=np.int64)
+    np.add.at(total, groups, values)
+    return total
+
+
 def blocking(scope: Scope, saturated_busy: float = 0.95, plateau: float = 0.10,
              full_share: float = 0.05) -> dict:
     """The locations ranked by the time requests waited in their buffers."""
@@ -47,40 +64,42 @@ def blocking(scope: Scope, saturated_busy: float = 0.95, plateau: float = 0.10,
     capacity = {loc: cfg[CAPACITY[level][0]][CAPACITY[level][1]]
                 for level, instances in comps.memory.items() for loc in instances}
     capacity.update({loc: cfg["cp"]["map_buffer"] for loc in comps.unit("")})
-    ins = np.flatnonzero(tasks[:, COLUMN["kind"]] == -1)
-    for category, action in (("req_in", "ReadReq"), ("req_in", "WriteReq"), ("req_in", "MapWGReq")):
-        ins = np.r_[ins, np.flatnonzero(scope.kinds_of((category, action)))]
-    parent = scope.positions(tasks[ins, COLUMN["parent"]])
+    ins = scope.rows_of(("req_in", "ReadReq"), ("req_in", "WriteReq"), ("req_in", "MapWGReq"))
+    parent = scope.parent_rows[ins]
     ins, parent = ins[parent >= 0], parent[parent >= 0]
-    order = np.argsort(tasks[ins, COLUMN["location"]], kind="stable")
-    ins, parent = ins[order], parent[order]
-    loc = tasks[ins, COLUMN["location"]]
-    wait_start, wait_end = tasks[parent, COLUMN["start"]], tasks[ins, COLUMN["start"]]
+    location = tasks[:, COLUMN["location"]]
+    # the ranked locations, numbered densely: the buffers of those with a request
+    ranked = sorted(capacity.keys() & set(np.unique(location[ins]).tolist()))
+    number = np.full(max(comps.name, default=0) + 1, -1, dtype=np.int64)
+    number[ranked] = np.arange(len(ranked))
+    # all of them laid side by side (``Lanes``): one step function serves every location
+    lanes = Lanes(len(ranked), lo, hi)
+    group = number[location[ins]]
+    ins, parent, group = ins[group >= 0], parent[group >= 0], group[group >= 0]
+    times, counts, step_group, spans = _steps(lanes, group, tasks[parent, COLUMN["start"]],
+                                              tasks[ins, COLUMN["start"]])
+    blocked = _per_group(lanes, step_group, counts * spans)
+    cap = np.array([capacity[where] for where in ranked])
+    full_steps = counts >= cap[step_group]
+    full = _per_group(lanes, step_group[full_steps], spans[full_steps])
+    # busy time and the plateau: every task at the location, of any kind
+    here = np.flatnonzero(number[location] >= 0)
+    times, counts, step_group, spans = _steps(lanes, number[location[here]],
+                                              tasks[here, COLUMN["start"]], tasks[here, COLUMN["end"]])
+    busy = _per_group(lanes, step_group[counts > 0], spans[counts > 0])
     edges = np.linspace(lo, hi, PLATEAU_BINS + 1).astype(np.int64)
+    shifted = (edges - lo) + (np.arange(len(ranked), dtype=np.int64) * lanes.width)[:, None]
+    area = _integral(times, counts, shifted.ravel()).reshape(shifted.shape)
+    per_bin = np.diff(area, axis=1) / np.diff(edges).clip(min=1)
     rows = []
-    by_location = np.argsort(tasks[:, COLUMN["location"]], kind="stable")
-    located = tasks[by_location, COLUMN["location"]]
-    for where in np.unique(loc).tolist():
-        if where not in capacity:
-            continue
-        mine = slice(np.searchsorted(loc, where, "left"), np.searchsorted(loc, where, "right"))
-        s, e = clip(wait_start[mine], wait_end[mine], lo, hi)
-        blocked = int((e - s).sum())
-        times, counts = step_count(s, e)
-        spans = np.diff(np.r_[times, hi])
-        full = int(spans[counts >= capacity[where]].sum()) if len(times) else 0
-        here = tasks[by_location[np.searchsorted(located, where, "left"):
-                                 np.searchsorted(located, where, "right")]]
-        busy = length(*clip(here[:, COLUMN["start"]], here[:, COLUMN["end"]], lo, hi))
-        times, counts = step_count(*clip(here[:, COLUMN["start"]], here[:, COLUMN["end"]], lo, hi))
-        per_bin = np.diff(_integral(times, counts, edges)) / np.diff(edges).clip(min=1)
-        busy_bins = per_bin[per_bin > 0]
+    for g, where in enumerate(ranked):
+        busy_bins = per_bin[g][per_bin[g] > 0]
         cv = float(busy_bins.std() / busy_bins.mean()) if len(busy_bins) else None
-        rows.append({"loc": comps.name[where], "blocked_ps": blocked,
-                     "mean_waiting": round(blocked / width, 3) if width else 0.0,
-                     "capacity": capacity[where], "full_ps": full,
-                     "full_fraction": round(full / width, 4) if width else 0.0,
-                     "busy": round(busy / width, 4) if width else 0.0,
+        rows.append({"loc": comps.name[where], "blocked_ps": int(blocked[g]),
+                     "mean_waiting": round(int(blocked[g]) / width, 3) if width else 0.0,
+                     "capacity": capacity[where], "full_ps": int(full[g]),
+                     "full_fraction": round(int(full[g]) / width, 4) if width else 0.0,
+                     "busy": round(int(busy[g]) / width, 4) if width else 0.0,
                      "plateau_cv": None if cv is None else round(cv, 3)})
     rows.sort(key=lambda r: (-r["blocked_ps"], r["loc"]))
     for r in rows:

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .intervals import Lanes, merge, step_count
+from .intervals import Lanes, step_count
 from .scope import COLUMN, Scope
 
 PHASES = ("launch", "ramp", "steady", "tail")
@@ -34,7 +34,7 @@ def busy_cus(scope: Scope) -> tuple[np.ndarray, np.ndarray]:
     (``intervals.step_count``) over the whole launch."""
     wg, k = scope.work_groups, scope.kernel
     lanes = Lanes(scope.n_cu, k.start_ps, k.end_ps)
-    s, e = merge(*lanes.place(wg[:, 6], wg[:, COLUMN["start"]], wg[:, COLUMN["end"]]))
+    s, e = lanes.union(wg[:, 6], wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])
     group = s // lanes.width
     return step_count(s - lanes.offset[group], e - lanes.offset[group])
 

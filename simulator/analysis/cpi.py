@@ -40,7 +40,7 @@ def cpi_stack(scope: Scope) -> dict:
                                       for rows in sources])
     totals = {name: int(charged[i].sum()) for i, name in enumerate(CLASSES)}
     count = sum(int((rows[:, COLUMN["start"]] >= scope.lo).sum()) for rows in inst.values())
-    cycles = scope.ps_per_cycle
+    cycles = float(scope.ps_per_cycle)
     out = {
         "window_ps": [scope.lo, scope.hi],
         "cu_time_ps": scope.n_cu * scope.width,

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..tracing.exporters import export_highlighted
 from .components import UNIT_OF_INST
+from .order import stable_order
 from .scope import COLUMN, Scope, member
 from .trace import Kernel, Trace
 
@@ -73,31 +74,36 @@ def _gap_class(category: str, action: str) -> str:
 
 
 class _LatestEnd:
-    """Tasks grouped by location, each group sorted by end: which one ended last by a time."""
+    """Some of the launch's tasks, by location and end: which one ended last by a time.
+    A location's tasks are sorted when the walk first asks about it (it visits few)."""
 
-    def __init__(self, positions: np.ndarray, loc: np.ndarray, end: np.ndarray, ids: np.ndarray):
-        order = np.lexsort((ids[positions], end[positions], loc[positions]))
-        self.pos = positions[order]
-        self.loc = loc[self.pos]
-        self.end = end[self.pos]
+    def __init__(self, scope: Scope, wanted: np.ndarray) -> None:
+        self.scope = scope
+        self.wanted = wanted
+        self.end = scope.tasks[:, COLUMN["end"]]
+        self.at: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def _group(self, location: int) -> tuple[int, int]:
-        return (int(np.searchsorted(self.loc, location, "left")),
-                int(np.searchsorted(self.loc, location, "right")))
+    def _group(self, location: int) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, ends) of the location's tasks by end, equal ends in id order."""
+        if location not in self.at:
+            rows = self.scope.rows_at(location)
+            rows = rows[self.wanted[rows]]
+            rows = rows[np.argsort(self.end[rows], kind="stable")]
+            self.at[location] = rows, self.end[rows]
+        return self.at[location]
 
     def latest(self, location: int, t: int, lo: int | None = None) -> int:
         """Position of the task at ``location`` with the latest end ≤ t (and ≥ lo), or -1."""
-        a, b = self._group(location)
-        j = a + int(np.searchsorted(self.end[a:b], t, "right")) - 1
-        if j < a or (lo is not None and self.end[j] < lo):
+        rows, ends = self._group(location)
+        j = int(np.searchsorted(ends, t, "right")) - 1
+        if j < 0 or (lo is not None and ends[j] < lo):
             return -1
-        return int(self.pos[j])
+        return int(rows[j])
 
     def ending_at(self, location: int, t: int) -> np.ndarray:
         """Positions of the tasks at ``location`` that end at ``t``."""
-        a, b = self._group(location)
-        ends = self.end[a:b]
-        return self.pos[a + np.searchsorted(ends, t, "left"):a + np.searchsorted(ends, t, "right")]
+        rows, ends = self._group(location)
+        return rows[np.searchsorted(ends, t, "left"):np.searchsorted(ends, t, "right")]
 
 
 @dataclass
@@ -125,8 +131,9 @@ class _Walk:
 class _Graph:
     """A launch's tasks with the lookups the walk needs."""
 
-    def __init__(self, scope: Scope, rows: np.ndarray) -> None:
+    def __init__(self, scope: Scope) -> None:
         t = scope.trace
+        rows = scope.tasks
         self.ids = rows[:, COLUMN["id"]]
         self.parent = rows[:, COLUMN["parent"]]
         self.kind = rows[:, COLUMN["kind"]]
@@ -135,44 +142,54 @@ class _Graph:
         self.end = rows[:, COLUMN["end"]]
         self.names = t.components.name
         self.kinds = {k: pair for pair, k in t.kinds.items()}
-        by_parent = np.argsort(self.parent, kind="stable")
-        self.by_parent, self.parents = by_parent, self.parent[by_parent]
+        # each task's children, a slice of the rows ordered by their parent's row
+        self.parent_row = scope.parent_rows
+        self.by_parent = stable_order(self.parent_row)
+        self.first_child = np.r_[0, np.cumsum(np.bincount(self.parent_row + 1,
+                                                          minlength=len(rows) + 1))]
         positive = self.end > self.start
         size = max(self.kinds, default=-1) + 1
         self.category = [self.kinds.get(k, ("", ""))[0] for k in range(size)]
         self.action = [self.kinds.get(k, ("", ""))[1] for k in range(size)]
+        self.req_in = np.array([c == "req_in" for c in self.category], dtype=bool)
+        self.write = np.array([a == "WriteReq" for a in self.action], dtype=bool)
 
         def of(*pairs: tuple[str, str]) -> np.ndarray:
             keys = [t.kind(*p) for p in pairs]
             return member(self.kind, [k for k in keys if k is not None])
 
-        insts = of(*(("inst", u) for u in UNIT_OF_INST)) & positive
+        self.insts = of(*(("inst", u) for u in UNIT_OF_INST)) & positive
         serial = member(self.loc, [x for u in SERIAL_UNITS for x in t.components.unit(u)])
-        self.serial = _LatestEnd(np.flatnonzero(insts & serial), self.loc, self.end, self.ids)
-        served = of(*(("req_in", a) for a in MEMORY)) & positive
-        self.served = _LatestEnd(np.flatnonzero(served), self.loc, self.end, self.ids)
-        groups = of(("work-group", "work-group")) & positive
-        self.groups = _LatestEnd(np.flatnonzero(groups), self.loc, self.end, self.ids)
-        self.barriers = _LatestEnd(np.flatnonzero(of(("inst", "Barrier"))), self.loc, self.end,
-                                   self.ids)
-        # program order: each wavefront's instructions by start
-        po = np.flatnonzero(insts)
-        po = po[np.lexsort((self.ids[po], self.start[po], self.parent[po]))]
-        self.po, self.po_parent, self.po_end = po, self.parent[po], self.end[po]
+        self.serial = _LatestEnd(scope, self.insts & serial)
+        self.served = _LatestEnd(scope, of(*(("req_in", a) for a in MEMORY)) & positive)
+        self.groups = _LatestEnd(scope, of(("work-group", "work-group")) & positive)
+        self.barriers = _LatestEnd(scope, of(("inst", "Barrier")))
         # dispatch order: the kernel's MapWGReq requests by start
         maps = np.flatnonzero(of(("req_out", "MapWGReq")))
         self.dispatch = maps[np.lexsort((self.ids[maps], self.start[maps]))]
         self.dispatch_rank = {int(p): i for i, p in enumerate(self.dispatch)}
         self.positive = positive
 
-    def position(self, task: int) -> int:
-        i = int(np.searchsorted(self.ids, task))
-        return i if i < len(self.ids) and self.ids[i] == task else -1
-
     def children(self, i: int) -> np.ndarray:
-        task = self.ids[i]
-        a, b = np.searchsorted(self.parents, task, "left"), np.searchsorted(self.parents, task, "right")
-        return self.by_parent[a:b]
+        return self.by_parent[self.first_child[i + 1]:self.first_child[i + 2]]
+
+    def program_order(self, i: int, t: int) -> int:
+        """The instruction of i's wavefront that ended last by ``t`` (the first by start,
+        then id, among those ending together), or -1."""
+        wavefront = int(self.parent_row[i])
+        if wavefront >= 0:
+            peers = self.children(wavefront)
+        else:  # a wavefront outside the launch's tasks: its instructions by their parent id
+            peers = np.flatnonzero(self.parent == self.parent[i])
+        ends = self.end[peers]
+        done = self.insts[peers] & (ends <= t)
+        if not done.any():
+            return -1
+        ends = ends[done]
+        peers = peers[done][ends == ends.max()]
+        if len(peers) == 1:
+            return int(peers[0])
+        return int(peers[np.lexsort((self.ids[peers], self.start[peers]))[0]])
 
     def name(self, i: int) -> tuple[str, str, str]:
         k = int(self.kind[i])
@@ -185,7 +202,7 @@ def critical_path(scope: Scope) -> dict:
     path task and edge (``path_tasks``, ``edges``) for the Chrome export."""
     scope.require("wg", "wf", "inst")
     k = scope.kernel
-    g = _Graph(scope, scope.tasks)
+    g = _Graph(scope)
     walk = _Walk(cursor=k.end_ps, floor=k.start_ps)
     cp = scope.trace.components.name.get(_kernel_location(g), "GPU.CommandProcessor")
     succ = ("end", _latest_child(g, g.dispatch, k.end_ps))
@@ -206,11 +223,14 @@ def _kernel_location(g: _Graph) -> int:
 
 def _latest_child(g: _Graph, candidates: np.ndarray, t: int) -> int:
     """Of the positions, the task of positive duration ending last by ``t``, or -1."""
-    candidates = candidates[g.positive[candidates] & (g.end[candidates] <= t)]
-    if not len(candidates):
+    ends = g.end[candidates]
+    done = g.positive[candidates] & (ends <= t)
+    if not done.any():
         return -1
-    # latest end, then the latest created (a response follows its request)
-    return int(candidates[np.lexsort((g.ids[candidates], g.end[candidates]))[-1]])
+    # latest end, then the latest created (a response follows its request): positions
+    # ascend with ids
+    ends = ends[done]
+    return int(candidates[done][ends == ends.max()].max())
 
 
 def _at_end(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
@@ -220,10 +240,10 @@ def _at_end(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
     if category == "inst" and action == "Barrier":
         return _barrier(g, walk, i)
     children = g.children(i)
-    inner = [c for c in children.tolist() if g.category[g.kind[c]] == "req_in"]
-    determiners = np.concatenate([children, *(g.children(c) for c in inner)]).astype(np.int64)
+    inner = children[g.req_in[g.kind[children]]].tolist()
+    determiners = np.concatenate([children, *(g.children(c) for c in inner)])
     if action == "ReadReq":  # a cache's write-backs do not answer the read
-        determiners = determiners[[g.action[g.kind[c]] != "WriteReq" for c in determiners]]
+        determiners = determiners[~g.write[g.kind[determiners]]]
     child = _latest_child(g, determiners, walk.cursor)
     if child >= 0:
         walk.charge(g.end[child], loc, f"{category}/{action}", _own_class(category, action), int(g.ids[i]))
@@ -248,7 +268,7 @@ def _barrier(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
 
 
 def _group_of(g: _Graph, i: int) -> int:
-    wavefront = g.position(int(g.parent[i]))
+    wavefront = int(g.parent_row[i])
     return int(g.parent[wavefront]) if wavefront >= 0 else -1
 
 
@@ -258,16 +278,12 @@ def _at_start(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
     loc, category, action = g.name(i)
     t = int(g.start[i])
     candidates = []  # (instant, priority: ties go to the highest, edge type, next move)
-    parent = g.position(int(g.parent[i]))
+    parent = int(g.parent_row[i])
     if parent >= 0:  # a dispatch's parent is the kernel, outside the launch's tasks
         candidates.append((int(g.start[parent]), 0, "parent", ("start", parent)))
     if category == "inst":
-        a = int(np.searchsorted(g.po_parent, g.parent[i], "left"))
-        b = int(np.searchsorted(g.po_parent, g.parent[i], "right"))
-        ends = g.po_end[a:b]
-        done = np.flatnonzero(ends <= t)
-        if len(done):
-            j = int(g.po[a + done[np.argmax(ends[done])]])
+        j = g.program_order(i, t)
+        if j >= 0:
             candidates.append((int(g.end[j]), 1, "program-order", ("end", j)))
         j = g.serial.latest(int(g.loc[i]), t)
         if j >= 0:
@@ -281,8 +297,9 @@ def _at_start(g: _Graph, walk: _Walk, i: int) -> tuple[str, int]:
         if rank:
             before = int(g.dispatch[rank - 1])
             candidates.append((int(g.start[before]), 2, "dispatch", ("start", before)))
-        target = [c for c in g.children(i).tolist() if g.category[g.kind[c]] == "req_in"]
-        if target:
+        children = g.children(i)
+        target = children[g.req_in[g.kind[children]]]
+        if len(target):
             j = g.groups.latest(int(g.loc[target[0]]), t)
             if j >= 0:
                 candidates.append((int(g.end[j]), 1, "cu-free", ("end", j)))

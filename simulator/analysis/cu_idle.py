@@ -39,7 +39,7 @@ def cu_idle(scope: Scope) -> dict:
     n, lo, hi = scope.n_cu, scope.lo, scope.hi
     cu = wg[:, 6]
     lanes = Lanes(n, lo, hi)
-    busy = lanes.per_group(*merge(*lanes.place(cu, wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])))
+    busy = lanes.busy(cu, wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])
     first = int(dispatches[0]) if len(dispatches) else hi
     last = int(dispatches[-1]) if len(dispatches) else hi
     last_end = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
@@ -53,7 +53,7 @@ def cu_idle(scope: Scope) -> dict:
     cus = np.arange(n)
     for name, start, end in zip(CLASSES, edges, edges[1:]):
         phase = Lanes(n, start, end)
-        covered = phase.per_group(*merge(*phase.place(cu, wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])))
+        covered = phase.busy(cu, wg[:, COLUMN["start"]], wg[:, COLUMN["end"]])
         per_cu[name] = (end - start).clip(min=0) - covered
     idle = {name: int(per_cu[name].sum()) for name in CLASSES}
     return {
@@ -76,7 +76,7 @@ def dispatch_bound(scope: Scope) -> dict:
     dispatches, wg = scope.dispatches, scope.work_groups
     starts, ends = EMPTY, EMPTY
     if len(dispatches):
-        first, last = int(dispatches[0]), int(dispatches[-1]) + scope.ps_per_cycle
+        first, last = int(dispatches[0]), scope.next_cycle_ps(int(dispatches[-1]))
         wg_start, wg_end = wg[:, COLUMN["start"]], wg[:, COLUMN["end"]]
         capacity = scope.n_cu * most_resident(wg[:, 6], wg_start, wg_end)
         times, counts = step_count(wg_start, wg_end)

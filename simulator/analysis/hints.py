@@ -87,6 +87,6 @@ def _extra_pass_ps(scope: Scope) -> int | None:
         lds = scope.instructions["LDS"]
     except Unavailable:
         return None
-    one_pass = (scope.trace.config["cu"]["lds_latency"] + 1) * scope.ps_per_cycle
+    one_pass = scope.cycles_ps(scope.trace.config["cu"]["lds_latency"] + 1)
     extra = (lds[:, COLUMN["end"]] - lds[:, COLUMN["start"]] - one_pass).clip(min=0)
     return int(extra.sum()) // scope.n_cu

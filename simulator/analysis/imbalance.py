@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .intervals import Lanes, merge
+from .intervals import Lanes
 from .scope import COLUMN, Scope, Unavailable
 
 
@@ -26,7 +26,7 @@ def gini(values: np.ndarray) -> float:
 
 def _busy(scope: Scope, peers: int, index: np.ndarray, rows: np.ndarray) -> np.ndarray:
     lanes = Lanes(peers, scope.lo, scope.hi)
-    return lanes.per_group(*merge(*lanes.place(index, rows[:, COLUMN["start"]], rows[:, COLUMN["end"]])))
+    return lanes.busy(index, rows[:, COLUMN["start"]], rows[:, COLUMN["end"]])
 
 
 def _group(values: np.ndarray, busy: np.ndarray, names: list[str], unit: str) -> dict:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .order import grouped_order
+
 EMPTY = np.zeros(0, dtype=np.int64)
 
 
@@ -26,10 +28,15 @@ def merge(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     starts, ends = as_int64(starts), as_int64(ends)
     keep = ends > starts
     starts, ends = starts[keep], ends[keep]
+    # a stable sort: it merges runs already sorted (two sets to unite) in linear time
+    order = np.argsort(starts, kind="stable")
+    return _disjoint(starts[order], ends[order])
+
+
+def _disjoint(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of non-empty intervals sorted by start, as sorted, disjoint (starts, ends)."""
     if not len(starts):
         return EMPTY, EMPTY
-    order = np.argsort(starts, kind="stable")
-    starts, ends = starts[order], ends[order]
     reach = np.maximum.accumulate(ends)
     # a block begins where an interval starts after everything before it has ended
     first = np.flatnonzero(np.r_[True, starts[1:] > reach[:-1]])
@@ -88,10 +95,12 @@ def step_count(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.nda
     same instant, so an interval ending as another starts is never counted twice."""
     starts, ends = as_int64(starts), as_int64(ends)
     keep = ends > starts
-    times = np.r_[starts[keep], ends[keep]]
-    delta = np.r_[np.ones(keep.sum(), np.int64), -np.ones(keep.sum(), np.int64)]
-    order = np.lexsort((delta, times))
-    times, counts = times[order], np.cumsum(delta[order])
+    ends, starts = np.sort(ends[keep]), np.sort(starts[keep])
+    # the two sorted runs merged (a stable sort merges runs in linear time), ends first
+    events = np.r_[ends, starts]
+    order = np.argsort(events, kind="stable")
+    times = events[order]
+    counts = np.cumsum(np.where(order < len(ends), -1, 1))
     # one step per distinct time: the count after the last event at that time
     last = np.r_[times[1:] != times[:-1], len(times) > 0]
     return times[last[:len(times)]], counts[last[:len(times)]]
@@ -115,15 +124,37 @@ class Lanes:
         self.width = width
         self.offset = np.arange(self.n, dtype=np.int64) * width - self.lo
 
-    def place(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """The intervals of ``groups`` clipped to their windows, on the shared axis."""
+    def _clipped(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(groups, starts, ends) of the intervals clipped to their groups' windows,
+        the empty ones left out."""
         groups = as_int64(groups)
         s = np.maximum(as_int64(starts), self.lo[groups])
         e = np.minimum(as_int64(ends), self.hi[groups])
         keep = e > s
-        shift = self.offset[groups[keep]]
-        return s[keep] + shift, e[keep] + shift
+        return groups[keep], s[keep], e[keep]
+
+    def place(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The intervals of ``groups`` clipped to their windows, on the shared axis."""
+        groups, s, e = self._clipped(groups, starts, ends)
+        shift = self.offset[groups]
+        return s + shift, e + shift
+
+    def union(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The union of each group's intervals clipped to its window, on the shared axis:
+        sorted and disjoint."""
+        groups, s, e = self._clipped(groups, starts, ends)
+        # by group, then start: one radix pass over the groups when the starts already
+        # ascend, as tasks do in id order (the model creates a task when it starts)
+        order = grouped_order(groups, s)
+        shift = self.offset[groups[order]]
+        return _disjoint(s[order] + shift, e[order] + shift)
+
+    def busy(self, groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """Length per group of the union of its intervals, clipped to its window."""
+        return self.per_group(*self.union(groups, starts, ends))
 
     def per_group(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """Length per group of a sorted, disjoint interval set on the shared axis
@@ -148,7 +179,7 @@ def priority_charge(lanes: Lanes, classes: list[tuple[np.ndarray, np.ndarray, np
     covered_s, covered_e = EMPTY, EMPTY
     covered = np.zeros(lanes.n, dtype=np.int64)
     for row, (groups, starts, ends) in enumerate(classes):
-        s, e = lanes.place(groups, starts, ends)
+        s, e = lanes.union(groups, starts, ends)
         covered_s, covered_e = merge(np.r_[covered_s, s], np.r_[covered_e, e])
         now = lanes.per_group(covered_s, covered_e)
         charged[row] = now - covered

@@ -30,11 +30,11 @@ OUTCOMES = ("L1 hit", "L1 MSHR-hit", "L2 hit", "L2 MSHR-hit", "DRAM", "write")
 
 
 def request_segments(scope: Scope) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(request task ids, (n, len(SEGMENTS)) segment ps, outcome per request) for the
-    CU requests that start in the window."""
+    """(request task ids, (n, len(SEGMENTS)) segment ps, outcome per request: its index
+    in ``OUTCOMES``) for the CU requests that start in the window."""
     scope.require("mem")
     tasks = scope.tasks
-    ids, parent = tasks[:, COLUMN["id"]], tasks[:, COLUMN["parent"]]
+    ids = tasks[:, COLUMN["id"]]
     start, end = tasks[:, COLUMN["start"]], tasks[:, COLUMN["end"]]
     cu_locations = scope.trace.components.unit("")
     outs = scope.kinds_of(("req_out", "ReadReq"), ("req_out", "WriteReq"))
@@ -45,7 +45,7 @@ def request_segments(scope: Scope) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # each request's next hop: the child of the same action (a write-back is not the answer)
     down = np.full(len(ids), -1, dtype=np.int64)
     child = np.flatnonzero(outs | ins)
-    up = scope.positions(parent[child])
+    up = scope.parent_rows[child]
     child, up = child[up >= 0], up[up >= 0]
     same = reads[child] == reads[up]
     down[up[same]] = child[same]
@@ -75,7 +75,8 @@ def request_segments(scope: Scope) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _outcomes(scope: Scope, requests: np.ndarray, down: np.ndarray, reads: np.ndarray) -> np.ndarray:
-    """Each request's class, from the tags of its L1V and L2 ``req_in``."""
+    """Each request's class (its index in ``OUTCOMES``), from the tags of its L1V and
+    L2 ``req_in``."""
     rows, names = scope.trace.tags(scope.kernel)
     tag = np.full(len(scope.tasks) + 1, -1, dtype=np.int64)  # the last entry: no task
     at = scope.positions(rows[:, 0])
@@ -91,15 +92,16 @@ def _outcomes(scope: Scope, requests: np.ndarray, down: np.ndarray, reads: np.nd
     return np.select(
         [~reads[requests], named(l1_tag, "read-hit"), named(l1_tag, "read-mshr-hit"),
          named(l2_tag, "read-hit"), named(l2_tag, "read-mshr-hit")],
-        ["write", "L1 hit", "L1 MSHR-hit", "L2 hit", "L2 MSHR-hit"], "DRAM").astype(object)
+        [OUTCOMES.index(name) for name in ("write", "L1 hit", "L1 MSHR-hit", "L2 hit", "L2 MSHR-hit")],
+        OUTCOMES.index("DRAM"))
 
 
 def memory_latency(scope: Scope) -> dict:
     """Mean segments per outcome, total segment time, and the flagged hop."""
     _, segments, outcomes = request_segments(scope)
     by_outcome = {}
-    for name in OUTCOMES:
-        mine = segments[outcomes == name]
+    for code, name in enumerate(OUTCOMES):
+        mine = segments[outcomes == code]
         if len(mine):
             by_outcome[name] = {"requests": len(mine),
                                 "mean_ps": round(float(mine.sum(axis=1).mean()), 1),

@@ -135,7 +135,7 @@ def _last_group(scope: Scope) -> dict | None:
 
 def _dispatch_window(scope: Scope) -> tuple[int, int]:
     d = scope.dispatches
-    return (int(d[0]), int(d[-1]) + scope.ps_per_cycle) if len(d) else (scope.lo, scope.hi)
+    return (int(d[0]), scope.next_cycle_ps(int(d[-1]))) if len(d) else (scope.lo, scope.hi)
 
 
 def analyze(path: str | Path, kernel: int | None = None, window: tuple[int, int] | None = None,

@@ -12,11 +12,14 @@ checks launches do not overlap); they are read once per scope.
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
 
 from .components import UNIT_OF_INST
+from .order import stable_order
 from .trace import Kernel, Trace
 
 COLUMN = {"id": 0, "parent": 1, "kind": 2, "location": 3, "start": 4, "end": 5}
@@ -56,11 +59,20 @@ class Scope:
         self.lo = max(kernel.start_ps, lo)
         self.hi = max(self.lo, min(kernel.end_ps, hi))
         cfg = trace.config
-        self.ps_per_cycle = 1_000_000 // cfg["clock_mhz"]
+        self.ps_per_cycle = Fraction(1_000_000, cfg["clock_mhz"])   # exact: 2.1 GHz too
         self.n_cu = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
         self.simds = cfg["cu"]["simds"]
         self.banks = cfg["l2"]["banks"]
         self.wf_slots = self.simds * cfg["cu"]["wf_slots_per_simd"]
+
+    def cycles_ps(self, cycles: int) -> int:
+        """``cycles`` cycles in ps, rounded down (the tracer's rounding of a cycle's start)."""
+        return int(cycles * self.ps_per_cycle)
+
+    def next_cycle_ps(self, ps: int) -> int:
+        """The start of the cycle after the one that starts at ``ps`` (a traced time)."""
+        cycle = math.ceil(ps / self.ps_per_cycle)
+        return self.cycles_ps(cycle + 1)
 
     @property
     def width(self) -> int:
@@ -82,8 +94,10 @@ class Scope:
 
     @cached_property
     def tasks(self) -> np.ndarray:
-        """Every task of the launch (not cut to the window), rows of TASK_COLUMNS by id."""
-        return self.trace.launch_tasks(self.kernel)
+        """Every task of the launch (not cut to the window), rows of TASK_COLUMNS by id,
+        stored column by column: the analyses work on whole columns, several times
+        faster when each is contiguous."""
+        return np.asfortranarray(self.trace.launch_tasks(self.kernel))
 
     def positions(self, task_ids: np.ndarray) -> np.ndarray:
         """Row of each task id in ``tasks``, -1 for ids not of the launch. Ids are dense
@@ -100,29 +114,64 @@ class Scope:
         inside[inside] = ids[rows[inside]] == task_ids[inside]
         return np.where(inside, rows, -1)
 
+    @cached_property
+    def parent_rows(self) -> np.ndarray:
+        """Row in ``tasks`` of each task's parent, -1 for a parent outside the launch."""
+        return self.positions(self.tasks[:, COLUMN["parent"]])
+
     def kinds_of(self, *pairs: tuple[str, str]) -> np.ndarray:
         """Which rows of ``tasks`` are of one of the (category, action) kinds."""
         keys = [k for k in (self.trace.kind(*pair) for pair in pairs) if k is not None]
         return member(self.tasks[:, COLUMN["kind"]], keys)
 
     @cached_property
+    def _by_kind(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``tasks`` grouped by kind, in id order within one, and where each
+        kind id's group begins (a radix sort: kind ids are small)."""
+        kinds = self.tasks[:, COLUMN["kind"]]
+        counts = np.bincount(kinds, minlength=max(self.trace.kinds.values(), default=-1) + 1)
+        return stable_order(kinds), np.r_[0, np.cumsum(counts)]
+
+    def rows_of(self, *pairs: tuple[str, str]) -> np.ndarray:
+        """Positions in ``tasks`` of the rows of the (category, action) kinds, grouped
+        by kind (ascending kind id), in id order within one."""
+        order, bounds = self._by_kind
+        keys = sorted({k for k in (self.trace.kind(*pair) for pair in pairs) if k is not None})
+        return np.concatenate([order[bounds[k]:bounds[k + 1]] for k in keys] or [order[:0]])
+
+    @cached_property
+    def _by_location(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``tasks`` grouped by location, in id order within one, and where
+        each location id's group begins."""
+        locations = self.tasks[:, COLUMN["location"]]
+        counts = np.bincount(locations, minlength=max(self.trace.components.name, default=-1) + 1)
+        return stable_order(locations), np.r_[0, np.cumsum(counts)]
+
+    def rows_at(self, location: int) -> np.ndarray:
+        """Positions in ``tasks`` of the rows at the location id, in id order."""
+        order, bounds = self._by_location
+        return order[bounds[location]:bounds[location + 1]] if location + 1 < len(bounds) else order[:0]
+
+    @cached_property
     def _execution(self) -> np.ndarray:
         """The launch's wavefronts, instructions and the CUs' memory requests overlapping
         the window, plus their CU in a seventh column: taken from ``tasks`` once, shared
-        by every analysis."""
-        t = self.trace
-        rows = self.tasks
-        wanted = self.kinds_of(("wavefront", "wavefront"), *(("inst", i) for i in UNIT_OF_INST))
-        wanted |= self.kinds_of(*LEVEL_KINDS["mem"]) & member(rows[:, COLUMN["location"]],
-                                                               t.components.unit(""))
-        wanted &= (rows[:, COLUMN["start"]] < self.hi) & (rows[:, COLUMN["end"]] > self.lo)
-        rows = rows[wanted]
-        # grouped by kind (in id order within one), so each kind is a slice (``_of``); kind
-        # ids are small, and a stable sort of 16-bit keys is numpy's radix sort
-        kinds = rows[:, COLUMN["kind"]]
-        keys = kinds.astype(np.uint16) if len(kinds) and kinds.max() < 1 << 16 else kinds
-        rows = rows[np.argsort(keys, kind="stable")]
-        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+        by every analysis; grouped by kind (in id order within one), so each kind is a
+        slice (``_of``)."""
+        tasks = self.tasks
+        rows = self.rows_of(("wavefront", "wavefront"), *LEVEL_KINDS["inst"], *LEVEL_KINDS["mem"])
+        wanted = ~member(tasks[rows, COLUMN["kind"]], self._kinds("mem"))
+        wanted |= member(tasks[rows, COLUMN["location"]], self.trace.components.unit(""))
+        wanted &= (tasks[rows, COLUMN["start"]] < self.hi) & (tasks[rows, COLUMN["end"]] > self.lo)
+        return self._with_cu(rows[wanted])
+
+    def _with_cu(self, rows: np.ndarray) -> np.ndarray:
+        """The rows of ``tasks`` at the positions, plus their CU in a seventh column."""
+        out = np.empty((len(rows), len(COLUMN) + 1), dtype=np.int64, order="F")
+        for column in range(len(COLUMN)):
+            np.take(self.tasks[:, column], rows, out=out[:, column])
+        out[:, -1] = self.trace.components.cu_index(out[:, COLUMN["location"]])
+        return out
 
     def _of(self, category: str, action: str) -> np.ndarray:
         """Rows of ``_execution`` of one kind, with the CU in a seventh column."""
@@ -134,25 +183,38 @@ class Scope:
         return rows[np.searchsorted(kinds, kind, "left"):np.searchsorted(kinds, kind, "right")]
 
     @cached_property
+    def _dispatch_rows(self) -> np.ndarray:
+        """Positions of the launch's MapWGReq requests: the kernel task's children."""
+        rows = self.rows_of(("req_out", "MapWGReq"))
+        return rows[self.tasks[rows, COLUMN["parent"]] == self.kernel.task]
+
+    @cached_property
     def dispatches(self) -> np.ndarray:
         """Start times of the launch's MapWGReq requests (its dispatches), sorted; all of
         them, not only the window's, since idle classes depend on what is still to come."""
         self.require("wg")
-        rows = self.trace.children(self.kernel.task, self.trace.kind("req_out", "MapWGReq"))
+        rows = self._dispatch_rows
         expected = self.kernel.work_groups
         if expected is not None and len(rows) != expected:
             raise Unavailable(f"the trace holds {len(rows)} of the launch's {expected} dispatches"
                               " (recorded with --window?)")
-        return np.sort(rows[:, COLUMN["start"]])
+        return np.sort(self.tasks[rows, COLUMN["start"]])
 
     @cached_property
     def work_groups(self) -> np.ndarray:
-        """The launch's work-group tasks (all of them), plus a seventh column: the CU."""
+        """The launch's work-group tasks (all of them), plus a seventh column: the CU. A
+        work-group is the child of a child (the CU's ``req_in``) of a dispatch; they
+        come in the order of their dispatches."""
         self.dispatches  # noqa: B018 - checks the launch was recorded whole
-        t = self.trace
-        rows = t.work_groups(self.kernel.task, t.kind("req_out", "MapWGReq"),
-                             t.kind("work-group", "work-group"))
-        return np.c_[rows, t.components.cu_index(rows[:, COLUMN["location"]])]
+        groups = self.rows_of(("work-group", "work-group"))
+        inner = self.parent_rows[groups]
+        groups, inner = groups[inner >= 0], inner[inner >= 0]
+        outer = self.parent_rows[inner]
+        dispatch = np.zeros(len(self.tasks) + 1, dtype=bool)  # the last entry: no task
+        dispatch[self._dispatch_rows] = True
+        mine = dispatch[outer]
+        groups, inner, outer = groups[mine], inner[mine], outer[mine]
+        return self._with_cu(groups[np.lexsort((groups, inner, outer))])
 
     @cached_property
     def wavefronts(self) -> np.ndarray:

@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .intervals import Lanes, merge
+from .intervals import Lanes
 from .scope import COLUMN, Scope, Unavailable
 
 COMPUTE = ("VALU", "SALU", "Branch", "LDS")
@@ -42,7 +42,7 @@ def _busy(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
     """(busy ps summed over instances, busiest instance's busy ps, its location id)."""
     locations, group = np.unique(rows[:, COLUMN["location"]], return_inverse=True)
     lanes = Lanes(len(locations), scope.lo, scope.hi)
-    busy = lanes.per_group(*merge(*lanes.place(group, rows[:, COLUMN["start"]], rows[:, COLUMN["end"]])))
+    busy = lanes.busy(group, rows[:, COLUMN["start"]], rows[:, COLUMN["end"]])
     if not len(busy):
         return 0, 0, -1
     top = int(np.argmax(busy))
@@ -52,7 +52,7 @@ def _busy(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
 def _lds_passes(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
     """(LDS busy ps, at the busiest LDS, its location id): an LDS instruction holds the
     unit one cycle per bank pass, its duration less ``cu.lds_latency``."""
-    latency = scope.trace.config["cu"]["lds_latency"] * scope.ps_per_cycle
+    latency = scope.cycles_ps(scope.trace.config["cu"]["lds_latency"])
     rows = rows[rows[:, COLUMN["start"]] >= scope.lo]
     if not len(rows):
         return 0, 0, -1

@@ -28,19 +28,20 @@ SOURCES = ("VALU", "SALU", "Branch", "LDS", "VMEM", "Barrier")
 def stall_breakdown(scope: Scope) -> dict:
     """Wavefront time per class, summed over the launch's wavefronts in the window."""
     scope.require("wf", "inst")
-    wf = scope.wavefronts
+    wf = scope.wavefronts  # in id order
     inst = scope.instructions
-    ids = wf[:, COLUMN["id"]]
-    order = np.argsort(ids)
-    lanes = Lanes(len(wf), np.maximum(wf[order, COLUMN["start"]], scope.lo),
-                  np.minimum(wf[order, COLUMN["end"]], scope.hi))
+    lanes = Lanes(len(wf), np.maximum(wf[:, COLUMN["start"]], scope.lo),
+                  np.minimum(wf[:, COLUMN["end"]], scope.hi))
+    # each task row's wavefront lane, -1 for rows not of a wavefront in the window
+    lane = np.full(len(scope.tasks) + 1, -1, dtype=np.int64)  # the last entry: no task
+    lane[scope.positions(wf[:, COLUMN["id"]])] = np.arange(len(wf))
     classes = []
     for name in SOURCES:
         rows = inst[name]
         # an instruction's wavefront is its parent; one whose wavefront lies outside
         # the window has nothing to charge here
-        at = np.searchsorted(ids[order], rows[:, COLUMN["parent"]])
-        found = (at < len(ids)) & (ids[order][np.minimum(at, len(ids) - 1)] == rows[:, COLUMN["parent"]])
+        at = lane[scope.positions(rows[:, COLUMN["parent"]])]  # -1 indexes the last entry
+        found = at >= 0
         classes.append((at[found], rows[found, COLUMN["start"]], rows[found, COLUMN["end"]]))
     charged = priority_charge(lanes, classes)
     totals = {name: int(charged[i].sum()) for i, name in enumerate(CLASSES)}

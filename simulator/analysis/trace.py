@@ -155,24 +155,6 @@ class Trace:
             (launch,)).fetchone()
         return row[0]
 
-    def children(self, parent: int, kind: int | None) -> np.ndarray:
-        """Tasks of ``kind`` whose parent is ``parent``, as rows of TASK_COLUMNS."""
-        if kind is None:
-            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
-        return self._rows(
-            "SELECT id, coalesce(parent, -1), kind, location, start_ps, end_ps FROM task"
-            " WHERE parent = ? AND kind = ?", (parent, kind))
-
-    def work_groups(self, kernel: int, map_out: int | None, group: int | None) -> np.ndarray:
-        """The work-group tasks of kernel task ``kernel``: each is the child of the
-        ``req_in`` of one of the kernel's ``map_out`` (MapWGReq) requests."""
-        if map_out is None or group is None:
-            return np.zeros((0, len(TASK_COLUMNS)), dtype=np.int64)
-        return self._rows(
-            "SELECT w.id, w.parent, w.kind, w.location, w.start_ps, w.end_ps FROM task o"
-            " JOIN task i ON i.parent = o.id JOIN task w ON w.parent = i.id"
-            " WHERE o.parent = ? AND o.kind = ? AND w.kind = ?", (kernel, map_out, group))
-
     def _rows(self, sql: str, params: tuple) -> np.ndarray:
         """The query's rows of TASK_COLUMNS (a missing parent reads -1) as an int64 matrix."""
         return read_ints(self.bulk, sql, params)

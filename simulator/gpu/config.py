@@ -5,14 +5,17 @@ from the command line (``--set l2.banks=8``) or a JSON file (``--config FILE``),
 full resolved configuration is stored in the trace's ``run.config``.
 
 Values follow MGPUSim's R9 Nano platform (see reference/simulator.md, section 1.4);
-times are in cycles of the 1 GHz GPU clock unless a key says otherwise.
+times are in cycles of the 1 GHz GPU clock unless a key says otherwise. Other GPUs are
+presets (``presets.configuration``): the same parameters, from a data sheet; a preset's
+configuration also names it under ``PRESET_KEY``, which is a label, not a parameter.
 """
 import copy
+from fractions import Fraction
 
 from ..user_input import InputError, integer, load_json, real
 
 R9_NANO = {
-    "clock_mhz": 1000,                  # GPU clock; one simulated cycle = 1e6 / clock_mhz ps
+    "clock_mhz": 1000,                  # GPU clock in MHz; cycle c starts at c x 1e6 / clock_mhz ps
     "gpu": {
         "shader_arrays": 16,            # shader arrays (SA)
         "cus_per_shader_array": 4,      # compute units per SA: 64 CUs in all
@@ -69,6 +72,10 @@ R9_NANO = {
 }
 
 
+PRESET_KEY = "preset"
+"""Top-level key naming the preset a configuration was made from: not a parameter (never
+flattened, set or validated as one), so a trace says which GPU it simulated."""
+
 ZERO_ALLOWED = ("latency", "overhead")
 """Parameters (by key suffix) that may be 0: delays, as opposed to sizes and rates."""
 
@@ -93,6 +100,8 @@ def _parse_value(text, current, key):
 
 
 def _set(cfg, key, value, origin):
+    if key == PRESET_KEY:
+        raise ConfigError(f"{origin}: the preset is not a parameter: choose it with --gpu NAME")
     parts = key.split(".")
     node = cfg
     for i, part in enumerate(parts[:-1]):
@@ -127,6 +136,8 @@ def apply_overrides(cfg, overrides):
 
 def _flatten(tree, prefix=""):
     for key, value in tree.items():
+        if not prefix and key == PRESET_KEY:
+            continue  # the preset's name labels the values, it is not one of them
         if isinstance(value, dict):
             yield from _flatten(value, f"{prefix}{key}.")
         else:
@@ -152,6 +163,12 @@ def load_config_file(path, base=None):
         raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object of configuration sections")
+    named = data.get(PRESET_KEY, cfg.get(PRESET_KEY))
+    if named != cfg.get(PRESET_KEY):
+        # a trace's stored configuration is a whole preset's: applied over another, the
+        # run would carry the wrong name
+        raise ConfigError(f"{path} was made for preset {named!r}, not "
+                          f"{cfg.get(PRESET_KEY) or 'r9nano'!r}: choose it with --gpu {named}")
     for key, value in _flatten(data):
         _set(cfg, key, value, str(path))
     validate(cfg)
@@ -164,6 +181,8 @@ def _power_of_two(value):
 
 def validate(cfg):
     """Raise ``ConfigError`` if a parameter is out of range."""
+    if not isinstance(cfg.get(PRESET_KEY, ""), str):
+        raise ConfigError(f"{PRESET_KEY} must be a preset's name, got {cfg[PRESET_KEY]!r}")
     flat = dict(_flatten(cfg))
     negative = [key for key, value in flat.items() if value < 0]
     if negative:
@@ -172,8 +191,6 @@ def validate(cfg):
             if value == 0 and not key.endswith(ZERO_ALLOWED)]
     if zero:
         raise ConfigError(f"parameters must be positive: {', '.join(zero)}")
-    if 1_000_000 % cfg["clock_mhz"]:
-        raise ConfigError("clock_mhz must divide 1,000,000 so a cycle is a whole number of ps")
     for cache in ("l1v", "l2"):
         c = cfg[cache]
         size = c["size_bytes"] if cache == "l1v" else c["bank_bytes"]
@@ -190,5 +207,10 @@ def validate(cfg):
 
 
 def ps_per_cycle(cfg):
-    """Picoseconds per simulated cycle (1000 at 1 GHz)."""
-    return 1_000_000 // cfg["clock_mhz"]
+    """Picoseconds per simulated cycle, exactly: 1000 at 1 GHz, 1e6/2100 at 2.1 GHz.
+
+    The model counts whole cycles; a time in the trace is cycle x this, rounded down to
+    the picosecond (the tracer does it in integers), so no error accumulates and any
+    clock in MHz is exact to within a picosecond.
+    """
+    return Fraction(1_000_000, cfg["clock_mhz"])

@@ -162,7 +162,7 @@ def simulate(workload, config, out_path=None, trace_level="all", window=None, pr
         result.cycles = gpu.now
         result.events = gpu.events
         result.stats = gpu.stats()
-    result.simulated_ps = result.cycles * ps_per_cycle(config)
+    result.simulated_ps = int(result.cycles * ps_per_cycle(config))  # rounded down, as the trace's
     if tracer is None:
         result.wall_seconds = time.perf_counter() - wall_start
     else:

@@ -19,7 +19,7 @@ import math
 import numpy as np
 from pycparser import c_ast
 
-from . import constants, ir
+from . import constants, ir, speculation
 from . import types as T
 from .builtins import CONSTANTS, NO_DIMENSION, WORK_ITEM
 from .diagnostics import KernelError
@@ -301,7 +301,7 @@ class ExpressionLowering:
             for side in (a, b):
                 if side.type.width != 1:
                     raise self.error(node, f"'{op}' needs scalar operands")
-            return ir.Logical(op, a, b, type=T.INT, **pos)
+            return ir.Logical(op, a, b, speculation.logical(b), type=T.INT, **pos)
         if op not in ARITH and op not in COMPARE:
             raise self.unsupported(node, f"operator {op}")
         if a.type.width != 1 and b.type.width != 1 and a.type.width != b.type.width:
@@ -336,7 +336,8 @@ class ExpressionLowering:
         pa, pb = isinstance(a.type, T.Pointer), isinstance(b.type, T.Pointer)
         if op in COMPARE or op in ("&&", "||"):
             if op in ("&&", "||"):
-                return ir.Logical(op, self.truth(a), self.truth(b), type=T.INT, **pos)
+                b = self.truth(b)
+                return ir.Logical(op, self.truth(a), b, speculation.logical(b), type=T.INT, **pos)
             a = a if pa else self.convert(a, b.type)
             b = b if pb else self.convert(b, a.type)
             return ir.Binary(op, a, b, type=T.INT, **pos)
@@ -419,7 +420,8 @@ class ExpressionLowering:
             ty = b.type
         else:
             ty = self.common_type(node, "?:", a, b)
-        return ir.Select(cond, self.convert(a, ty), self.convert(b, ty), type=ty, **self.pos(node))
+        a, b = self.convert(a, ty), self.convert(b, ty)
+        return ir.Select(cond, a, b, speculation.select(a, b), type=ty, **self.pos(node))
 
     def expr_Cast(self, node):
         ty = self.type_of(node, node.to_type)

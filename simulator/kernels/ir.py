@@ -63,9 +63,11 @@ class Binary(Expr):
 
 
 class Logical(Expr):
-    """``&&`` and ``||``: the right side runs only on the lanes that need it."""
+    """``&&`` and ``||``: the right side runs only on the lanes that need it, unless
+    ``speculate`` (see ``speculation``): then it runs on every lane and the two truth
+    values are combined."""
 
-    fields = ("op", "a", "b")
+    fields = ("op", "a", "b", "speculate")
 
 
 class Unary(Expr):
@@ -77,9 +79,11 @@ class Cast(Expr):
 
 
 class Select(Expr):
-    """``c ? a : b``: each side runs only on its own lanes."""
+    """``c ? a : b``: with ``speculate`` (see ``speculation``) both sides run on every
+    lane and a select picks each lane's value; otherwise it is a branch, whose sides
+    each run only on their own lanes."""
 
-    fields = ("cond", "a", "b")
+    fields = ("cond", "a", "b", "speculate")
 
 
 class Call(Expr):
@@ -226,7 +230,12 @@ class EmitStore(Stmt):
 
 
 class If(Stmt):
-    fields = ("cond", "then", "orelse", "node")
+    """``if``/``else``: a branch (Klein's branch node ``node``), or, when ``merged`` names
+    the variables its sides assign (see ``speculation``), if-converted: both sides'
+    assignments run on every lane and each merged variable takes its side's value by a
+    select; ``node`` is then None."""
+
+    fields = ("cond", "then", "orelse", "node", "merged")
 
 
 class Loop(Stmt):
@@ -261,6 +270,23 @@ class Eval(Stmt):
     """An expression evaluated for its effect (a call such as ``mem_fence``)."""
 
     fields = ("expr",)
+
+
+def operands(e: Expr) -> tuple:
+    """The operand expressions of an operator, cast, call of a math built-in, swizzle,
+    member or vector literal (the other expressions each name their own)."""
+    kind = type(e)
+    if kind in (Binary, Logical):
+        return (e.a, e.b)
+    if kind in (Unary, Cast, Swizzle, Member):
+        return (e.a,)
+    if kind is Select:
+        return (e.cond, e.a, e.b)
+    if kind is Call:
+        return tuple(e.args)
+    if kind is VecLit:
+        return tuple(e.parts)
+    raise TypeError(f"no operands rule for {kind.__name__}")
 
 
 for _cls in (Const, Var, WorkItem, Binary, Logical, Unary, Cast, Select, Call, Collective, Load,

@@ -5,7 +5,10 @@ active lanes (``lanes.Lanes``), which plays the role of the EXEC mask, with nump
 operating on the active lanes' values:
 
 * ``if``/``else``: both sides run, under complementary subsets of the lanes; a side
-  that no lane takes is skipped (per wavefront, by construction of the records);
+  that no lane takes is skipped (per wavefront, by construction of the records). A
+  conditional a compiler turns into a select (``speculation``: a short ``?:``, an
+  ``if`` that only assigns cheap values, the right side of a cheap ``&&``/``||``)
+  runs its sides on every lane instead, and a select picks each lane's value;
 * loops run until no lane is active; ``break``/``continue``/``return`` retire lanes
   for the rest of the loop iteration, the loop or the kernel;
 * ``barrier`` needs no waiting: every lane finishes a statement before any lane
@@ -27,8 +30,8 @@ While running, the executor issues instructions to an ``InstructionLog`` the way
 GCN compiler would lay them out: VALU (SALU for wave-uniform values) per operator,
 VMEM per global access followed by ``WAITCNT`` before the first use of a loaded
 value, LDS per local access, ``s_and_saveexec``/``s_cbranch_execz`` (SALU + BRANCH)
-per conditional and per loop test, ``BARRIER``. Observations for Klein's views go to
-an optional ``probes.Probes``.
+per branch and per loop test, ``v_cndmask`` (VALU) per component of a select,
+``BARRIER``. Observations for Klein's views go to an optional ``probes.Probes``.
 
 The executor runs the lanes of the work-groups its ``Geometry`` holds: a whole launch,
 or a batch of it (``batches``, which makes the ``stream.KernelLaunch`` the timing model
@@ -39,30 +42,20 @@ import sys
 import numpy as np
 
 from ..stream import WAVEFRONT_SIZE, Unit
-from . import collectives, ir, operators
+from . import collectives, costs, ir, operators
 from . import types as T
 from .atomics import atomic_update
-from .builtins import MATH, apply_math, math_cost
+from .builtins import MATH, apply_math
 from .diagnostics import KernelError
 from .formatting import c_format
 from .images import image_query, read_image, write_image
 from .lanes import Lanes, all_lanes
 from .probes import READ, WRITE
 from .regions import LaunchMemory, read_bytes, write_bytes
+from .speculation import assignments
 
 MAX_LOOP_TRIPS = 1_000_000
 PRINTF_BUFFER = 1 << 20   # bytes of printf output per launch, as CL_DEVICE_PRINTF_BUFFER_SIZE
-INT_DIV_COST = 10   # GCN has no integer divide: a reciprocal-based sequence of ~10 VALU ops
-
-
-def _power_of_two(node):
-    """A constant divisor the compiler turns into a shift or mask (costs one instruction)."""
-    while type(node) is ir.Cast:
-        node = node.a
-    if type(node) is not ir.Const or node.type.is_float or node.type.width != 1:
-        return False
-    value = int(node.value)
-    return value > 0 and value & (value - 1) == 0
 
 
 ATOMIC = 2
@@ -222,13 +215,14 @@ class Executor:
             self.probes.emit(s.name, index[keep], value[keep])
 
     def branch_test(self, s, cond, lanes, node):
-        """Issue the EXEC-mask update and branch of a conditional; record branch bits."""
+        """Issue the EXEC-mask update and branch of a conditional; record branch bits of
+        Klein's branch node ``node`` (None: a ``?:``, which has none)."""
         if np.ndim(cond) == 0:
             self.log.alu(lanes, Unit.BRANCH, s.line)
         else:
             self.log.alu(lanes, Unit.SALU, s.line)
             self.log.alu(lanes, Unit.BRANCH, s.line)
-        if self.probes is not None:
+        if self.probes is not None and node is not None:
             self.probes.branch(node, lanes, cond)
 
     def split(self, cond, lanes):
@@ -238,23 +232,49 @@ class Executor:
         taken = cond != 0
         return lanes.subset(taken), lanes.subset(~taken)
 
-    def s_if(self, s, lanes):
-        cond = self.eval(s.cond, lanes)
-        self.wait_for(s.cond, lanes)
-        self.branch_test(s, cond, lanes, s.node)
+    def branch(self, s, cond, lanes, node, run_then, run_else):
+        """A conditional left as a branch: its EXEC-mask code, with ``run_then`` and
+        ``run_else`` (None: no else side) each called with the lanes of its side, if any."""
+        self.branch_test(s, cond, lanes, node)
         then_lanes, else_lanes = self.split(cond, lanes)
         if then_lanes.n:
-            self.stmt(s.then, then_lanes)
-        if s.orelse is not None:
+            run_then(then_lanes)
+        if run_else is not None:
             if np.ndim(cond):  # divergent: flip EXEC to the else lanes, skip if none remain
                 self.log.alu(lanes, Unit.SALU, s.line)
                 self.log.alu(lanes, Unit.BRANCH, s.line)
             elif then_lanes.n:  # uniform and taken: a scalar branch jumps over the else side
                 self.log.alu(lanes, Unit.BRANCH, s.line)
             if else_lanes.n:
-                self.stmt(s.orelse, else_lanes)
+                run_else(else_lanes)
         if np.ndim(cond):
             self.log.alu(lanes, Unit.SALU, s.line)  # restore EXEC after the divergent region
+
+    def s_if(self, s, lanes):
+        cond = self.eval(s.cond, lanes)
+        self.wait_for(s.cond, lanes)
+        if s.merged is not None:
+            self.if_converted(s, cond, lanes)
+            return
+        self.branch(s, cond, lanes, s.node, lambda sub: self.stmt(s.then, sub),
+                    None if s.orelse is None else lambda sub: self.stmt(s.orelse, sub))
+
+    def if_converted(self, s, cond, lanes):
+        """Both sides' assignments computed on every lane, each variable set on its
+        side's lanes; then one select per merged component (no branch, no branch bits)."""
+        sides = self.split(cond, lanes)
+        picks = (cond != 0, cond == 0) if np.ndim(cond) else (None, None)
+        for body, side, pick in zip((s.then, s.orelse), sides, picks):
+            for a in assignments(body):
+                value = self.eval(a.value, lanes)
+                if not side.n:
+                    continue
+                if pick is not None and _per_lane(value, a.value.type):
+                    value = value[pick]
+                self.assign_var(a.name, value, side, a.comps, a.path)
+        for name, count in s.merged:
+            scalar = name not in self.kernel.wave_varying and not self.kernel.variables[name].is_float
+            self.log.alu(lanes, Unit.SALU if scalar else Unit.VALU, s.line, count)
 
     def s_loop(self, s, lanes):
         outer = self.broke.copy(), self.continued.copy()
@@ -456,16 +476,17 @@ class Executor:
     def e_binary(self, e, lanes):
         a, b = self.operands(e, lanes, e.a, e.b)
         a, b = _widen((a, e.a.type), (b, e.b.type))
-        divides = e.op in ("/", "%") and not e.a.type.is_float and not _power_of_two(e.b)
-        self.alu(e, lanes, INT_DIV_COST if divides else 1)
+        self.alu(e, lanes, costs.operation(e))
         return operators.binary(e.op, a, b, e.a.type, e.type)
 
     def e_logical(self, e, lanes):
         a = self.eval(e.a, lanes)
         if self.pending and type(e.a) is ir.Load:
             self.wait(lanes)
-        self.alu(e, lanes)
         first = operators.truth(a)
+        if e.speculate:
+            return self.logical_combined(e, first, lanes)
+        self.alu(e, lanes)
         if np.ndim(first) == 0:
             if bool(first) == (e.op == "||"):
                 return np.int32(1 if first else 0)
@@ -482,6 +503,18 @@ class Executor:
             result[need] = np.broadcast_to(operators.truth(b), (sub.n,))
         return result.astype(np.int32)
 
+    def logical_combined(self, e, first, lanes):
+        """``&&``/``||`` whose right side runs on every lane: both truth values combined
+        by one instruction (``s_and``/``s_or`` of the lane masks, or ``v_and``/``v_or``)."""
+        second = operators.truth(self.eval(e.b, lanes))
+        self.alu(e, lanes)
+        if np.ndim(first) == 0:
+            if bool(first) == (e.op == "||"):
+                return np.int32(1 if first else 0)
+            return operators.as_type(second, T.INT)
+        combined = (first | second) if e.op == "||" else (first & second)
+        return np.broadcast_to(combined, (lanes.n,)).astype(np.int32)
+
     def e_unary(self, e, lanes):
         (a,) = self.operands(e, lanes, e.a)
         self.alu(e, lanes)
@@ -492,9 +525,7 @@ class Executor:
         src, dst = e.a.type, e.type
         if isinstance(dst, (T.Pointer, T.Struct, T.Opaque)):
             return a   # a pointer handle retyped (or a struct copied): no instruction
-        # int <-> uint of one size is a reinterpretation; float conversions and
-        # width changes cost a v_cvt / v_bfe instruction.
-        if src.is_float != dst.is_float or src.base.size != dst.base.size:
+        if costs.converts(src, dst):
             self.alu(e, lanes)
         if dst.width > 1 and src.width == 1:
             a = np.repeat(np.asarray(a)[..., None], dst.width, axis=-1)
@@ -504,26 +535,40 @@ class Executor:
         cond = self.eval(e.cond, lanes)
         if self.pending and type(e.cond) is ir.Load:
             self.wait(lanes)
-        self.alu(e, lanes)
         taken = operators.truth(cond)
-        if np.ndim(cond) == 0:
-            return self.eval(e.a if taken else e.b, lanes)
-        yes, no = lanes.subset(taken), lanes.subset(~taken)
         shape = (lanes.n,) + ((e.type.width,) if e.type.width > 1 else ())
-        out = np.zeros(shape, dtype=e.type.dtype)
-        for part, sub, where in ((e.a, yes, taken), (e.b, no, ~taken)):
-            if sub.n:
-                value = self.eval(part, sub)
+        if e.speculate:
+            a, b = self.eval(e.a, lanes), self.eval(e.b, lanes)
+            self.alu(e, lanes)   # v_cndmask_b32 per component
+            if np.ndim(cond) == 0:
+                return a if taken else b
+            out = np.empty(shape, dtype=e.type.dtype)
+            out[...] = b
+            out[taken] = a[taken] if _per_lane(a, e.type) else a
+            return out
+        values = {}
+
+        def side(part, key):
+            def run(sub):
+                values[key] = self.eval(part, sub)
                 if self.pending and type(part) is ir.Load:
                     self.wait(sub)
-                out[where] = value
+            return run
+
+        self.branch(e, cond, lanes, None, side(e.a, True), side(e.b, False))
+        if np.ndim(cond) == 0:
+            return values[bool(taken)]
+        out = np.zeros(shape, dtype=e.type.dtype)
+        for key, where in ((True, taken), (False, ~taken)):
+            if key in values:
+                out[where] = values[key]
         return out
 
     def e_call(self, e, lanes):
         args = self.operands(e, lanes, *e.args)
         if e.fn.startswith("get_image"):
             return image_query(self.memory.by_id[int(args[0]) >> 40], e.fn)
-        self.alu(e, lanes, math_cost(e.fn))
+        self.alu(e, lanes, costs.operation(e))
         if e.fn == "as":
             return operators.reinterpret(args[0], e.args[0].type, e.type)
         if e.fn.startswith("convert_"):

@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 from pycparser import c_ast
 
-from . import constants, ir
+from . import constants, ir, speculation
 from . import types as T
 from .calls import CallLowering
 from .expressions import ARITH, ExpressionLowering, _space
@@ -513,10 +513,18 @@ class KernelLowering(CallLowering, ExpressionLowering):
     # -- control flow ------------------------------------------------------------------
     def stmt_If(self, node):
         cond = self.condition(node.cond)
+        declared = set(self.variables)
         branch = self.open_branch(node, "if")
         then = self.with_label(branch, "then", node.iftrue)
         orelse = self.with_label(branch, "else", node.iffalse) if node.iffalse is not None else None
-        return ir.If(cond, then, orelse, branch.id, **self.pos(node))
+        merged = speculation.merged_variables(then, orelse, self.variables.keys() - declared)
+        if merged is None:
+            return ir.If(cond, then, orelse, branch.id, None, **self.pos(node))
+        # If-converted: no lane ever branches here, so Klein's branching view has no node
+        # for it (its sides, only assignments, opened none of their own).
+        assert self.branch_nodes[-1] is branch
+        self.branch_nodes.pop()
+        return ir.If(cond, then, orelse, None, merged, **self.pos(node))
 
     def with_label(self, branch, label, stmt):
         self.node_stack.append((branch.id, label))

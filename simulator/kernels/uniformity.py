@@ -77,14 +77,14 @@ class _Analysis:
         if kind in (ir.Logical, ir.Select):
             self.conditional(e)
             return
-        children = _children(e)
+        children = ir.operands(e)
         for child in children:
             self.expr(child)
         e.uniform = all(c.uniform for c in children)
         e.wave = all(c.wave for c in children)
 
     def conditional(self, e):
-        """``a && b``, ``c ? a : b``: the later operands run on some lanes only."""
+        """``a && b``, ``c ? a : b``: the later operands may run on some lanes only."""
         first = e.a if type(e) is ir.Logical else e.cond
         rest = (e.b,) if type(e) is ir.Logical else (e.a, e.b)
         self.expr(first)
@@ -188,21 +188,6 @@ class _Analysis:
             self.exiting(s, s.cond, ctx_u, ctx_w, [s.body] + ([s.step] if s.step is not None else []))
         elif kind in (ir.Break, ir.Continue):
             exits.append((ctx_u, ctx_w))
-
-
-def _children(e):
-    kind = type(e)
-    if kind in (ir.Binary, ir.Logical):
-        return (e.a, e.b)
-    if kind in (ir.Unary, ir.Cast, ir.Swizzle, ir.Member):
-        return (e.a,)
-    if kind is ir.Select:
-        return (e.cond, e.a, e.b)
-    if kind is ir.Call:
-        return tuple(e.args)
-    if kind is ir.VecLit:
-        return tuple(e.parts)
-    raise TypeError(f"no children rule for {kind.__name__}")
 
 
 def analyze(kernel):

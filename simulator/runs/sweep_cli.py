@@ -24,7 +24,8 @@ L1V, L2 and DRAM groups, L1V and L2 hit rates, instructions, the trace's file na
 status (ok or failed), error and wall_s. A point that fails (a value the model
 refuses, a kernel error) is recorded with its error; the others go on. Running the
 same command again skips the points already done, and adding values to a --vary
-runs only the new points.
+runs only the new points. Every point starts from the --gpu preset (default r9nano;
+`python -m simulator gpus` lists them), then --config and --set, then its --vary values.
 
 Schedulers (only the scheduler changes, never the results):
   processes        a pool of local worker processes (default; --workers N)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..gpu.config import apply_overrides, default_config, flat_config
+from ..gpu.config import PRESET_KEY, apply_overrides, default_config, flat_config
+from ..gpu.presets import configuration
 from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import parse_trace_level
 from ..kernels.records import KernelRecorder
@@ -251,10 +252,13 @@ def run_command(workload, options, config, seed, task):
 
 
 def config_arguments(config):
-    """The ``--set=KEY=VALUE`` options that make the default configuration ``config``."""
-    default = flat_config(default_config())
-    return [f"--set={key}={value}" for key, value in flat_config(config).items()
-            if default.get(key) != value]
+    """The options that make ``config``: ``--gpu`` with its preset (when it names one),
+    then ``--set=KEY=VALUE`` for each value that differs from the preset's."""
+    preset = config.get(PRESET_KEY)
+    base = flat_config(configuration(preset) if preset else default_config())
+    return (["--gpu", preset] if preset else []) + [
+        f"--set={key}={value}" for key, value in flat_config(config).items()
+        if base.get(key) != value]
 
 
 def headline(path, result):

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..gpu.config import ConfigError, default_config
+from ..gpu.config import ConfigError
 from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
 from ..tracing.cli import command_line
 from ..tracing.progress import progress_bar
@@ -26,10 +26,6 @@ from .validate_point import LaunchTask, read_sources
 from .validate_report import SUMMARY_FILE, document, row_document, table
 from .validate_rows import COLUMNS, read_measurements
 from .workload_cli import add_common_arguments, build_config
-
-GPUS = {"r9nano": default_config}
-"""The GPUs ``--gpu`` names, each the base configuration that --config and --set change.
-(The presets of issue #34 extend this list.)"""
 
 DESCRIPTION = f"""\
 Simulate every launch of a validation file and compare its simulated time with the
@@ -51,7 +47,8 @@ simulated time grows with the problem as the measured one does).
 
 With -o DIR, each row's trace is written into DIR and the report into
 DIR/{SUMMARY_FILE}, which the app's Validation page reads (/validation?run=DIR).
-Rows run in parallel on the sweep's schedulers (--scheduler, see `sweep --help`).
+Rows run in parallel on the sweep's schedulers (--scheduler, see `sweep --help`), on
+the --gpu preset (`python -m simulator gpus`), then --config and --set.
 """
 
 
@@ -65,8 +62,6 @@ def register(subparsers):
     add_common_arguments(p, output={
         "metavar": "DIR", "help": "directory of the row's traces and the report,"
                                   f" {SUMMARY_FILE} (omit to run untraced)"})
-    p.add_argument("--gpu", choices=sorted(GPUS), default="r9nano",
-                   help="the GPU simulated, before --config and --set (default r9nano)")
     p.add_argument("--only", metavar="PATTERN", type=_pattern,
                    help="run only the rows whose family matches this regular expression")
     p.add_argument("--json", action="store_true",
@@ -86,7 +81,7 @@ def _pattern(text):
 
 def _validate(args):
     try:
-        config = build_config(args, base=GPUS[args.gpu]())
+        config = build_config(args)
         parse_trace_level(args.trace_level)
         scheduler = check_scheduler(args.scheduler)
         if args.workers and scheduler not in ("processes", "dask"):

@@ -2,7 +2,8 @@
 import argparse
 import sys
 
-from ..gpu.config import ConfigError, apply_overrides, default_config, load_config_file
+from ..gpu.config import ConfigError, apply_overrides, load_config_file
+from ..gpu.presets import DEFAULT, PRESETS, configuration, unknown_preset
 from ..gpu.run import SimulationInterrupted
 from ..gpu.trace_vocabulary import LEVELS, TraceLevelError, parse_trace_level
 from ..kernels.diagnostics import KernelError
@@ -29,11 +30,18 @@ def parse_window(text):
     return bounds
 
 
+def preset_name(text):
+    """``--gpu``'s value: the name of a preset (``python -m simulator gpus``)."""
+    if text not in PRESETS:
+        raise argparse.ArgumentTypeError(unknown_preset(text))
+    return text
+
+
 def register(subparsers):
     p = subparsers.add_parser(
         "run", help="simulate a workload on the GPU model into a trace",
         description="Simulate a workload's kernels on the GPU timing model (an R9 Nano unless "
-                    "configured otherwise) and write every task into an SQLite trace. Each "
+                    "--gpu names another preset) and write every task into an SQLite trace. Each "
                     "workload adds its own options; see `run WORKLOAD --help`.")
     sub = p.add_subparsers(dest="workload", metavar="WORKLOAD", required=True)
     for name, cls in WORKLOADS.items():
@@ -50,9 +58,14 @@ def add_common_arguments(p, output=None, force=True):
     adds ``--force`` (a sweep has none: it resumes in its own directory)."""
     p.add_argument("-o", "--output", **(output or {
         "help": "trace file to write (.sqlite); omit to run untraced"}))
+    p.add_argument("--gpu", type=preset_name, default=DEFAULT, metavar="NAME",
+                   help=f"the GPU to simulate: a preset, one of {', '.join(PRESETS)} (default "
+                        f"{DEFAULT}; `python -m simulator gpus` describes them); --config and "
+                        "--set apply on top")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a configuration parameter, such as l2.banks=8 (repeatable)")
-    p.add_argument("--config", help="JSON file of configuration overrides, applied before --set")
+    p.add_argument("--config", help="JSON file of configuration overrides, applied over the "
+                                    "preset and before --set")
     p.add_argument("--dispatch-rate", type=positive_argument, metavar="N",
                    help="work-groups dispatched per cycle (same as --set cp.wg_dispatch_per_cycle=N)")
     p.add_argument("--trace-level", default="all",
@@ -80,10 +93,11 @@ def prepare_trace_output(args, inputs=()):
     announce_interrupted(args.output)
 
 
-def build_config(args, base=None):
-    """The configuration the options ask for: ``base`` (default the R9 Nano), then
-    ``--config``, ``--set`` and ``--dispatch-rate``."""
-    cfg = base if base is not None else default_config()
+def build_config(args):
+    """The run's configuration: the ``--gpu`` preset, then ``--config``, then ``--set``
+    (and ``--dispatch-rate``); the preset's name stays in it (``config.PRESET_KEY``).
+    ``args`` made by hand may lack ``gpu``: the default preset."""
+    cfg = configuration(getattr(args, "gpu", None) or DEFAULT)
     if args.config:
         cfg = load_config_file(args.config, cfg)
     overrides = list(args.overrides)

@@ -21,7 +21,7 @@ cdef struct OpenTask:
 
 cdef class Tracer:
     cdef public object sink
-    cdef public int64_t ps_per_tick
+    cdef public int64_t ps_num, ps_den
     cdef public int64_t window_start_ps
     cdef public int64_t window_end_ps
     cdef public object categories
@@ -43,6 +43,7 @@ cdef class Tracer:
     cdef object _write_open  # the sink's write_open, or None
     cdef int64_t _announced  # keys below it were open at a flush or have ended
 
+    cpdef int64_t ps(self, int64_t time) noexcept
     cpdef int64_t start_task(self, int64_t parent, int kind, int location, int64_t time,
                              object details=*) except? -2
     cpdef int end_task(self, int64_t key, int64_t time) except -1

@@ -26,6 +26,7 @@ from libcpp.vector cimport vector
 
 import json
 from collections.abc import Iterable
+from fractions import Fraction
 
 import numpy as np
 
@@ -42,14 +43,15 @@ cdef enum:
 cdef class Tracer:
     """Collects tasks and hands them to ``sink`` in batches (see ``api.Tracer``)."""
 
-    def __init__(self, sink: TraceSink, *, ps_per_tick: int = 1,
+    def __init__(self, sink: TraceSink, *, ps_per_tick: int | Fraction = 1,
                  window: tuple[int | None, int | None] = (None, None),
                  categories: Iterable[str] | None = None, batch_size: int = 1 << 16) -> None:
         self.sink = sink
-        self.ps_per_tick = int(ps_per_tick)
+        ratio = Fraction(ps_per_tick)
+        self.ps_num, self.ps_den = ratio.numerator, ratio.denominator
         start, end = window
-        self.window_start_ps = -1 if start is None else int(start) * self.ps_per_tick
-        self.window_end_ps = -1 if end is None else int(end) * self.ps_per_tick
+        self.window_start_ps = -1 if start is None else self.ps(int(start))
+        self.window_end_ps = -1 if end is None else self.ps(int(end))
         self.categories = None if categories is None else frozenset(categories)
         self.batch_size = int(batch_size)
         self.next_key = 0
@@ -105,11 +107,16 @@ cdef class Tracer:
             self._new_tag_names.append((key, name))
         return key
 
+    @cython.cdivision(True)  # times are never negative: C's division is the floor
+    cpdef int64_t ps(self, int64_t time) noexcept:
+        """Tick ``time`` in picoseconds, rounded down."""
+        return time * self.ps_num // self.ps_den
+
     # -- tasks ---------------------------------------------------------------------
     cpdef int64_t start_task(self, int64_t parent, int kind, int location, int64_t time,
                              object details=None) except? -2:
         """Open a task at ``location`` at tick ``time``; returns its key or ``NO_TASK``."""
-        cdef int64_t start = time * self.ps_per_tick
+        cdef int64_t start = self.ps(time)
         cdef OpenTask task
         if kind < 0 or <size_t>kind >= self._kind_enabled.size():
             raise IndexError(f"kind {kind} was never interned")
@@ -152,7 +159,7 @@ cdef class Tracer:
             task = deref(it).second
             self._evicted.erase(it)
         self._open_count -= 1
-        return self._finish(key, task, time * self.ps_per_tick, 0)
+        return self._finish(key, task, self.ps(time), 0)
 
     cdef void _advance(self) noexcept:
         """Move the ring's start past tasks that have ended."""
@@ -183,7 +190,7 @@ cdef class Tracer:
             return 0
         cdef int64_t n = self._room(self._ntags)
         self._tags[n, 0] = key
-        self._tags[n, 1] = time * self.ps_per_tick
+        self._tags[n, 1] = self.ps(time)
         self._tags[n, 2] = tag
         self._ntags = n + 1
         if self._ntags >= self.batch_size:
@@ -294,7 +301,7 @@ cdef class Tracer:
 
         Returns how many tasks were still open. Open tasks are written, never dropped.
         """
-        cdef int64_t stop = time * self.ps_per_tick
+        cdef int64_t stop = self.ps(time)
         cdef vector[int64_t] keys
         cdef vector[OpenTask] tasks
         cdef int64_t key

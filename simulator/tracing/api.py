@@ -11,8 +11,9 @@ It mirrors akita's tracing package (what Daisen reads):
 Tasks are identified by dense integer keys handed out at start. Strings are interned
 once, up front (``location``, ``kind``, ``tag_name``), so the hot path passes small
 integers only. A task row is buffered when the task ends and handed to the sink in
-large batches. Times are given in simulator ticks and stored as integer picoseconds
-(``ps_per_tick``), never as floats.
+large batches. Times are given in simulator ticks and stored as integer picoseconds,
+never as floats: tick ``t`` is ``t x ps_per_tick`` ps, rounded down, where ``ps_per_tick``
+may be a fraction (a 2.1 GHz clock's cycle is 1e6/2100 ps).
 
 Recording can be restricted to a time window (akita's ``SetTimeRange``: tasks starting
 at or after the window end, or ending before its start, are dropped) and to a set of
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from fractions import Fraction
 from typing import Any, Protocol
 
 import numpy as np
@@ -69,14 +71,15 @@ class Tracer:
     a sink that keeps rows copies them.
     """
 
-    def __init__(self, sink: TraceSink, *, ps_per_tick: int = 1,
+    def __init__(self, sink: TraceSink, *, ps_per_tick: int | Fraction = 1,
                  window: tuple[int | None, int | None] = (None, None),
                  categories: Iterable[str] | None = None, batch_size: int = 1 << 16) -> None:
         self.sink = sink
-        self.ps_per_tick = int(ps_per_tick)
+        ratio = Fraction(ps_per_tick)
+        self.ps_num, self.ps_den = ratio.numerator, ratio.denominator
         start, end = window
-        self.window_start_ps = -1 if start is None else int(start) * self.ps_per_tick
-        self.window_end_ps = -1 if end is None else int(end) * self.ps_per_tick
+        self.window_start_ps = -1 if start is None else self.ps(int(start))
+        self.window_end_ps = -1 if end is None else self.ps(int(end))
         self.categories = None if categories is None else frozenset(categories)
         self.batch_size = int(batch_size)
         self.next_key = 0
@@ -98,6 +101,10 @@ class Tracer:
         self._announced = 0  # keys below this were open at a flush or have ended
 
     # -- interning -----------------------------------------------------------------
+    def ps(self, time: int) -> int:
+        """Tick ``time`` in picoseconds, rounded down."""
+        return time * self.ps_num // self.ps_den
+
     def location(self, name: str) -> int:
         """Key of a component name such as ``GPU.L2[5]``, interned on first use."""
         key = self._locations.get(name)
@@ -128,7 +135,7 @@ class Tracer:
     def start_task(self, parent: int, kind: int, location: int, time: int,
                    details: str | dict[str, Any] | None = None) -> int:
         """Open a task at ``location`` at tick ``time``; returns its key or ``NO_TASK``."""
-        start = time * self.ps_per_tick
+        start = self.ps(time)
         if not self._kind_enabled[kind] or (0 <= self.window_end_ps <= start):
             return NO_TASK
         key = self.next_key
@@ -144,13 +151,13 @@ class Tracer:
         if key < 0:
             return
         parent, kind, location, start = self._open.pop(key)
-        self._finish(key, parent, kind, location, start, time * self.ps_per_tick, 0)
+        self._finish(key, parent, kind, location, start, self.ps(time), 0)
 
     def tag_task(self, key: int, time: int, tag: int) -> None:
         """Record step ``tag`` (a ``tag_name`` key) of task ``key`` at tick ``time``."""
         if key < 0:
             return
-        self._tags.append((key, time * self.ps_per_tick, tag))
+        self._tags.append((key, self.ps(time), tag))
         if len(self._tags) >= self.batch_size:
             self.flush()
 
@@ -216,7 +223,7 @@ class Tracer:
 
         Returns how many tasks were still open. Open tasks are written, never dropped.
         """
-        stop = time * self.ps_per_tick
+        stop = self.ps(time)
         still_open = sorted(self._open.items())
         self._open = {}
         for key, (parent, kind, location, start) in still_open:
