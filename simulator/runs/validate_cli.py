@@ -162,7 +162,7 @@ def _prepare(directory, force):
         previous = load_json(summary)
         for row in previous.get("rows", []) if isinstance(previous, dict) else []:
             name = row.get("trace") if isinstance(row, dict) else None
-            if isinstance(name, str) and name and Path(name).name == name:
+            if isinstance(name, str) and name.endswith(".sqlite") and Path(name).name == name:
                 (directory / name).unlink(missing_ok=True)
     elif directory.is_dir() and any(directory.iterdir()):
         raise InputError(f"{directory}: exists and is not a validation directory; use"
