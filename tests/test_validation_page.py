@@ -72,6 +72,7 @@ def test_the_figure_puts_each_family_on_log_axes_around_y_equals_x(served):
     figure = sim_vs_measured(report)
     layout = figure["layout"]
     assert layout["xaxis"]["type"] == layout["yaxis"]["type"] == "log"
+    assert layout["xaxis"]["range"] == layout["yaxis"]["range"]  # y = x is the diagonal
     exact = figure["data"][0]
     assert exact["name"] == "y = x (exact)" and exact["x"] == exact["y"]
     slow, fast = figure["data"][1:3]

@@ -59,7 +59,7 @@ def _families(report):
             for f in report.families]
     head = html.Tr([html.Th("size family"), html.Th("rows"), html.Th("slope", title=SLOPE)])
     return dbc.Table([html.Thead(head), html.Tbody(rows)], id="val-families", size="sm",
-                     className="gs-summary-table mb-2", hover=True)
+                     className="gs-summary-table mb-2 w-auto", hover=True)
 
 
 def _source(text):

@@ -3,9 +3,12 @@
 Simulated against measured time on log axes: a point per row that has both, a line
 per size family through its rows in order of measured time, and the line y = x on
 which an exact simulator would put every point (dotted: a factor of 2 either way).
-A point above the line is simulated too slow, below it too fast. Each point carries
-the name of its trace in the catalogue (``DIR/FILE``), which a click opens.
+Both axes span the same range. A point above the line is simulated too slow, below it
+too fast. Each point carries the name of its trace in the catalogue (``DIR/FILE``),
+which a click opens.
 """
+import math
+
 from .. import colors
 from .report import Report
 
@@ -24,8 +27,10 @@ def sim_vs_measured(report: Report, height: int = 460) -> dict:
     palette = colors.kind_colours(dict(enumerate(families)))
     data = []
     times = [t for r in rows for t in (r.measured_us, r.simulated_us)]
+    # One range on both axes, so the line y = x is the diagonal and a factor off is the
+    # same distance either way.
+    lo, hi = (min(times) * PER_US / 1.5, max(times) * PER_US * 1.5) if times else (1e-6, 1)
     if times:
-        lo, hi = min(times) * PER_US / 1.5, max(times) * PER_US * 1.5
         for factor, name, dash in ((1, "y = x (exact)", "solid"),
                                    (2, "2× too slow", "dot"), (0.5, "2× too fast", "dot")):
             data.append(dict(type="scatter", mode="lines", x=[lo, hi],
@@ -44,9 +49,9 @@ def sim_vs_measured(report: Report, height: int = 460) -> dict:
                            " (×%{customdata[2]:.3f})<br>%{customdata[0]}<extra>"
                            + family + "</extra>")))
     axis = dict(type="log", exponentformat="SI", ticksuffix="s", showgrid=True,
-                gridcolor="#eee")
+                gridcolor="#eee", range=[math.log10(lo), math.log10(hi)])
     return dict(data=data, layout=dict(
         height=height, margin=dict(l=70, r=12, t=12, b=50), plot_bgcolor="white",
         hovermode="closest", legend=dict(orientation="h", y=-0.18),
         xaxis=dict(axis, title=dict(text="measured time")),
-        yaxis=dict(axis, title=dict(text="simulated time"), scaleanchor="x", scaleratio=1)))
+        yaxis=dict(axis, title=dict(text="simulated time"))))
