@@ -199,6 +199,9 @@ def test_the_compare_page_holds_a_simulated_kernel_against_a_profile(app, served
     assert "void scale<float>(float const*, float*, float)" in text
     # One simulated launch against the median of two measured ones (4 and 6 µs).
     assert f"{sim.simulated_us / 5:.2f}×" in text
+    from dashapp.pages.compare import trace_options
+    with app.server.test_request_context("/"):
+        assert a in [o["value"] for o in trace_options(app.server.config["GPUSCOPE_CATALOG"])]
     swapped = _texts(_render(app, "compare", a=b, b=a))
     assert "Simulated (B) against measured (A)" in swapped
     # Two simulated runs: no such table.

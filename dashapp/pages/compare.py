@@ -31,10 +31,11 @@ MAX_TABLE_ROWS = 50
 
 
 def trace_options(cat):
-    """Every trace the app serves, sweep members (``SWEEP/FILE``) included."""
+    """Every trace the app serves, members of sweeps and validations (``DIR/FILE``)
+    included."""
     names = list(cat.names())
-    for sweep in cat.sweeps():
-        names += [f"{sweep}/{name}" for name in cat.sweep_traces(sweep)]
+    for folder in cat.sweeps() + cat.validations():
+        names += [f"{folder}/{name}" for name in cat.folder_traces(folder)]
     return [{"label": n, "value": n} for n in names]
 
 
