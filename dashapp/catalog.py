@@ -30,6 +30,8 @@ from .units import absolute_time
 TRACE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 SWEEP_SUMMARY = "summary.csv"
 SWEEP_DEFINITION = "sweep.json"
+VALIDATION_REPORT = "validation.json"
+"""The report of ``python -m simulator validate -o DIR`` in its directory."""
 MAX_DEFINITION_BYTES = 1 << 20
 """A sweep.json larger than this is not read (a definition is a few hundred bytes)."""
 
@@ -63,12 +65,13 @@ class Catalog:
     def path(self, name):
         """The path of trace ``name``; raises ``UnknownTrace`` for anything unlisted.
 
-        A trace of a sweep is named ``SWEEP/FILE`` (see ``sweep_traces``); one being
-        written, by its file's name (see ``unfinished``)."""
+        A trace of a sweep or a validation is named ``FOLDER/FILE`` (see
+        ``sweep_traces``); one being written, by its file's name (see ``unfinished``)."""
         if name in self.names():
             return self.directory / name
         folder, sep, file = name.partition("/")
-        if sep and folder in self.sweeps() and file in self.sweep_traces(folder):
+        if sep and (folder in self.sweeps() or folder in self.validations()) \
+                and file in self.folder_traces(folder):
             return self.directory / folder / file
         if live.partial_of(name):
             for entry in self.unfinished():
@@ -111,8 +114,26 @@ class Catalog:
 
     def sweep_traces(self, name):
         """File names of the traces in sweep ``name``, sorted."""
-        folder = self.sweep_path(name)
-        return sorted(p.name for p in folder.iterdir()
+        return self.folder_traces(self.sweep_path(name).name)
+
+    def validations(self):
+        """Names of the validation directories (``python -m simulator validate -o DIR``)
+        in the trace directory: the folders holding a ``validation.json``."""
+        if self.single is not None or not self.directory.is_dir():
+            return []
+        return sorted(p.name for p in self.directory.iterdir()
+                      if p.is_dir() and (p / VALIDATION_REPORT).is_file())
+
+    def validation_path(self, name):
+        """The folder of validation ``name``; raises ``UnknownTrace`` for anything
+        unlisted."""
+        if name not in self.validations():
+            raise UnknownTrace(name)
+        return self.directory / name
+
+    def folder_traces(self, name):
+        """File names of the traces in folder ``name`` of the trace directory, sorted."""
+        return sorted(p.name for p in (self.directory / name).iterdir()
                       if p.is_file() and p.suffix in TRACE_SUFFIXES)
 
     def sweep_note(self, name):

@@ -439,3 +439,14 @@ def parse_sweep(params):
                        chart=_choice(params, "chart", SWEEP_CHARTS, SweepState.chart, errors),
                        by=_text(params, "by"), sort=_text(params, "sort"))
     return state, errors
+
+
+@dataclass(frozen=True)
+class ValidationState:
+    run: str = None        # the validation directory's name in the catalogue
+
+
+def parse_validation(params):
+    """(ValidationState, messages) from the query parameters of /validation; whether the
+    validation exists is the page's to check."""
+    return ValidationState(run=_text(params, "run") or None), []

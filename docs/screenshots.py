@@ -5,6 +5,9 @@
 Traces are simulated into DIR (a temporary directory by default) unless already there:
 a 20,000-task synthetic trace, transpose 512 (an L2 bank busy enough for the density),
 reduction v2 (1024 elements, work-groups of 256) and Sobel (128 x 96, 16 x 8 tiles).
+The Validation page is taken when DIR holds the R9 Nano file's validation, ``r9nano-val``
+(an hour or more to make: ``python -m simulator validate benchmarks/validation/r9nano.csv
+--trace-level wg -o DIR/r9nano-val``).
 """
 import argparse
 import os
@@ -34,6 +37,8 @@ TRACES = {
     "sobel.sqlite": ["run", "sobel", "--width", "128", "--height", "96", "--local-x", "16",
                      "--local-y", "8", "--trace-level", "kernel", "--no-progress"],
 }
+
+VALIDATION = "r9nano-val"
 
 
 def settle(driver, seconds=1.5):
@@ -95,6 +100,8 @@ def main(argv=None):
                  "app-component-density.png")
             shot("/kernel?trace=reduction-v2.sqlite", "app-kernel-v2.png")
             shot("/kernel?trace=sobel.sqlite", "app-kernel-sobel.png")
+            if (directory / VALIDATION / "validation.json").is_file():
+                shot(f"/validation?run={VALIDATION}", "app-validation.png")
         finally:
             driver.quit()
 

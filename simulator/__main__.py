@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "simulator.runs.workload_cli",  # run WORKLOAD
     "simulator.runs.kernel_cli",    # run-kernel FILE.cl
     "simulator.runs.sweep_cli",     # sweep WORKLOAD --vary KEY=V1,V2 -o DIR
+    "simulator.runs.validate_cli",  # validate MEASURED.csv -o DIR
     "simulator.analysis.cli",       # analyze TRACE
     "simulator.gpu.cli",            # gpus [NAME]
 ]

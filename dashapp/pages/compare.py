@@ -17,7 +17,7 @@ from dash import ALL, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from .. import urls, widgets
 from ..catalog import trace_meta
-from ..comparison import figures, profiles, stats, views
+from ..comparison import figures, measured, profiles, stats, views
 from ..daisen.metrics import METRICS
 from ..findings import reports
 from ..queries import QueryTimeout, TraceError
@@ -31,10 +31,11 @@ MAX_TABLE_ROWS = 50
 
 
 def trace_options(cat):
-    """Every trace the app serves, sweep members (``SWEEP/FILE``) included."""
+    """Every trace the app serves, members of sweeps and validations (``DIR/FILE``)
+    included."""
     names = list(cat.names())
-    for sweep in cat.sweeps():
-        names += [f"{sweep}/{name}" for name in cat.sweep_traces(sweep)]
+    for folder in cat.sweeps() + cat.validations():
+        names += [f"{folder}/{name}" for name in cat.folder_traces(folder)]
     return [{"label": n, "value": n} for n in names]
 
 
@@ -182,6 +183,8 @@ def _summary(path_a, path_b):
                          {i: f"gs-cmp-{m.status}" for i, m in enumerate(matches)})]
     else:
         parts.append(html.P("Neither run recorded kernel tasks.", className="small"))
+    metas = trace_meta(path_a), trace_meta(path_b)
+    parts += _against_measured(metas, (a, b))
     table = stats.stat_rows(a, b)
     moved = stats.largest_changes(table)
     if moved:
@@ -197,10 +200,35 @@ def _summary(path_a, path_b):
         section = r.section
     parts += [html.H6("Statistics"),
               _table(("", "", "A", "B", "B − A", "B/A"), rows, "cmp-stats")]
-    metas = trace_meta(path_a), trace_meta(path_b)
     if all(reports.is_profile(m) for m in metas):
         parts += _profile_why(*metas)
     return html.Div(parts)
+
+
+def _against_measured(metas, runs):
+    """A simulator run and a measured profile: each simulated kernel beside the profile's
+    kernels of the same name (``comparison.measured``); nothing for another pair."""
+    simulated = [m.run.get("source") == "simulator" for m in metas]
+    profiled = [not m.simulated for m in metas]
+    if simulated == [True, False] and profiled[1]:
+        sim, real, labels = runs[0], runs[1], ("A", "B")
+    elif simulated == [False, True] and profiled[0]:
+        sim, real, labels = runs[1], runs[0], ("B", "A")
+    else:
+        return []
+    matches = measured.match_measured(sim.kernels, real.kernels)
+    heading = (f"Simulated ({labels[0]}) against measured ({labels[1]}): kernels matched by"
+               " name, per launch (the median of each side's launches)")
+    if not matches:
+        names = ", ".join(dict.fromkeys(k.name for k in sim.kernels)) or "none"
+        return [html.H6(heading), html.P(
+            f"No kernel of the simulation ({names}) has its name, or its function's name,"
+            " in the profile.", id="cmp-measured", className="small")]
+    rows = [(_name(m.name), _name(", ".join(m.real_names)), m.sim_launches, m.real_launches,
+             fmt_ps(m.sim_ps), fmt_ps(m.real_ps), _times(m.ratio)) for m in matches]
+    return [html.H6(heading), _table(
+        ("Kernel", "in the profile", "launches sim", "launches real", "simulated",
+         "measured", "sim/measured"), rows, "cmp-measured")]
 
 
 def _time_bar(state, window, path_a, path_b):

@@ -150,7 +150,7 @@ def _running_section(cat, finished=()):
 def layout(**_query):
     cat = widgets.catalog()
     names = cat.names()
-    sweeps = _sweeps(cat)
+    sweeps = _sweeps(cat) + _validations(cat)
     unfinished = _running_section(cat)
     # Redrawn every few seconds: the runs' progress, and runs started since.
     live = [html.Div(unfinished, id="home-running"),
@@ -195,17 +195,29 @@ def follow_runs(_tick, seen):
     return _running_section(cat, finished), _seen(cat, finished)
 
 
-def _sweeps(cat):
-    """The sweep directories (``simulator sweep -o DIR``) in the trace directory."""
-    names = cat.sweeps()
+def _folders(cat, title, names, href, note=lambda _name: None):
+    """A section listing folders of the trace directory (sweeps, validations): each a
+    link (``href(name)``), its number of traces and what it is for (``note(name)``)."""
     if not names:
         return []
-    return [html.H4("Sweeps"), html.Ul([
-        html.Li([dcc.Link(n, href=urls.href("/sweep", urls.SweepState(dir=n))),
-                 html.Span(f" · {len(cat.sweep_traces(n))} traces", className="small"),
-                 *((html.Span(f" · {note}", className="small gs-note"),)
-                   if (note := cat.sweep_note(n)) else ())])
-        for n in names], id="home-sweeps")]
+    return [html.H4(title), html.Ul([
+        html.Li([dcc.Link(n, href=href(n)),
+                 html.Span(f" · {len(cat.folder_traces(n))} traces", className="small"),
+                 *((html.Span(f" · {text}", className="small gs-note"),)
+                   if (text := note(n)) else ())])
+        for n in names], id=f"home-{title.lower()}")]
+
+
+def _sweeps(cat):
+    """The sweep directories (``simulator sweep -o DIR``) in the trace directory."""
+    return _folders(cat, "Sweeps", cat.sweeps(),
+                    lambda n: urls.href("/sweep", urls.SweepState(dir=n)), cat.sweep_note)
+
+
+def _validations(cat):
+    """The validation directories (``simulator validate -o DIR``) in the trace directory."""
+    return _folders(cat, "Validations", cat.validations(),
+                    lambda n: urls.href("/validation", urls.ValidationState(run=n)))
 
 
 # Registered after ``layout`` exists: this module is imported, not scanned by Dash.

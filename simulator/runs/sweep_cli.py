@@ -12,8 +12,8 @@ from ..gpu.trace_vocabulary import TraceLevelError, parse_trace_level
 from ..user_input import positive_argument
 from ..workloads import WORKLOADS
 from .sweep import SUMMARY, Sweep, SweepError, parse_vary, prepare
-from .sweep_point import RESULTS, option_names
-from .sweep_schedule import check_scheduler, run_sweep
+from .sweep_point import option_names
+from .sweep_schedule import add_scheduler_arguments, check_scheduler, run_sweep
 from .workload_cli import _workload_options, add_common_arguments, build_config
 
 DESCRIPTION = """\
@@ -63,13 +63,7 @@ def register(subparsers):
                             " its values; several --vary give the cross product")
         w.add_argument("--seeds", type=positive_argument, default=1, metavar="N",
                        help="run each point with N seeds, --seed .. --seed+N-1 (default 1)")
-        w.add_argument("--scheduler", default="processes",
-                       help="processes (default), dask or tcp://HOST:PORT")
-        w.add_argument("--workers", type=positive_argument, metavar="N",
-                       help="worker processes of processes and dask (default: one per core)")
-        w.add_argument("--results", choices=RESULTS, default="auto",
-                       help="traces written into DIR by the workers (shared), sent back to the"
-                            " client (send), or whichever works (auto, the default)")
+        add_scheduler_arguments(w)
         cls.add_arguments(w)
         w.set_defaults(func=_sweep, workload_class=cls)
 

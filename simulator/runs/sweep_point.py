@@ -42,6 +42,15 @@ _INDEXED = re.compile(r"^(?P<group>[^.\[\]]+)\[\d+\]$")
 
 
 @dataclass(frozen=True)
+class TracePlace:
+    """Where a task's trace goes (see the module's docstring)."""
+    directory: str         # the output directory as the client sees it (absolute)
+    name: str              # trace file name in it
+    token: str             # contents of DIR/.sweep-token written by this client
+    results: str           # auto, shared or send
+
+
+@dataclass(frozen=True)
 class PointTask:
     workload: str
     options: dict          # fixed workload options, by dest
@@ -51,15 +60,18 @@ class PointTask:
     trace_level: str
     window: tuple
     instrument: bool
-    directory: str         # the sweep directory as the client sees it (absolute)
-    name: str              # trace file name in it
-    token: str             # contents of DIR/.sweep-token written by this client
-    results: str           # auto, shared or send
+    place: TracePlace
     version: str = __version__
+
+    def run(self):
+        """The point's summary row (see ``run_point``)."""
+        return _run(self)
 
 
 def run_point(task, on_start=None):
-    """Run one point; its summary row as a dict (with ``data``: trace bytes or None).
+    """Run one point (``task.run()``: a ``PointTask``, or any task with a ``place`` for
+    its trace, such as a validation row's); its summary row as a dict (with ``data``:
+    trace bytes or None).
 
     ``on_start`` runs first, as part of the point: a Ctrl-C it lets through interrupts
     the point like one that comes later.
@@ -69,7 +81,7 @@ def run_point(task, on_start=None):
     try:
         if on_start is not None:
             on_start()
-        row.update(_run(task))
+        row.update(task.run())
         row["status"] = "ok"
     except KeyboardInterrupt:
         row["error"] = "interrupted"
@@ -121,9 +133,7 @@ def _one_line(exc):
 
 
 def _run(task):
-    if task.version != __version__:
-        raise RuntimeError(f"this worker runs simulator {__version__}, the client {task.version}:"
-                           " install the same version on every machine")
+    check_version(task)
     cls = WORKLOADS[task.workload]
     options, overrides, seed = dict(task.options), [], task.seed
     for key, text in task.point.items():
@@ -135,19 +145,36 @@ def _run(task):
             overrides.append(f"{key}={text}")
     config = apply_overrides(_copy(task.config), overrides)
     workload = cls(seed=seed, **options)
+    return run_traced(task, lambda path: simulate_with_records(
+        workload, config, path, KernelRecorder(instrument=task.instrument),
+        trace_level=task.trace_level, window=task.window, progress=False,
+        command=run_command(task.workload, options, config, seed, task), seed=seed,
+        writer_process=False,  # the sweep runs points side by side already
+        # A point may write into a directory shared over the network, where WAL's
+        # shared memory does not work; sweeps are watched through summary.csv.
+        watchable=False), workload.check)
+
+
+def check_version(task):
+    """Refuse a task made by a client of another version (its fields may differ)."""
+    if task.version != __version__:
+        raise RuntimeError(f"this worker runs simulator {__version__}, the client {task.version}:"
+                           " install the same version on every machine")
+
+
+def run_traced(task, simulate, check):
+    """The row of ``simulate(path)`` (a ``SimulationResult``) run with the task's trace at
+    ``path``: in the task's directory when this worker shares it, else in a scratch
+    directory, whose finished file goes back in the row's ``data``; ``path`` is None
+    when the task records no trace. ``check()`` runs after the simulation (a wrong
+    result fails the task)."""
+    place = task.place
     traced = bool(parse_trace_level(task.trace_level))
-    shared = traced and _shares_directory(task)
+    shared = traced and _shares_directory(place)
     with tempfile.TemporaryDirectory(prefix="gpuscope-point-") as scratch:
-        path = Path(task.directory if shared else scratch) / task.name if traced else None
+        path = Path(place.directory if shared else scratch) / place.name if traced else None
         try:
-            result = simulate_with_records(
-                workload, config, path, KernelRecorder(instrument=task.instrument),
-                trace_level=task.trace_level, window=task.window, progress=False,
-                command=run_command(task.workload, options, config, seed, task), seed=seed,
-                writer_process=False,  # the sweep runs points side by side already
-                # A point may write into a directory shared over the network, where WAL's
-                # shared memory does not work; sweeps are watched through summary.csv.
-                watchable=False)
+            result = simulate(path)
         except SimulationInterrupted:
             raise  # the trace so far is kept, valid and marked incomplete
         except KeyboardInterrupt:
@@ -155,7 +182,7 @@ def _run(task):
             if path is not None:
                 remove_trace_files(temporary_path(path))
             raise
-        workload.check()
+        check()
         row = headline(path, result)
         if traced and not shared:
             row["data"] = path.read_bytes()
@@ -195,16 +222,16 @@ def option_names(cls):
     return tuple(a.dest for a in probe._actions if a.dest != "help")
 
 
-def _shares_directory(task):
-    if task.results == "send":
+def _shares_directory(place):
+    if place.results == "send":
         return False
     try:
-        shared = (Path(task.directory) / TOKEN_FILE).read_text() == task.token
+        shared = (Path(place.directory) / TOKEN_FILE).read_text() == place.token
     except OSError:
         shared = False
-    shared = shared and os.access(task.directory, os.W_OK)
-    if task.results == "shared" and not shared:
-        raise RuntimeError(f"--results shared, but this worker cannot write {task.directory}"
+    shared = shared and os.access(place.directory, os.W_OK)
+    if place.results == "shared" and not shared:
+        raise RuntimeError(f"--results shared, but this worker cannot write {place.directory}"
                            " of the client")
     return shared
 
@@ -215,18 +242,23 @@ def run_command(workload, options, config, seed, task):
     for dest, value in options.items():
         if value is not None:
             argv += [f"--{dest.replace('_', '-')}", str(value)]
-    preset = config.get(PRESET_KEY)
-    if preset:
-        argv += ["--gpu", preset]
-    base = flat_config(configuration(preset) if preset else default_config())
-    argv += [f"--set={key}={value}" for key, value in flat_config(config).items()
-             if base.get(key) != value]
+    argv += config_arguments(config)
     argv += ["--seed", str(seed), "--trace-level", task.trace_level]
     if task.window:
         argv += ["--window", ":".join("" if v is None else str(v) for v in task.window)]
     if not task.instrument:
         argv.append("--no-instrument")
     return " ".join(shlex.quote(a) for a in argv)
+
+
+def config_arguments(config):
+    """The options that make ``config``: ``--gpu`` with its preset (when it names one),
+    then ``--set=KEY=VALUE`` for each value that differs from the preset's."""
+    preset = config.get(PRESET_KEY)
+    base = flat_config(configuration(preset) if preset else default_config())
+    return (["--gpu", preset] if preset else []) + [
+        f"--set={key}={value}" for key, value in flat_config(config).items()
+        if base.get(key) != value]
 
 
 def headline(path, result):

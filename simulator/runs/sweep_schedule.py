@@ -24,10 +24,31 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..user_input import positive_argument
 from .sweep import SUMMARY, SweepError, point_key, trace_name, write_atomically, write_summary
-from .sweep_point import CTRL_C, TOKEN_FILE, PointTask, hold_ctrl_c, run_point, run_point_in_pool
+from .sweep_point import (
+    CTRL_C,
+    RESULTS,
+    TOKEN_FILE,
+    PointTask,
+    TracePlace,
+    hold_ctrl_c,
+    run_point,
+    run_point_in_pool,
+)
 
 _CLUSTER = re.compile(r"^(tcp|tls)://[^\s/:]+:\d+$")
+
+
+def add_scheduler_arguments(parser):
+    """The options that say where tasks run: --scheduler, --workers, --results."""
+    parser.add_argument("--scheduler", default="processes",
+                        help="processes (default), dask or tcp://HOST:PORT")
+    parser.add_argument("--workers", type=positive_argument, metavar="N",
+                        help="worker processes of processes and dask (default: one per core)")
+    parser.add_argument("--results", choices=RESULTS, default="auto",
+                        help="traces written into DIR by the workers (shared), sent back to"
+                             " the client (send), or whichever works (auto, the default)")
 
 
 def check_scheduler(text):
@@ -56,54 +77,81 @@ def run_sweep(sweep, directory, existing, scheduler="processes", workers=None, r
     keys = sweep.keys
     plan = sweep.points()
     rows = dict(existing)
-    token = secrets.token_hex(16)
+    token = new_token()
     todo = [(point, task) for point, task in point_tasks(sweep, directory, token, results)
             if not _done(rows.get(point_key(point, keys)), directory)]
-    write_atomically(directory / TOKEN_FILE, token)
     bar = _progress_bar(progress, len(plan), len(plan) - len(todo))  # on a terminal only
     failed = 0
 
     def record(point, row):
-        data = row.pop("data", None)
-        if data is not None:
-            write_atomically(directory / row["trace"], data)
+        nonlocal failed
+        failed += row["status"] != "ok"
         rows[point_key(point, keys)] = {**point, **row}
         write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
         bar.update(1)
 
     try:
-        if todo:
-            with _pool(scheduler, min(workers or os.cpu_count() or 1, len(todo))) as pool:
-                futures = {}
-                try:
-                    # Pool processes start from here (and a forkserver with them): with
-                    # Ctrl-C blocked, which they inherit; see sweep_point.hold_ctrl_c.
-                    with _holding(CTRL_C):
-                        for point, task in todo:
-                            futures[pool.submit(task)] = point
-                    for future in pool.as_completed(futures):
-                        row = _result(future)
-                        failed += row["status"] != "ok"
-                        record(futures[future], row)
-                except KeyboardInterrupt:
-                    # Points in progress stop at their next clean point (Ctrl-C reaches the
-                    # workers too) or finish; their rows are kept. Another Ctrl-C leaves them.
-                    running = pool.stop(futures)
-                    if running:
-                        print(f"interrupted: waiting for the {len(running)} points in progress"
-                              " (Ctrl-C again to leave them)", file=sys.stderr)
-                    for future in pool.as_completed(running):
-                        record(futures[future], _result(future))
-                    raise
+        run_tasks(todo, directory, token, scheduler, workers, record)
         write_summary(directory / SUMMARY, keys, _ordered(rows, plan, keys))
-    except KeyboardInterrupt:
-        # Workers stopped before a point could stop cleanly leave its trace half-written.
-        _remove_partial_traces(directory, [task.name for _, task in todo])
-        raise
     finally:
         bar.close()
-        (directory / TOKEN_FILE).unlink(missing_ok=True)
     return Outcome(_ordered(rows, plan, keys), len(todo), len(plan) - len(todo), failed)
+
+
+def new_token():
+    """The secret a client leaves in its directory (``sweep_point.TOKEN_FILE``): a worker
+    that reads it there shares the client's file system."""
+    return secrets.token_hex(16)
+
+
+def run_tasks(todo, directory, token, scheduler, workers, record):
+    """Run the tasks of ``todo`` ((key, task) pairs; each task has ``run()`` and a
+    ``place`` for its trace, see ``sweep_point.run_point``) on ``scheduler``,
+    and call ``record(key, row)`` here as each finishes, after writing a trace its
+    worker sent back into ``directory`` (absolute). ``token`` is the one the tasks
+    carry; it is left in the directory while they run.
+
+    Ctrl-C stops the tasks in progress at their next clean point (their rows are
+    recorded) and cancels the others; traces left half-written are removed.
+    """
+    if not todo:
+        return
+    write_atomically(directory / TOKEN_FILE, token)
+    try:
+        with _pool(scheduler, min(workers or os.cpu_count() or 1, len(todo))) as pool:
+            futures = {}
+
+            def finished(future):
+                row = _result(future)
+                data = row.pop("data", None)
+                if data is not None:
+                    write_atomically(directory / row["trace"], data)
+                record(futures[future], row)
+
+            try:
+                # Pool processes start from here (and a forkserver with them): with
+                # Ctrl-C blocked, which they inherit; see sweep_point.hold_ctrl_c.
+                with _holding(CTRL_C):
+                    for key, task in todo:
+                        futures[pool.submit(task)] = key
+                for future in pool.as_completed(futures):
+                    finished(future)
+            except KeyboardInterrupt:
+                # Tasks in progress stop at their next clean point (Ctrl-C reaches the
+                # workers too) or finish; their rows are kept. Another Ctrl-C leaves them.
+                running = pool.stop(futures)
+                if running:
+                    print(f"interrupted: waiting for the {len(running)} points in progress"
+                          " (Ctrl-C again to leave them)", file=sys.stderr)
+                for future in pool.as_completed(running):
+                    finished(future)
+                raise
+    except KeyboardInterrupt:
+        # Workers stopped before a task could stop cleanly leave its trace half-written.
+        _remove_partial_traces(directory, [task.place.name for _, task in todo])
+        raise
+    finally:
+        (directory / TOKEN_FILE).unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -134,8 +182,8 @@ def point_tasks(sweep, directory, token, results="auto"):
     return [(point, PointTask(
         workload=sweep.workload, options=sweep.options, point=point, config=sweep.config,
         seed=sweep.seed, trace_level=sweep.trace_level, window=sweep.window,
-        instrument=sweep.instrument, directory=str(directory), name=names[i], token=token,
-        results=results)) for i, point in enumerate(plan)]
+        instrument=sweep.instrument, place=TracePlace(str(directory), names[i], token, results)))
+        for i, point in enumerate(plan)]
 
 
 def _unique_names(plan):

@@ -1,0 +1,1 @@
+"""The Validation page's parts: the report a validation wrote, and its figure."""
