@@ -68,6 +68,8 @@ cdef class TickingComponent(Handler):
     cpdef int wake(self) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
     cpdef receive(self, int kind, object arg)
+
+    @cython.final
     cdef int _tick_due(self, int64_t now) except -1
 
 
