@@ -78,7 +78,8 @@ cdef class Buffer:
     cdef readonly Py_ssize_t capacity
     cdef public str name
     cdef list _slots
-    cdef Py_ssize_t _head, _count
+    cdef readonly Py_ssize_t size  # items held (len): read as a C field by components
+    cdef Py_ssize_t _head
     cdef public TickingComponent consumer
     cdef public list producers
     cdef public int64_t pushed

@@ -304,7 +304,7 @@ class ComputeUnit(TickingComponent):
         row: cython.Py_ssize_t
         kept: list
         wf: Wavefront
-        while len(self.inbox):
+        while self.inbox.size:
             self._map(self.inbox.pop(), now)
             progress = True
         if self._send_lines(now):
