@@ -68,6 +68,8 @@ cdef class TickingComponent(Handler):
     cpdef int wake(self) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
     cpdef receive(self, int kind, object arg)
+
+    @cython.final
     cdef int _tick_due(self, int64_t now) except -1
 
 
@@ -76,7 +78,8 @@ cdef class Buffer:
     cdef readonly Py_ssize_t capacity
     cdef public str name
     cdef list _slots
-    cdef Py_ssize_t _head, _count
+    cdef readonly Py_ssize_t size  # items held (len): read as a C field by components
+    cdef Py_ssize_t _head
     cdef public TickingComponent consumer
     cdef public list producers
     cdef public int64_t pushed

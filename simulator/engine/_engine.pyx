@@ -342,35 +342,35 @@ cdef class Buffer:
         self.name = name
         self._slots = [None] * capacity
         self._head = 0
-        self._count = 0
+        self.size = 0
         self.consumer = None
         self.producers = []
         self.pushed = 0
         self.refused = 0
 
     def __len__(self):
-        return self._count
+        return self.size
 
     @property
     def items(self):
         """The items, oldest first (a copy)."""
-        return [self._slots[(self._head + i) % self.capacity] for i in range(self._count)]
+        return [self._slots[(self._head + i) % self.capacity] for i in range(self.size)]
 
     cpdef bint can_push(self):
         """True when a push would be accepted."""
-        return self._count < self.capacity
+        return self.size < self.capacity
 
     cpdef bint push(self, object item) except -1:
         """Append ``item`` and wake the consumer; False (and nothing done) when full."""
         cdef Py_ssize_t at
-        if self._count >= self.capacity:
+        if self.size >= self.capacity:
             self.refused += 1
             return False
-        at = self._head + self._count
+        at = self._head + self.size
         if at >= self.capacity:
             at -= self.capacity
         self._slots[at] = item
-        self._count += 1
+        self.size += 1
         self.pushed += 1
         if self.consumer is not None:
             self.consumer.wake()
@@ -378,19 +378,19 @@ cdef class Buffer:
 
     cpdef object peek(self):
         """The oldest item, or None."""
-        return self._slots[self._head] if self._count else None
+        return self._slots[self._head] if self.size else None
 
     cpdef object pop(self):
         """Remove and return the oldest item; wake the producers if it was full."""
-        if self._count == 0:
+        if self.size == 0:
             raise IndexError("pop from an empty buffer")
-        cdef bint was_full = self._count >= self.capacity
+        cdef bint was_full = self.size >= self.capacity
         item = self._slots[self._head]
         self._slots[self._head] = None
         self._head += 1
         if self._head == self.capacity:
             self._head = 0
-        self._count -= 1
+        self.size -= 1
         if was_full:
             wake_together(self.producers)
         return item

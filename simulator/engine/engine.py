@@ -157,6 +157,12 @@ class Buffer:
         return len(self._items)
 
     @property
+    def size(self) -> int:
+        """Items held: ``len(buffer)``, which the compiled build's components read as a C
+        field."""
+        return len(self._items)
+
+    @property
     def items(self) -> list:
         """The items, oldest first (a copy)."""
         return list(self._items)

@@ -304,7 +304,7 @@ class ComputeUnit(TickingComponent):
         row: cython.Py_ssize_t
         kept: list
         wf: Wavefront
-        while len(self.inbox):
+        while self.inbox.size:
             self._map(self.inbox.pop(), now)
             progress = True
         if self._send_lines(now):
@@ -337,8 +337,11 @@ class ComputeUnit(TickingComponent):
         req_out: cython.longlong
         inst: VmemInst
         wf: Wavefront
+        inbox: Buffer
         queue = self.vmem_queue
-        inbox: Buffer = self.l1v.inbox
+        if not queue:
+            return False  # most ticks of a compute-bound kernel: the L1V is not looked at
+        inbox = self.l1v.inbox
         while queue and sent < self.vmem_lines_per_cycle:
             inst = queue[0]
             if inst.start_at > now or not inbox.can_push():

@@ -14,7 +14,9 @@ from simulator.tracing._api cimport NO_TASK, Tracer
 cdef int RESPONSE
 
 
+# One is made per line per level: reused memory spares the allocator.
 @cython.final
+@cython.freelist(256)
 cdef class MemRequest:
     cdef public int64_t addr
     cdef public bint write

@@ -197,7 +197,7 @@ class DRAMChannel(TickingComponent):
     def tick(self, now):
         req: MemRequest
         done: cython.longlong
-        if len(self.inbox) == 0:
+        if self.inbox.size == 0:
             return -1
         if self.busy_until > now:
             return self.busy_until
@@ -211,7 +211,7 @@ class DRAMChannel(TickingComponent):
                 self.loc, now)
             self.tracer.trace_req_complete(req.req_in, done)
         self.engine.schedule(done, req.requester, RESPONSE, req)
-        return self.busy_until if len(self.inbox) else -1
+        return self.busy_until if self.inbox.size else -1
 
 
 class Cache(TickingComponent):
@@ -299,7 +299,7 @@ class L2Bank(Cache):
         while self.writebacks and drain.can_push():
             drain.push(self.writebacks.popleft())
         self._place_fills(now)
-        while served < self.requests_per_cycle and len(inbox):
+        while served < self.requests_per_cycle and inbox.size:
             req = inbox.peek()
             index = self.index_of(req.addr)
             if not req.write:
@@ -348,7 +348,7 @@ class L2Bank(Cache):
             served += 1
         if self.writebacks and drain.can_push():
             return now + 1
-        if served == self.requests_per_cycle and len(inbox):
+        if served == self.requests_per_cycle and inbox.size:
             return now + 1
         return -1  # idle, or stalled until a response or a DRAM slot wakes us
 
@@ -440,7 +440,7 @@ class L1VCache(Cache):
         served: cython.longlong = 0
         if self._still_stuck():
             return -1
-        while served < self.requests_per_cycle and len(inbox):
+        while served < self.requests_per_cycle and inbox.size:
             req = inbox.peek()
             index = req.addr // self.line_bytes
             bank = self.bank_of(req.addr)
@@ -478,7 +478,7 @@ class L1VCache(Cache):
                     self._receive(req, self.kind_write_in, self.tag_write_miss, now)
                 self._forward(req, True, req, bank, now)
             served += 1
-        if served == self.requests_per_cycle and len(inbox):
+        if served == self.requests_per_cycle and inbox.size:
             return now + 1
         return -1
 
