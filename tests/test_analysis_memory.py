@@ -12,7 +12,13 @@ from simulator.analysis.blocking import blocking
 from simulator.analysis.distribution import distribution, selection_distribution
 from simulator.analysis.findings import roofline_findings
 from simulator.analysis.imbalance import gini, imbalance
-from simulator.analysis.memory_latency import OUTCOMES, SEGMENTS, memory_latency, request_segments
+from simulator.analysis.memory_latency import (
+    hops,
+    memory_latency,
+    outcome_names,
+    request_segments,
+    segment_names,
+)
 from simulator.analysis.roofline import roofline
 from simulator.analysis.scope import Scope
 from simulator.analysis.thresholds import Thresholds
@@ -27,13 +33,15 @@ def scope_of(tmp_path, launch, cus=1, overrides=()):
 def test_a_load_from_dram_hop_by_hop(tmp_path):
     scope = scope_of(tmp_path, MEMORY)
     _, segments, outcomes = request_segments(scope)
+    assert hops(scope) == ("L1V", "L2", "DRAM")
+    named, classes = segment_names(hops(scope)), outcome_names(hops(scope))
     # CU [21, 80) -> L1V [22, 78) -> L1V out [24, 76) -> L2 [26, 74) -> L2 out [27, 72)
     # -> DRAM [30, 70)
-    assert dict(zip(SEGMENTS, (segments[0] // PS).tolist())) == {
+    assert dict(zip(named, (segments[0] // PS).tolist())) == {
         "queue@L1V": 1, "service@L1V": 56 - 52, "return@L1V": 2,
         "queue@L2": 2, "service@L2": 48 - 45, "return@L2": 2,
         "queue@DRAM": 3, "service@DRAM": 40, "return@DRAM": 2}
-    assert [OUTCOMES[o] for o in outcomes] == ["DRAM"]  # no cache tags: missed everywhere
+    assert [classes[o] for o in outcomes] == ["DRAM"]  # no cache tags: missed everywhere
     report = memory_latency(scope)
     assert report["top_hop"] == "DRAM" and not report["queue_dominated"]
     assert report["request_time_ps"] == 59 * PS

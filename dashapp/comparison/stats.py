@@ -14,7 +14,7 @@ from .. import queries
 from ..catalog import natural_key, trace_meta
 from ..daisen import views
 
-HEADLINE_GROUPS = ("CU", "SIMD", "L1V", "L2", "DRAM")
+HEADLINE_GROUPS = ("CU", "SIMD", "L1V", "L2", "MALL", "DRAM")
 """Groups listed first, in this order (the GPU's path from compute to memory)."""
 HIT_TAGS = ("read-hit", "write-hit")
 MISS_TAGS = ("read-miss", "write-miss")

@@ -42,7 +42,7 @@ CPI_COLOURS = {"VALU": "#08519c", "SALU": "#3182bd", "Branch": "#6baed6", "LDS":
                "Stalled": "#de2d26", "Idle": "#d9d9d9"}
 STALL_COLOURS = {"VALU": "#08519c", "SALU": "#3182bd", "Branch": "#6baed6", "LDS": "#31a354",
                  "memory_wait": "#fd8d3c", "barrier": "#9e9ac8", "not_issued": "#de2d26"}
-SOL_UNITS = ("VALU", "SALU", "Branch", "LDS", "L1V", "L2", "DRAM", "dispatch")
+SOL_UNITS = ("VALU", "SALU", "Branch", "LDS", "L1V", "L2", "MALL", "DRAM", "dispatch")
 SOL_LAUNCHES = 6
 """Launches S7 draws at most (the longest): more bars per unit would not be read."""
 DEVICE_COLOURS = {"compute": "#3182bd", "non-compute": "#9ecae1", "copy-only": "#fd8d3c",

@@ -25,7 +25,8 @@ from .scope import COLUMN, Scope
 
 LISTED = 20
 PLATEAU_BINS = 64
-CAPACITY = {"L1V": ("l1v", "buffer"), "L2": ("l2", "buffer"), "DRAM": ("dram", "buffer")}
+CAPACITY = {"L1V": ("l1v", "buffer"), "L2": ("l2", "buffer"), "MALL": ("mall", "buffer"),
+            "DRAM": ("dram", "buffer")}
 
 
 def _integral(times: np.ndarray, counts: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 The timing model names its locations ``GPU.SA[s].CU[c]`` with units ``.SIMD[i]``,
 ``.Scalar``, ``.Branch``, ``.LDS``, ``.VMem`` and ``.WFPool``; caches ``GPU.SA[s].L1V[c]``
-and ``GPU.L2[b]``; memory channels ``GPU.DRAM[b]`` (``simulator/gpu/trace_vocabulary.py``,
+and ``GPU.L2[b]`` (``GPU.XCD[x].L2[b]`` on a GPU of several XCDs); memory-side cache
+slices ``GPU.MALL[m]``; memory channels ``GPU.DRAM[m]`` (``simulator/gpu/trace_vocabulary.py``,
 which the analysis room may not import: it reads the names from the file, and
 tests/test_analysis.py checks the two agree). Counts of units come from the run's
 configuration, not from the names found, because a unit that did nothing in a window
@@ -16,13 +17,13 @@ from collections.abc import Iterable
 import numpy as np
 
 CU_NAME = re.compile(r"GPU\.SA\[\d+\]\.CU\[(\d+)\](?:\.(SIMD|Scalar|Branch|LDS|VMem|WFPool)(?:\[\d+\])?)?")
-MEMORY_NAME = re.compile(r"GPU\.(?:SA\[\d+\]\.)?(L1V|L2|DRAM)\[(\d+)\]")
+MEMORY_NAME = re.compile(r"GPU\.(?:(?:SA|XCD)\[\d+\]\.)?(L1V|L2|MALL|DRAM)\[(\d+)\]")
 
 UNIT_OF_INST = {"VALU": "SIMD", "SALU": "Scalar", "Branch": "Branch", "LDS": "LDS",
                 "VMEM": "VMem", "Barrier": "WFPool"}
 """The unit location each instruction kind runs at."""
 
-MEMORY_LEVELS = ("L1V", "L2", "DRAM")
+MEMORY_LEVELS = ("L1V", "L2", "MALL", "DRAM")
 
 
 class Components:

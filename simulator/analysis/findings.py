@@ -19,8 +19,8 @@ from __future__ import annotations
 from .thresholds import Thresholds
 
 CP = "GPU.CommandProcessor"
-BANDWIDTH_KEYS = {"DRAM": "dram.bytes_per_cycle", "L2": "l2.requests_per_cycle",
-                  "L1V": "cu.vmem_lines_per_cycle"}
+BANDWIDTH_KEYS = {"DRAM": "dram.bytes_per_cycle", "MALL": "mall.requests_per_cycle",
+                  "L2": "l2.requests_per_cycle", "L1V": "cu.vmem_lines_per_cycle"}
 """The configuration key that sets each memory level's peak (S7's denominators)."""
 CUS = r"CU\[\d+\]$"
 

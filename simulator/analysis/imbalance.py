@@ -1,7 +1,8 @@
 """S6, how unevenly peers shared the launch's work (why-layer.md §9.1, S6).
 
-Peers are the CUs (work-group residency, ps), the L2 banks and the DRAM channels
-(``req_in`` requests starting in the window). For each group: **imbalance** = max ÷ mean
+Peers are the CUs (work-group residency, ps), the L2 banks, the memory-side cache
+slices (where the GPU has them) and the DRAM channels (``req_in`` requests starting in
+the window). For each group: **imbalance** = max ÷ mean
 over every peer of the configuration (one that did nothing counts as 0), the **Gini**
 coefficient, and the hot peer (the argmax). ``excess_ps`` is how much longer the hot
 peer was busy than the mean peer: launch time the imbalance costs at most. Warn at
@@ -39,7 +40,8 @@ def _group(values: np.ndarray, busy: np.ndarray, names: list[str], unit: str) ->
 
 
 def imbalance(scope: Scope) -> dict:
-    """Imbalance of the CUs, L2 banks and DRAM channels over the window."""
+    """Imbalance of the CUs, L2 banks, memory-side cache slices and DRAM channels over
+    the window."""
     out = {}
     comps = scope.trace.components
     wg = scope.work_groups
@@ -51,9 +53,11 @@ def imbalance(scope: Scope) -> dict:
         return out
     tasks = scope.tasks
     served = tasks[scope.kinds_of(("req_in", "ReadReq"), ("req_in", "WriteReq"))]
-    for level in ("L2", "DRAM"):
+    for level in ("L2", "MALL", "DRAM"):
         instances = comps.memory[level]  # location id -> instance number
-        peers = scope.banks
+        peers = scope.peers[level]
+        if not peers:
+            continue
         table = np.full(max(comps.name, default=0) + 1, -1, dtype=np.int64)
         for loc, number in instances.items():
             table[loc] = number

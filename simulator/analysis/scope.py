@@ -45,6 +45,29 @@ def member(values: np.ndarray, keys) -> np.ndarray:
     return table[values]
 
 
+LINE_BYTES = 64
+"""The model's cache line: every memory request moves one."""
+
+
+def memory_peers(cfg: dict) -> dict[str, int]:
+    """Instances of each memory level below the L1Vs a run's configuration builds: L2
+    banks (per XCD, times the XCDs), memory-side cache slices (one per memory channel,
+    none if ``mall.slice_bytes`` is 0) and memory channels (0 in ``dram.channels``: one
+    per L2 bank of an XCD). Keys older traces lack take the one-L2, no-MALL values."""
+    per_xcd = cfg["l2"]["banks"]
+    channels = cfg["dram"].get("channels", 0) or per_xcd
+    mall = cfg.get("mall", {}).get("slice_bytes", 0)
+    return {"L2": per_xcd * cfg["gpu"].get("xcds", 1), "MALL": channels if mall else 0,
+            "DRAM": channels}
+
+
+def line_rate(cfg: dict, level: str) -> Fraction:
+    """64 B lines one instance of memory ``level`` (L2, MALL or DRAM) moves per cycle."""
+    if level == "DRAM":
+        return Fraction(repr(float(cfg["dram"]["bytes_per_cycle"]))) / LINE_BYTES
+    return Fraction(cfg[level.lower()]["requests_per_cycle"])
+
+
 class Unavailable(Exception):
     """The trace lacks what an analysis needs; the message says what would provide it."""
 
@@ -62,7 +85,7 @@ class Scope:
         self.ps_per_cycle = Fraction(1_000_000, cfg["clock_mhz"])   # exact: 2.1 GHz too
         self.n_cu = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
         self.simds = cfg["cu"]["simds"]
-        self.banks = cfg["l2"]["banks"]
+        self.peers = memory_peers(cfg)
         self.wf_slots = self.simds * cfg["cu"]["wf_slots_per_simd"]
 
     def cycles_ps(self, cycles: int) -> int:
@@ -247,7 +270,7 @@ class Scope:
 
     def requests_served(self, level: str) -> dict[int, int]:
         """ReadReq/WriteReq ``req_in`` tasks that start in the window at each instance
-        (location id) of a memory level: L1V, L2 or DRAM."""
+        (location id) of a memory level: L1V, L2, MALL or DRAM."""
         self.require("mem")
         instances = self.trace.components.memory[level]
         return {key: count for key, count in self._served.items() if key in instances}

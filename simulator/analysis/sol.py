@@ -9,7 +9,9 @@ Each unit's throughput over the window as a fraction of its peak from ``run.conf
   instructions' latencies;
 - memory: **L1V** = 64 B lines the CUs sent ÷ (CUs × ``cu.vmem_lines_per_cycle`` ×
   cycles); **L2** = requests served ÷ (banks × ``l2.requests_per_cycle`` × cycles);
-  **DRAM** = 64 B × requests ÷ (channels × ``dram.bytes_per_cycle`` × cycles);
+  **MALL** (a memory-side cache, where the GPU has one) likewise with its slices and
+  ``mall.requests_per_cycle``; **DRAM** = 64 B × requests ÷ (channels ×
+  ``dram.bytes_per_cycle`` × cycles);
 - **dispatch** = work-groups dispatched ÷ (``cp.wg_dispatch_per_cycle`` × cycles), shown
   but in neither group.
 
@@ -31,11 +33,10 @@ from fractions import Fraction
 import numpy as np
 
 from .intervals import Lanes
-from .scope import COLUMN, Scope, Unavailable
+from .scope import COLUMN, Scope, Unavailable, line_rate
 
 COMPUTE = ("VALU", "SALU", "Branch", "LDS")
-MEMORY = ("L1V", "L2", "DRAM")
-LINE_BYTES = 64
+MEMORY = ("L1V", "L2", "MALL", "DRAM")
 
 
 def _busy(scope: Scope, rows: np.ndarray) -> tuple[int, int, int]:
@@ -118,10 +119,12 @@ def speed_of_light(scope: Scope, bound: float = 0.8, latency: float = 0.6, gap: 
         started = lines[lines[:, COLUMN["start"]] >= scope.lo, COLUMN["location"]]
         total, top, where = _counted(dict(zip(*np.unique(started, return_counts=True))))
         add("L1V", total, scope.n_cu * rate * cycles, top, rate * cycles, where)
-        for level, per_instance in (("L2", cfg["l2"]["requests_per_cycle"]),
-                                    ("DRAM", Fraction(cfg["dram"]["bytes_per_cycle"], LINE_BYTES))):
-            total, top, where = _counted(scope.requests_served(level))
-            add(level, total, scope.banks * per_instance * cycles, top, per_instance * cycles, where)
+        for level in ("L2", "MALL", "DRAM"):
+            if scope.peers[level]:
+                per_instance = line_rate(cfg, level)
+                total, top, where = _counted(scope.requests_served(level))
+                add(level, total, scope.peers[level] * per_instance * cycles, top,
+                    per_instance * cycles, where)
     except Unavailable as exc:
         missing.append(f"memory levels {exc}")
     try:

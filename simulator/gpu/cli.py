@@ -7,7 +7,7 @@
 """
 import sys
 
-from .config import flat_config
+from .config import dram_channels, flat_config, line_transfer_cycles
 from .datasheets import ASSUMED, DERIVED, FACTS, SOURCES, DataSheet, Fact
 from .presets import (
     PRESETS,
@@ -108,19 +108,17 @@ def _cited(sheet: DataSheet) -> list[str]:
 def _peak_lines(name: str) -> list[str]:
     sheet = datasheet(name)
     cfg = configuration(name)
-    configured, reached = memory_bandwidth(cfg)
     vendor = sheet.vendor_fp32_tflops
     counted = ("with packed FP32" if sheet.vendor_counts_packed else "without packed FP32") + \
         (f", {sheet.product_dies} dies" if sheet.product_dies > 1 else "")
-    line, per_cycle = cfg["l2"]["line_bytes"], cfg["dram"]["bytes_per_cycle"]
+    transfer = line_transfer_cycles(cfg)
     return [
         f"FP32: {peak_fp32_tflops(cfg):.1f} TFLOPS as modelled; counted as the vendor counts "
         f"it ({counted}) {vendor_equivalent_tflops(name):.1f}, against the vendor's "
         f"{value_text(vendor)} {source_text(vendor)}",
-        f"memory: {configured:,.0f} GB/s configured ({value_text(sheet.facts['hbm_gbs'])} in "
-        f"the data sheet); the model reaches {reached:,.0f} GB/s, a {line} B line per channel "
-        f"every {-(-line // per_cycle)} cycles" + ("" if line % per_cycle == 0 else
-                                                     " (it moves whole lines in whole cycles)"),
+        f"memory: {memory_bandwidth(cfg):,.0f} GB/s as modelled "
+        f"({value_text(sheet.facts['hbm_gbs'])} in the data sheet): {dram_channels(cfg)} "
+        f"channels, each moving a 64 B line every {transfer} = {float(transfer):.3f} cycles",
     ]
 
 
@@ -173,22 +171,23 @@ never tuned to measured kernel times: it is checked against them.
 The model's parameters, from each data sheet: CUs (grouped into the arrays the trace
 names them by), the clock (any whole MHz), SIMDs, lanes, wavefront slots, VGPRs and their
 allocation granule, SGPRs, LDS and its latency, the vector L1 (size, ways, latency), the L2
-(channels, size per channel, ways, interleave, latency), memory (latency, bytes per cycle
-per channel = bandwidth / channels / clock) and the launch overhead. Latencies in a data
-sheet are load-to-use times of a dependent load that hits at that level (what a pointer
-chase measures); the model's per-level latencies are their differences, less the compute
-unit's 6-cycle vector-memory pipeline at the L1. The model's own queue sizes and pipeline
-rates, which no public source gives, keep MGPUSim's R9 Nano values.
+(channels, size per channel, ways, interleave, latency), one L2 per XCD on MI300A/X (each
+CU on its XCD's, work-groups dealt to the XCDs in turn), the Infinity Cache (a memory-side
+cache slice in front of each memory channel, shared by every L2), address hashing across
+channels and cache sets where AMD describes it, memory (channels, latency, bytes per cycle
+per channel = bandwidth / channels / clock, a fraction the model keeps exactly) and the
+launch overhead. Latencies in a data sheet are load-to-use times of a dependent load that
+hits at that level (what a pointer chase measures); the model's per-level latencies are
+their differences, less the compute unit's 6-cycle vector-memory pipeline at the L1. The
+MSHRs of the CDNA presets cover their memory's bandwidth times its latency (Little's
+law); the model's other queue sizes and pipeline rates, which no public source gives,
+keep MGPUSim's R9 Nano values.
 
 ## What is not modelled yet
 
-Each data sheet lists its parts the model lacks, as facts with sources: the inputs of the
-model work still to come (issue #34, item 2). Across the CDNA presets they are: the L2 split
-per XCD (MI300A/X), the Infinity Cache (MALL) between the L2s and HBM, address hashing
-across L2 channels, 128 B cache lines (CDNA 2 and 3), packed FP32, the matrix cores,
-address translation (TLBs) and the scalar memory path. The model moves a 64 B line per
-memory channel in whole cycles, so where bandwidth / channels / clock is not a divisor of
-64 it reaches less than the configured bandwidth; each preset's *Peaks* says how much.
+Each data sheet lists its parts the model lacks, as facts with sources. Across the CDNA
+presets they are: 128 B cache lines (CDNA 2 and 3), packed FP32, the matrix cores,
+address translation (TLBs), cross-XCD coherence costs and the scalar memory path.
 
 """
 

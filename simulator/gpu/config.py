@@ -19,6 +19,12 @@ R9_NANO = {
     "gpu": {
         "shader_arrays": 16,            # shader arrays (SA)
         "cus_per_shader_array": 4,      # compute units per SA: 64 CUs in all
+        # accelerator dies, each with its own L2 that only its CUs use (CDNA 3's XCDs);
+        # work-groups go to them in turn
+        "xcds": 1,
+        # 0: addresses go to L2 banks and memory channels in turn, and caches index
+        # sets by the low bits (MGPUSim); 1: both hashed (XOR-folded)
+        "address_hash": 0,
     },
     "cp": {
         # work-groups the dispatcher maps per cycle (the Daisen case study: 1 vs 2)
@@ -53,7 +59,7 @@ R9_NANO = {
         "buffer": 16,                   # input buffer slots (back-pressure on the CU)
     },
     "l2": {
-        "banks": 16,                    # one bank per DRAM channel
+        "banks": 16,                    # per XCD
         "bank_bytes": 131072,           # 128 KB per bank, 2 MB in all
         "ways": 16,
         "line_bytes": 64,
@@ -64,20 +70,38 @@ R9_NANO = {
         "buffer": 32,                   # input buffer slots (shared by all L1Vs)
         "write_buffer": 16,             # dirty evictions waiting for DRAM
     },
+    "mall": {
+        # memory-side cache (Infinity Cache): one slice in front of each memory channel,
+        # shared by every L2; 0 bytes: none
+        "slice_bytes": 0,
+        "ways": 16,
+        "mshrs": 64,                    # outstanding line fetches per slice
+        "latency": 0,                   # slice access latency, cycles
+        "requests_per_cycle": 1,        # requests a slice serves per cycle
+        "buffer": 32,                   # input buffer slots (shared by all L2 banks)
+        "write_buffer": 16,             # dirty evictions waiting for DRAM
+    },
     "dram": {
+        "channels": 0,                  # memory channels; 0: one per L2 bank of an XCD
+        "interleave_bytes": 0,          # consecutive blocks go to consecutive channels; 0: l2's
         "latency": 100,                 # cycles from the start of service to the response
-        "bytes_per_cycle": 32,          # per channel: 16 x 32 B/cycle at 1 GHz = 512 GB/s (HBM)
+        "bytes_per_cycle": 32.0,        # per channel: 16 x 32 B/cycle at 1 GHz = 512 GB/s (HBM)
         "buffer": 32,                   # input buffer slots per channel
     },
 }
+
+LINE_BYTES = 64
+"""Every cache's line: the instruction streams are coalesced into 64 B lines."""
 
 
 PRESET_KEY = "preset"
 """Top-level key naming the preset a configuration was made from: not a parameter (never
 flattened, set or validated as one), so a trace says which GPU it simulated."""
 
-ZERO_ALLOWED = ("latency", "overhead")
-"""Parameters (by key suffix) that may be 0: delays, as opposed to sizes and rates."""
+ZERO_ALLOWED = ("latency", "overhead", "address_hash", "mall.slice_bytes", "dram.channels",
+                "dram.interleave_bytes")
+"""Parameters (by key suffix) that may be 0: delays, a switch, and sizes whose 0 means
+none or the default the comment beside them gives."""
 
 
 class ConfigError(ValueError):
@@ -191,19 +215,68 @@ def validate(cfg):
             if value == 0 and not key.endswith(ZERO_ALLOWED)]
     if zero:
         raise ConfigError(f"parameters must be positive: {', '.join(zero)}")
-    for cache in ("l1v", "l2"):
-        c = cfg[cache]
-        size = c["size_bytes"] if cache == "l1v" else c["bank_bytes"]
-        if not _power_of_two(c["line_bytes"]) or size % (c["line_bytes"] * c["ways"]):
-            raise ConfigError(f"{cache}: the size must be a multiple of line_bytes x ways, "
-                              f"and line_bytes a power of two")
-    if cfg["l1v"]["line_bytes"] != 64 or cfg["l2"]["line_bytes"] != 64:
+    if cfg["l1v"]["line_bytes"] != LINE_BYTES or cfg["l2"]["line_bytes"] != LINE_BYTES:
         raise ConfigError("line_bytes must be 64: instruction streams are coalesced into 64 B lines")
-    if cfg["l2"]["interleave_bytes"] % cfg["l2"]["line_bytes"]:
-        raise ConfigError("l2.interleave_bytes must be a multiple of l2.line_bytes")
+    hashed = address_hash(cfg)
+    for key, size, ways in cache_shapes(cfg):
+        sets, rest = divmod(size, LINE_BYTES * ways)
+        if rest or not sets:
+            raise ConfigError(f"{key}: the size must be a multiple of 64 B lines x ways")
+        if hashed and not _power_of_two(sets):
+            raise ConfigError(f"{key}: with gpu.address_hash the sets ({sets}) must be a "
+                              "power of two")
+    for key in ("l2.interleave_bytes", "dram.interleave_bytes"):
+        section, _, leaf = key.partition(".")
+        if cfg[section][leaf] % LINE_BYTES:
+            raise ConfigError(f"{key} must be a multiple of 64 B lines")
+    if hashed and not (_power_of_two(cfg["l2"]["banks"]) and _power_of_two(dram_channels(cfg))):
+        raise ConfigError("with gpu.address_hash, l2.banks and dram.channels must be powers "
+                          "of two")
+    cus = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
+    if cus % cfg["gpu"]["xcds"]:
+        raise ConfigError(f"gpu.xcds ({cfg['gpu']['xcds']}) must divide the {cus} CUs")
     if cfg["cu"]["lanes_per_simd"] > 64 or 64 % cfg["cu"]["lanes_per_simd"]:
         raise ConfigError("cu.lanes_per_simd must divide the 64-lane wavefront")
+    if cfg["dram"]["bytes_per_cycle"] <= 0:
+        raise ConfigError("dram.bytes_per_cycle must be positive")
     return cfg
+
+
+def cache_shapes(cfg):
+    """(key, bytes, ways) of each cache of one unit: L1V, L2 bank, MALL slice if any."""
+    shapes = [("l1v", cfg["l1v"]["size_bytes"], cfg["l1v"]["ways"]),
+              ("l2", cfg["l2"]["bank_bytes"], cfg["l2"]["ways"])]
+    if cfg["mall"]["slice_bytes"]:
+        shapes.append(("mall", cfg["mall"]["slice_bytes"], cfg["mall"]["ways"]))
+    return shapes
+
+
+def address_hash(cfg):
+    """Whether addresses are hashed to banks, channels and sets (``gpu.address_hash``)."""
+    return bool(cfg["gpu"]["address_hash"])
+
+
+def dram_channels(cfg):
+    """Memory channels: ``dram.channels``, or one per L2 bank of an XCD if that is 0."""
+    return cfg["dram"]["channels"] or cfg["l2"]["banks"]
+
+
+def dram_interleave(cfg):
+    """Bytes of a block consecutive channels serve: ``dram.interleave_bytes``, or the L2's."""
+    return cfg["dram"]["interleave_bytes"] or cfg["l2"]["interleave_bytes"]
+
+
+def l2_banks(cfg):
+    """L2 banks in all: ``l2.banks`` per XCD."""
+    return cfg["l2"]["banks"] * cfg["gpu"]["xcds"]
+
+
+def line_transfer_cycles(cfg):
+    """Cycles a memory channel is busy per 64 B line, exactly: 64 / ``dram.bytes_per_cycle``
+    (a bandwidth in bytes per cycle as written, 19.72 being 1972/100), within 1/4096 of
+    a cycle, so that the model's cycle count stays a 64-bit integer."""
+    per_cycle = Fraction(repr(float(cfg["dram"]["bytes_per_cycle"])))
+    return (LINE_BYTES / per_cycle).limit_denominator(4096)
 
 
 def ps_per_cycle(cfg):

@@ -4,8 +4,8 @@ A data sheet holds figures as their sources give them (vendor specifications, AM
 documentation, published microbenchmarks), each with where it comes from: a key of
 ``SOURCES``, or ``ASSUMED`` / ``DERIVED`` with a note saying why or how. ``presets``
 turns a data sheet into the timing model's configuration. Facts the model has no
-parameter for yet (the L2 split per XCD, the Infinity Cache, address hashing) sit under
-``not_modelled``: they are the inputs of the model work still to come (issue #34).
+parameter for (128 B lines, the matrix cores, address translation) sit under
+``not_modelled``.
 
 Latencies are load-to-use latencies of a dependent load that hits at that level (what a
 pointer chase measures): ``presets`` splits them into the model's per-level latencies.
@@ -101,6 +101,17 @@ SOURCES: dict[str, Source] = {
         "32,768 VGPRs per SIMD)",
         "https://github.com/sarchlab/mgpusim/blob/main/amd/samples/runner/timingconfig/"
         "mi300a/builder.go"),
+    "amd-cdna3": Source(
+        "AMD CDNA 3 white paper, as quoted by Fluid Numerics' MI300A guide: 'The L2 is a "
+        "4MB, 16-way set associative cache, featuring 16 massively parallel channels, each "
+        "256KB in size'",
+        "https://galapagos.fluidnumerics.com/gpu/working_with_mi300a"),
+    "rocm-partitions": Source(
+        "AMD ROCm blog, 'AMD Instinct MI300X GPU partitioning overview' (in SPX mode "
+        "work-groups are distributed to the XCDs in round-robin order; each XCD has its "
+        "own L2)",
+        "https://rocm.blogs.amd.com/software-tools-optimization/compute-memory-modes/"
+        "README.html"),
     "pyhip-latency": Source(
         "tingqli/pyhip, docs/mem_latency.md (MI308X, CDNA 3: an LDS read without bank "
         "conflicts takes 52 cycles for b32)",
@@ -137,7 +148,9 @@ class DataSheet:
     ``vendor_fp32_tflops`` is the vendor's published peak vector FP32 for the whole
     product: ``product_dies`` dies (an MI250X holds two GCDs, the preset models one),
     counting packed FP32 (two operations per lane per instruction) if
-    ``vendor_counts_packed``.
+    ``vendor_counts_packed``. ``queues_sourced`` marks a data sheet whose source is a
+    simulator's own configuration, queue and MSHR sizes included (MGPUSim's R9 Nano):
+    the other presets size their MSHRs for their memory's bandwidth.
     """
     name: str
     title: str
@@ -148,6 +161,7 @@ class DataSheet:
     packed_fp32: Fact
     vendor_counts_packed: bool = False
     product_dies: int = 1
+    queues_sourced: bool = False
 
 
 FACTS = {
@@ -163,13 +177,21 @@ FACTS = {
     "lds_bytes": "local data share per CU",
     "l1_bytes": "vector L1 cache per CU",
     "l1_ways": "vector L1 associativity",
+    "xcds": "dies with their own L2 (XCDs): the CUs split evenly among them, work-groups "
+            "dealt to them in turn",
     "l2_bytes": "L2 cache in all",
-    "l2_channels": "L2 channels (banks), each with its own memory channel in the model",
+    "l2_channels": "L2 channels (banks) in all",
     "l2_ways": "L2 associativity",
-    "l2_interleave_bytes": "consecutive blocks of this size go to consecutive L2 channels",
+    "l2_interleave_bytes": "blocks of this size are what goes to one L2 channel",
+    "address_hash": "1 if addresses are hashed across channels (and cache sets), 0 if "
+                    "interleaved in turn",
+    "mall_bytes": "memory-side cache (Infinity Cache) in all, one slice per memory "
+                  "channel; 0 if none",
+    "hbm_channels": "memory channels",
     "hbm_gbs": "peak memory bandwidth",
     "latency_l1": "load-to-use latency of an L1 hit",
     "latency_l2": "load-to-use latency of an L2 hit",
+    "latency_mall": "load-to-use latency of a memory-side cache hit (0 if none)",
     "latency_hbm": "load-to-use latency of a load from memory",
     "lds_latency": "LDS read latency without bank conflicts",
     "launch_overhead": "time from a kernel launch to its first work-group dispatch",
@@ -194,8 +216,24 @@ _CDNA_CU = {
     "sgprs_per_cu": Fact(3200, "registers", "rocm-specs", "a 12.5 KiB SGPR file per CU"),
     "lds_bytes": Fact(64 * KiB, "bytes", "rocm-specs"),
     "l1_ways": Fact(4, "ways", ASSUMED, _L1_WAYS),
+    "address_hash": Fact(1, "", "rocprof-l2",
+                         "'Mapping of incoming requests to a specific L2 channel is determined "
+                         "by a hashing mechanism that attempts to evenly distribute requests'; "
+                         "the hash is not published: the model XOR-folds the block number, "
+                         "and hashes cache sets the same way"),
 }
 """What every CDNA generation's CU shares in the sources."""
+
+_ONE_DIE_NO_MALL = {
+    "xcds": Fact(1, "die", "rocprof-l2", "one L2 shared by every CU"),
+    "mall_bytes": Fact(0, "bytes", "rocprof-l2",
+                       "L2 misses go over Infinity Fabric to memory: no memory-side cache"),
+    "hbm_channels": Fact(32, "channels", DERIVED,
+                         "4,096 bits of HBM2(e) in 128-bit channels (8 per stack, 4 stacks), "
+                         "one per L2 channel as ROCm Compute Profiler's 32 L2 channels"),
+    "latency_mall": Fact(0, "cycles", "rocprof-l2", "no memory-side cache"),
+}
+"""The memory side of CDNA and CDNA 2 (one die's worth for an MI250X GCD)."""
 
 R9NANO = DataSheet(
     name="r9nano", title="AMD Radeon R9 Nano", architecture="GCN 3 (Fiji, gfx803)",
@@ -216,6 +254,11 @@ R9NANO = DataSheet(
         "l2_channels": Fact(16, "channels", "mgpusim", "one bank per DRAM controller"),
         "l2_ways": Fact(16, "ways", "mgpusim"),
         "l2_interleave_bytes": Fact(128, "bytes", "mgpusim"),
+        "xcds": Fact(1, "die", "mgpusim", "one L2 shared by every CU"),
+        "address_hash": Fact(0, "", "mgpusim", "MGPUSim interleaves addresses in turn"),
+        "mall_bytes": Fact(0, "bytes", "mgpusim", "no memory-side cache"),
+        "hbm_channels": Fact(16, "channels", "mgpusim", "one memory controller per L2 bank"),
+        "latency_mall": Fact(0, "cycles", "mgpusim", "no memory-side cache"),
         "hbm_gbs": Fact(512, "GB/s", "r9nano-spec"),
         "latency_l1": Fact(26, "cycles", "mgpusim",
                            "MGPUSim's component latencies, not a measurement: the vector-"
@@ -235,6 +278,7 @@ R9NANO = DataSheet(
     },
     vendor_fp32_tflops=Fact(8.19, "TFLOPS", "r9nano-spec"),
     packed_fp32=Fact(0, "", "mgpusim", "GCN 3 has no packed FP32"),
+    queues_sourced=True,
 )
 
 _CDNA2_LATENCY = {
@@ -269,6 +313,7 @@ MI100 = DataSheet(
         "l2_ways": Fact(16, "ways", ASSUMED, "16 ways, as the R9 Nano's L2: the CDNA figure "
                                              "is not in the sources found"),
         "l2_interleave_bytes": Fact(256, "bytes", "rocprof-l2", "256B address interleaving"),
+        **_ONE_DIE_NO_MALL,
         "hbm_gbs": Fact(1228.8, "GB/s", "rocm-mi100",
                         "1.228 TB/s from four HBM2 stacks on 4,096 bits (AnandTech: 2.4 "
                         "Gbps, 4,096 x 2.4 / 8 = 1,228.8 GB/s)"),
@@ -283,8 +328,6 @@ MI100 = DataSheet(
     not_modelled={
         "accvgprs_per_lane": Fact(256, "registers", "rocm-specs",
                                   "accumulation registers of the matrix cores (MFMA)"),
-        "l2_channel_hashing": Fact(32, "channels", "rocprof-l2",
-                                   "requests map to L2 channels by a hash, not linearly"),
         "matrix_fp32_tflops": Fact(46.1, "TFLOPS", "rocm-mi100", "matrix cores (MFMA)"),
     },
     vendor_fp32_tflops=Fact(23.1, "TFLOPS", "rocm-mi100", "vector FP32, 128 FLOPs/clock/CU"),
@@ -315,6 +358,7 @@ MI250X = DataSheet(
         "l2_ways": Fact(16, "ways", ASSUMED, "16 ways, as the R9 Nano's L2: the CDNA 2 figure "
                                              "is not in the sources found"),
         "l2_interleave_bytes": Fact(256, "bytes", "rocprof-l2"),
+        **_ONE_DIE_NO_MALL,
         "hbm_gbs": Fact(1638.4, "GB/s", DERIVED,
                         "4,096 bits x 3.2 Gbps / 8 per GCD (AnandTech: 3.2 Gbps HBM2e on "
                         "8,192 bits for two GCDs; ROCm: 1.6 TB/s per GCD)"),
@@ -328,8 +372,6 @@ MI250X = DataSheet(
                            "own HBM; the preset is one of them"),
         "l2_line_bytes": Fact(128, "bytes", "rocprof-l2",
                               "L2 lines are 128 B on MI200; the model's lines are 64 B"),
-        "l2_channel_hashing": Fact(32, "channels", "rocprof-l2",
-                                   "requests map to L2 channels by a hash, not linearly"),
         "scalar_cache_latency_ns": Fact(37.5, "ns", "cnc-mi210",
                                         "the model has no scalar memory path"),
     },
@@ -343,6 +385,8 @@ MI250X = DataSheet(
 
 _CDNA3_FACTS = {
     "shader_arrays": Fact(8, "XCDs", "rocm-mi300", "eight XCDs of 38 active CUs"),
+    "xcds": Fact(8, "XCDs", "rocm-partitions",
+                 "eight XCDs, each with its own L2; work-groups go to them in turn"),
     "clock_mhz": Fact(2100, "MHz", DERIVED,
                       "ROCm's 163.4 TFLOPS / (304 CUs x 256 FLOPs per clock per CU) = 2,099.6 "
                       "MHz; AMD gives MI300A's peak engine clock as 2,100 MHz"),
@@ -356,10 +400,16 @@ _CDNA3_FACTS = {
                          "blocks of 8, as gfx90a (LLVM): gfx942 shares its unified file"),
     **_CDNA_CU,
     "l1_bytes": Fact(32 * KiB, "bytes", "rocm-specs"),
-    "l2_ways": Fact(16, "ways", ASSUMED, "16 ways, as the R9 Nano's L2: the CDNA 3 figure is "
-                                         "not in the sources found"),
+    "l2_ways": Fact(16, "ways", "amd-cdna3", "16-way set associative"),
     "l2_interleave_bytes": Fact(256, "bytes", "rocprof-l2"),
+    "mall_bytes": Fact(256 * MiB, "bytes", "wahlgren-mi300a",
+                       "a 256 MB Infinity Cache in 128 slices, on the I/O dies between the "
+                       "L2s and HBM (Chips and Cheese too)"),
+    "hbm_channels": Fact(128, "channels", "sth-mi300",
+                         "a 128-channel interleaved HBM3 interface (Wahlgren et al.: eight "
+                         "stacks of 16), one Infinity Cache slice per channel"),
     "hbm_gbs": Fact(5300, "GB/s", "rocm-mi300", "5.3 TB/s, eight HBM3 stacks"),
+    "latency_mall": Fact(218, "ns", "cnc-mi300x", "an Infinity Cache hit from the GPU"),
     "latency_l1": Fact(43, "ns", DERIVED,
                        "Chips and Cheese find MI300X's 32 KB L1 about as fast as RDNA 2's "
                        "128 KB L1, which gpu-benches measures at 42-45 ns (RX 6900 XT)"),
@@ -378,24 +428,9 @@ _CDNA3_FACTS = {
 }
 
 _CDNA3_NOT_MODELLED = {
-    "l2_per_xcd": Fact(4 * MiB, "bytes", "rocm-mi300",
-                       "each XCD has its own 4 MB L2 (16 channels: ROCm Compute Profiler) "
-                       "that only its CUs use; the model has one L2 shared by every CU"),
     "l2_line_bytes": Fact(128, "bytes", "rocprof-l2",
                           "L1 and L2 lines are 128 B on MI300 (Chips and Cheese too); the "
                           "model's are 64 B"),
-    "l2_channel_hashing": Fact(16, "channels per XCD", "rocprof-l2",
-                               "requests map to L2 channels by a hash, not linearly"),
-    "infinity_cache_bytes": Fact(256 * MiB, "bytes", "cnc-mi300x",
-                                 "a memory-side cache (MALL) on the I/O dies between the L2s "
-                                 "and HBM"),
-    "infinity_cache_slices": Fact(128, "slices", "wahlgren-mi300a", ""),
-    "infinity_cache_peak_gbs": Fact(17200, "GB/s", "wahlgren-mi300a",
-                                    "ServeTheHome: 17 TB/s; Chips and Cheese measured 11.9"),
-    "infinity_cache_latency_ns": Fact(218, "ns", "cnc-mi300x", "from the GPU"),
-    "hbm_channels": Fact(128, "channels", "sth-mi300",
-                         "a 128-channel interleaved HBM3 interface (Wahlgren et al.: eight "
-                         "stacks of 16); the model has one memory channel per L2 channel"),
     "tlb_miss_ns": Fact(47.1, "ns", "cnc-mi300x",
                         "past 16,384 4 KB pages per XCD (64 MB); the model translates no "
                         "addresses"),
@@ -409,6 +444,7 @@ MI300A = DataSheet(
         **_CDNA3_FACTS,
         "compute_units": Fact(228, "CUs", "rocm-specs", "228, 38 per XCD"),
         "shader_arrays": Fact(6, "XCDs", "rocm-mi300", "six XCDs on MI300A"),
+        "xcds": Fact(6, "XCDs", "rocm-mi300", "six XCDs, each with its own 4 MB L2"),
         "clock_mhz": Fact(2100, "MHz", "mi300a-spec", "peak engine clock 2,100 MHz"),
         "l2_bytes": Fact(24 * MiB, "bytes", "rocm-specs", "24 MB, 4 per XCD"),
         "l2_channels": Fact(96, "channels", "rocprof-l2", "16 channels of 256 KB per XCD"),

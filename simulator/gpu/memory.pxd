@@ -37,18 +37,38 @@ cdef class MSHRs:
     cdef readonly Py_ssize_t count, used
     cdef long long[::1] lines
     cdef list waiting
-    cdef Py_ssize_t find(self, int64_t line)
-    cdef Py_ssize_t open(self, int64_t line, MemRequest req) except -1
-    cdef bint join(self, int64_t line, MemRequest req) except -1
-    cdef list close(self, Py_ssize_t slot)
+    cdef long long[::1] free
+    cdef long long[::1] table
+    cdef int64_t mask
+    cdef int64_t _home(self, int64_t line)
+    cdef int64_t _place_of(self, int64_t line)
+    # cpdef: tests drive the compiled table too; calls from the caches stay C calls
+    cpdef Py_ssize_t find(self, int64_t line)
+    cpdef Py_ssize_t open(self, int64_t line, MemRequest req) except -1
+    cpdef bint join(self, int64_t line, MemRequest req) except -1
+    cpdef list close(self, Py_ssize_t slot)
+
+
+cpdef int64_t fold(int64_t value, int bits)
+cpdef int64_t mix(int64_t value, int bits)
+
+
+@cython.final
+cdef class AddressMap:
+    cdef public int64_t interleave, count, bits, line_bytes, lines_per_block
+    cdef public bint hashed
+    cpdef int64_t unit(self, int64_t addr)
+    cpdef int64_t index(self, int64_t addr)
+    cpdef int64_t address(self, int64_t unit, int64_t index)
 
 
 @cython.final
 cdef class TagArray:
-    cdef public int64_t ways, sets, clock
+    cdef public int64_t ways, sets, set_bits, clock
     cdef long long[::1] tags
     cdef signed char[::1] dirty
     cdef long long[::1] last_use
+    cpdef int64_t set_of(self, int64_t index)
     cdef int64_t _find(self, int64_t index)
     cdef int64_t _victim(self, int64_t index)
     cdef int64_t lookup(self, int64_t index)
@@ -57,7 +77,7 @@ cdef class TagArray:
 
 
 cdef class DRAMChannel(TickingComponent):
-    cdef public int64_t latency, transfer, busy_until, served
+    cdef public int64_t latency, transfer_num, transfer_den, busy, served
     cdef public Buffer inbox
     cdef public Tracer tracer
     cdef int loc, kind_read_in, kind_write_in
@@ -76,13 +96,13 @@ cdef class Cache(TickingComponent):
     cdef int _respond(self, MemRequest req, int64_t time) except -1
 
 
-cdef class L2Bank(Cache):
-    cdef public int64_t write_buffer
-    cdef public int64_t lines_per_block, stride, interleave, bank_offset
-    cdef public DRAMChannel dram
+cdef class CacheBank(Cache):
+    cdef public int64_t write_buffer, unit
+    cdef public AddressMap own, below
+    cdef public list drains
     cdef public object writebacks, fills
-    cdef int64_t index_of(self, int64_t addr)
-    cdef int64_t address_of(self, int64_t index)
+    cdef Buffer drain_for(self, int64_t addr)
+    cdef bint _write_back(self) except -1
     cdef int _receive(self, MemRequest req, int kind, int64_t now) except -1
     cdef int _evict(self, int64_t index, int64_t parent, int64_t now) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
@@ -91,14 +111,14 @@ cdef class L2Bank(Cache):
 
 
 cdef class L1VCache(Cache):
-    cdef public int64_t interleave
     cdef public list banks
-    cdef L2Bank stuck_on
+    cdef public AddressMap bank_map
+    cdef CacheBank stuck_on
     cdef bint stuck_read
     cdef bint _still_stuck(self) except -1
-    cdef L2Bank bank_of(self, int64_t addr)
+    cdef CacheBank bank_of(self, int64_t addr)
     cdef int _receive(self, MemRequest req, int kind, int tag, int64_t now) except -1
-    cdef int _forward(self, MemRequest req, bint write, object payload, L2Bank bank,
+    cdef int _forward(self, MemRequest req, bint write, object payload, CacheBank bank,
                       int64_t now) except -1
     cpdef int64_t tick(self, int64_t now) except? -2
     cpdef receive(self, int kind, object arg)

@@ -2,15 +2,28 @@
 
 * ``L1VCache``: one per CU. Set-associative with LRU, write-around (stores go to the L2
   and never allocate), and MSHRs that merge reads of a line already being fetched.
-* ``L2Bank``: ``l2.banks`` of them, the address interleaved every ``interleave_bytes``.
-  Write-back and write-allocate: a dirty victim goes to a write buffer of
-  ``write_buffer`` lines that drains into DRAM. A store is taken to overwrite its whole
-  64 B line, so a store miss allocates without fetching. A store waits while the write
-  buffer is full, and so does a fetched line whose victim is dirty: it stays in its
-  MSHR (and the fills behind it wait too, in arrival order) until a write-back leaves.
-* ``DRAMChannel``: one per L2 bank. It starts one line transfer at a time, each
-  occupying the channel for ``64 / bytes_per_cycle`` cycles (the bandwidth limit), and
+* ``CacheBank``: a write-back, write-allocate cache bank, used at two levels:
+  * an L2 bank: ``l2.banks`` of them per XCD (``gpu.xcds``; a GPU before CDNA 3 is one),
+    each XCD's CUs using only its own; the address picks the bank (``AddressMap``);
+  * a slice of the memory-side cache (AMD's Infinity Cache, a MALL), when
+    ``mall.slice_bytes`` is not 0: one in front of each memory channel, shared by
+    every L2.
+  A dirty victim goes to a write buffer of ``write_buffer`` lines that drains into the
+  level below. A store is taken to overwrite its whole 64 B line, so a store miss
+  allocates without fetching. A store waits while the write buffer is full, and so does
+  a fetched line whose victim is dirty: it stays in its MSHR (and the fills behind it
+  wait too, in arrival order) until a write-back leaves.
+* ``DRAMChannel``: ``dram.channels`` of them (0: one per L2 bank), the address picking
+  the channel. It starts one line transfer at a time, each occupying the channel for
+  ``64 / bytes_per_cycle`` cycles, a fraction kept exactly (the bandwidth limit), and
   answers ``latency`` cycles after the transfer starts.
+
+``AddressMap`` decides which bank, slice or channel serves an address: blocks of
+``interleave_bytes`` in turn (MGPUSim's linear interleave), or hashed when
+``gpu.address_hash`` is 1, as AMD describes its L2 channels ("a hashing mechanism that
+attempts to evenly distribute requests", ROCm Compute Profiler); caches then hash their
+set index too (``TagArray``). Linear, rows of a matrix a power of two apart fall in one channel and a
+few sets: hashed, they spread.
 
 Requests flow down through bounded ``Buffer``\\ s: a full buffer refuses the push and
 the sender stalls (head of line) until a slot frees, so queues, MSHR limits and
@@ -23,10 +36,13 @@ structs, tracer calls as C calls); ``simulator.build`` decides whether the compi
 module or this source runs. Compiled, the components subclass the Cython engine's and
 call the Cython tracer; run as Python, the reference engine and tracer.
 """
+import math
 from array import array
 from collections import deque
 
 import cython
+
+from .config import LINE_BYTES, address_hash, line_transfer_cycles
 
 if not cython.compiled:
     from ..engine.engine import Buffer, TickingComponent
@@ -62,23 +78,106 @@ def new_request(addr, write, requester, payload, req_out):
     return _fill(MemRequest.__new__(MemRequest), addr, write, requester, payload, req_out)
 
 
+def fold(value, bits):
+    """The XOR of ``value``'s consecutive ``bits``-bit fields (0 when ``bits`` is 0)."""
+    out: cython.longlong = 0
+    mask: cython.longlong
+    if bits == 0:
+        return 0
+    mask = (1 << bits) - 1
+    while value:
+        out ^= value & mask
+        value >>= bits
+    return out
+
+
+def mix(value, bits):
+    """Knuth's multiplicative hash of ``value`` to ``bits`` bits (at most 32)."""
+    product: cython.ulonglong = value
+    product = (product * 2654435761) & 0xFFFFFFFF
+    return product >> (32 - bits)
+
+
+class AddressMap:
+    """Which of ``count`` units (banks, slices, channels) serves a byte address, and
+    which of that unit's lines it is.
+
+    Blocks of ``interleave`` bytes go to the units in turn, or, ``hashed`` (``count`` a
+    power of two), to the unit the XOR-fold of the block number selects. Either way a
+    block's upper bits and its unit determine it, so a unit's line ``index`` is the
+    address without the unit-select bits, and ``address`` inverts it.
+    """
+
+    def __init__(self, interleave, count, hashed, line_bytes):
+        self.interleave = interleave
+        self.count = count
+        self.hashed = hashed
+        self.bits = count.bit_length() - 1
+        self.line_bytes = line_bytes
+        self.lines_per_block = interleave // line_bytes
+
+    def unit(self, addr):
+        """The unit serving byte address ``addr``."""
+        block: cython.longlong = addr // self.interleave
+        if self.hashed:
+            return fold(block, self.bits)
+        return block % self.count
+
+    def index(self, addr):
+        """The line number of ``addr`` within its unit."""
+        return ((addr // self.interleave // self.count) * self.lines_per_block
+                + (addr % self.interleave) // self.line_bytes)
+
+    def address(self, unit, index):
+        """The byte address of line ``index`` of ``unit`` (inverse of ``unit``/``index``)."""
+        upper: cython.longlong = index // self.lines_per_block
+        low: cython.longlong = unit
+        if self.hashed:
+            low = unit ^ fold(upper, self.bits)
+        return ((upper * self.count + low) * self.interleave
+                + (index % self.lines_per_block) * self.line_bytes)
+
+
+def units_reached(own, unit, below):
+    """The units of map ``below`` that addresses of ``own``'s unit ``unit`` go to: those a
+    bank sends to, and so waits on. Hashed, any; interleaved in turn, the pattern repeats
+    every both strides' least common multiple, which is enumerated."""
+    if own.hashed or below.hashed:
+        return range(below.count)
+    period = math.lcm(own.interleave * own.count, below.interleave * below.count)
+    return sorted({below.unit(addr) for addr in range(0, period, own.line_bytes)
+                   if own.unit(addr) == unit})
+
+
 class TagArray:
     """Tags of a set-associative cache: LRU replacement and dirty bits.
 
-    ``index`` is the line number within this cache (a bank strips its interleave bits).
+    ``index`` is the line number within this cache (a bank strips its unit-select bits);
+    its set is ``index`` modulo the sets, or, ``hashed``, that XORed with a multiplicative
+    hash of the bits above: each aligned run of lines still fills every set once, and
+    runs a power of two apart no longer share sets. (An XOR-fold would: its bits are
+    sums of the very bits the channel hash sums, so a bank's lines would use a
+    sixteenth of its sets.)
     """
 
-    def __init__(self, size_bytes, ways, line_bytes):
+    def __init__(self, size_bytes, ways, line_bytes, hashed=False):
         self.ways = ways
         self.sets = size_bytes // (ways * line_bytes)
+        self.set_bits = self.sets.bit_length() - 1 if hashed else 0
         n = self.sets * ways
         self.tags = array("q", [-1]) * n
         self.dirty = array("b", [0]) * n
         self.last_use = array("q", [0]) * n
         self.clock = 0
 
+    def set_of(self, index):
+        """The set line ``index`` belongs to."""
+        if self.set_bits:
+            return (index & (self.sets - 1)) ^ mix(index >> self.set_bits, self.set_bits)
+        return index % self.sets
+
     def _find(self, index):
-        base: cython.longlong = (index % self.sets) * self.ways
+        base: cython.longlong = self.set_of(index) * self.ways
         slot: cython.longlong
         for slot in range(base, base + self.ways):
             if self.tags[slot] == index:
@@ -87,7 +186,7 @@ class TagArray:
 
     def _victim(self, index):
         """The slot line ``index`` would replace: an empty one, else the least recently used."""
-        base: cython.longlong = (index % self.sets) * self.ways
+        base: cython.longlong = self.set_of(index) * self.ways
         victim: cython.longlong = base
         slot: cython.longlong
         for slot in range(base, base + self.ways):
@@ -128,8 +227,9 @@ class MSHRs:
     """Miss status holding registers: the lines a cache is fetching, each with the read
     requests waiting for it in arrival order.
 
-    A few dozen at most, so a line is found by scanning an array of them: a dict would box
-    every line number into a Python int to look it up.
+    A register is found by its line through an open-addressing table (linear probing,
+    twice as many places as registers): a GPU sized for today's bandwidth holds hundreds
+    per bank, too many to scan, and a dict would box every line number into a Python int.
     """
 
     def __init__(self, count):
@@ -137,21 +237,37 @@ class MSHRs:
         self.used = 0
         self.lines = array("q", [-1]) * count  # the line each register holds, -1 if free
         self.waiting = [[] for _ in range(count)]
+        self.free = array("q", range(count - 1, -1, -1))  # free registers, lowest on top
+        places = 2
+        while places < 2 * count:
+            places *= 2
+        self.mask = places - 1
+        self.table = array("q", [-1]) * places  # register at each place, -1 if empty
 
     def __len__(self):
         return self.used
 
+    def _home(self, line):
+        """The place the search for ``line`` starts at."""
+        return (line ^ (line >> 7) ^ (line >> 17)) & self.mask
+
+    def _place_of(self, line):
+        """The place holding ``line``'s register, or the empty place ending its search."""
+        place: cython.longlong = self._home(line)
+        slot: cython.longlong = self.table[place]
+        while slot >= 0 and self.lines[slot] != line:
+            place = (place + 1) & self.mask
+            slot = self.table[place]
+        return place
+
     def find(self, line):
         """The register fetching ``line``, or -1."""
-        slot: cython.Py_ssize_t
-        for slot in range(self.count):
-            if self.lines[slot] == line:
-                return slot
-        return -1
+        return self.table[self._place_of(line)]
 
     def open(self, line, req):
         """Take a free register (there must be one) to fetch ``line`` for ``req``."""
-        slot: cython.Py_ssize_t = self.find(-1)
+        slot: cython.Py_ssize_t = self.free[self.count - 1 - self.used]
+        self.table[self._place_of(line)] = slot
         self.lines[slot] = line
         waiting: list = self.waiting[slot]
         waiting.append(req)
@@ -171,38 +287,71 @@ class MSHRs:
     def close(self, slot):
         """Free register ``slot``; returns the requests that waited for its line."""
         waiting: list = self.waiting[slot]
+        hole: cython.longlong = self._place_of(self.lines[slot])
+        place: cython.longlong = hole
+        home: cython.longlong
+        moved: cython.longlong
+        # Backward-shift deletion: a register further along the probe run moves into the
+        # hole unless its search starts after the hole (cyclically), so no search is cut.
+        while True:
+            place = (place + 1) & self.mask
+            moved = self.table[place]
+            if moved < 0:
+                break
+            home = self._home(self.lines[moved])
+            if (place - home) & self.mask >= (place - hole) & self.mask:
+                self.table[hole] = moved
+                hole = place
+        self.table[hole] = -1
         self.waiting[slot] = []
         self.lines[slot] = -1
         self.used -= 1
+        self.free[self.count - 1 - self.used] = slot
         return waiting
 
 
 class DRAMChannel(TickingComponent):
-    """One memory channel: a latency and a bandwidth limit, served in arrival order."""
+    """One memory channel: a latency and a bandwidth limit, served in arrival order.
+
+    A line occupies the channel ``transfer_num / transfer_den`` cycles: ``busy`` counts
+    in 1/``transfer_den`` of a cycle, so a bandwidth that is no whole number of bytes
+    per cycle is reached exactly. A transfer starts at a cycle boundary, unless the
+    channel freed during the cycle before: then it starts where the previous one ended,
+    as it would have with the request already waiting.
+    """
 
     def __init__(self, engine, name, cfg, tracer, keys, index):
         super().__init__(engine, name)
         d = cfg["dram"]
         self.latency = d["latency"]
-        self.transfer = -(-cfg["l2"]["line_bytes"] // d["bytes_per_cycle"])
+        transfer = line_transfer_cycles(cfg)
+        self.transfer_num = transfer.numerator
+        self.transfer_den = transfer.denominator
         self.inbox = Buffer(d["buffer"], name + ".in")
         self.inbox.consumer = self
-        self.busy_until = 0
+        self.busy = 0
         self.served = 0
         self.tracer = tracer if keys.mem else None
         self.loc = keys.loc_dram[index]
         self.kind_read_in = keys.kind_read_in
         self.kind_write_in = keys.kind_write_in
 
+    def _free_at(self):
+        """The first cycle at which the channel is free."""
+        return -(-self.busy // self.transfer_den)
+
     def tick(self, now):
         req: MemRequest
         done: cython.longlong
+        free_at: cython.longlong = self._free_at()
         if self.inbox.size == 0:
             return -1
-        if self.busy_until > now:
-            return self.busy_until
+        if free_at > now:
+            return free_at
         req = self.inbox.pop()
-        self.busy_until = now + self.transfer
+        if self.busy <= (now - 1) * self.transfer_den:
+            self.busy = now * self.transfer_den  # idle for a whole cycle: start now
+        self.busy += self.transfer_num
         done = now + self.latency
         self.served += 1
         if self.tracer is not None:
@@ -211,7 +360,7 @@ class DRAMChannel(TickingComponent):
                 self.loc, now)
             self.tracer.trace_req_complete(req.req_in, done)
         self.engine.schedule(done, req.requester, RESPONSE, req)
-        return self.busy_until if self.inbox.size else -1
+        return self._free_at() if self.inbox.size else -1
 
 
 class Cache(TickingComponent):
@@ -219,13 +368,13 @@ class Cache(TickingComponent):
     at a time, a tag array, MSHRs, hit and miss counts,
     and the trace keys of their requests and outcomes."""
 
-    def __init__(self, engine, name, c, size_bytes, tracer, keys, loc):
+    def __init__(self, engine, name, c, size_bytes, hashed, tracer, keys, loc):
         super().__init__(engine, name)
         self.latency = c["latency"]
         self.requests_per_cycle = c["requests_per_cycle"]
         self.mshrs = c["mshrs"]
-        self.line_bytes = c["line_bytes"]
-        self.tags = TagArray(size_bytes, c["ways"], c["line_bytes"])
+        self.line_bytes = LINE_BYTES
+        self.tags = TagArray(size_bytes, c["ways"], LINE_BYTES, hashed)
         self.inbox = Buffer(c["buffer"], name + ".in")
         self.inbox.consumer = self
         self.mshr = MSHRs(c["mshrs"])
@@ -250,30 +399,31 @@ class Cache(TickingComponent):
         return 0
 
 
-class L2Bank(Cache):
-    """One L2 bank: write-back, write-allocate, MSHRs, a write buffer to its channel."""
+class CacheBank(Cache):
+    """A write-back bank (an L2 bank or a memory-side cache slice): MSHRs, and a write
+    buffer to the level below, whose unit for an address ``below`` picks.
 
-    def __init__(self, engine, name, cfg, tracer, keys, index, dram):
-        c = cfg["l2"]
-        super().__init__(engine, name, c, c["bank_bytes"], tracer, keys, keys.loc_l2[index])
+    ``own`` maps addresses to this level's units, this bank being unit ``unit``: it
+    gives the bank's line numbers, and back the address of a line it writes back.
+    """
+
+    def __init__(self, engine, name, c, size_bytes, hashed, tracer, keys, loc, own, unit,
+                 below, lower):
+        super().__init__(engine, name, c, size_bytes, hashed, tracer, keys, loc)
         self.write_buffer = c["write_buffer"]
-        self.lines_per_block = c["interleave_bytes"] // c["line_bytes"]
-        self.stride = c["interleave_bytes"] * c["banks"]
-        self.interleave = c["interleave_bytes"]
-        self.bank_offset = index * c["interleave_bytes"]
-        self.dram = dram
-        dram.inbox.producers.append(self)
+        self.own = own
+        self.unit = unit
+        self.below = below
+        self.drains = [component.inbox for component in lower]
+        for reached in units_reached(own, unit, below):
+            drain = self.drains[reached]
+            drain.producers.append(self)
         self.writebacks = deque()
         self.fills = deque()  # fetched line indices not yet placed (their victim waits)
 
-    def index_of(self, addr):
-        """Line number within this bank: the address with the bank-select bits removed."""
-        return (addr // self.stride) * self.lines_per_block + (addr % self.interleave) // self.line_bytes
-
-    def address_of(self, index):
-        """Inverse of ``index_of`` for this bank's lines (used for write-backs)."""
-        return ((index // self.lines_per_block) * self.stride + self.bank_offset
-                + (index % self.lines_per_block) * self.line_bytes)
+    def drain_for(self, addr):
+        """The input buffer of the unit below that serves ``addr``."""
+        return self.drains[self.below.unit(addr)]
 
     def _receive(self, req, kind, now):
         if self.tracer is not None:
@@ -284,24 +434,36 @@ class L2Bank(Cache):
         req_out: cython.longlong = NO_TASK
         if self.tracer is not None:
             req_out = self.tracer.trace_req_initiate(parent, self.kind_write_out, self.loc, now)
-        self.writebacks.append(new_request(self.address_of(index), True, self, None, req_out))
+        self.writebacks.append(new_request(self.own.address(self.unit, index), True, self,
+                                           None, req_out))
         return 0
+
+    def _write_back(self):
+        """Send write-backs below while their units have room; whether one is left."""
+        req: MemRequest
+        drain: Buffer
+        while self.writebacks:
+            req = self.writebacks[0]
+            drain = self.drain_for(req.addr)
+            if not drain.can_push():
+                return True
+            drain.push(self.writebacks.popleft())
+        return False
 
     def tick(self, now):
         tracer: Tracer = self.tracer
-        drain: Buffer = self.dram.inbox
+        drain: Buffer
         inbox: Buffer = self.inbox
         req: MemRequest
         index: cython.longlong
         evicted: cython.longlong
         req_out: cython.longlong
         served: cython.longlong = 0
-        while self.writebacks and drain.can_push():
-            drain.push(self.writebacks.popleft())
+        self._write_back()
         self._place_fills(now)
         while served < self.requests_per_cycle and inbox.size:
             req = inbox.peek()
-            index = self.index_of(req.addr)
+            index = self.own.index(req.addr)
             if not req.write:
                 if self.tags.lookup(index) >= 0:
                     inbox.pop()
@@ -315,7 +477,7 @@ class L2Bank(Cache):
                     self._receive(req, self.kind_read_in, now)
                     if tracer is not None:
                         tracer.tag_task(req.req_in, now, self.tag_read_mshr_hit)
-                elif self.mshr.used < self.mshrs and drain.can_push():
+                elif self.mshr.used < self.mshrs and self.drain_for(req.addr).can_push():
                     inbox.pop()
                     self.misses += 1
                     self._receive(req, self.kind_read_in, now)
@@ -325,6 +487,7 @@ class L2Bank(Cache):
                         req_out = tracer.trace_req_initiate(req.req_in, self.kind_read_out,
                                                             self.loc, now)
                     self.mshr.open(index, req)
+                    drain = self.drain_for(req.addr)
                     drain.push(new_request(req.addr, False, self, index, req_out))
                 else:
                     break  # no MSHR or no room downstream: stall until a response or a slot
@@ -346,7 +509,7 @@ class L2Bank(Cache):
                     self._evict(evicted, req.req_in, now)
                 self._respond(req, now + self.latency)
             served += 1
-        if self.writebacks and drain.can_push():
+        if self.writebacks and self.drain_for(self.writebacks[0].addr).can_push():
             return now + 1
         if served == self.requests_per_cycle and inbox.size:
             return now + 1
@@ -358,7 +521,7 @@ class L2Bank(Cache):
         if self.tracer is not None:
             self.tracer.trace_req_finalize(req.req_out, now)
         if req.write:
-            return  # a write-back reached DRAM
+            return  # a write-back reached the level below
         self.fills.append(req.payload)
         self._place_fills(now)
         self.wake()
@@ -373,7 +536,7 @@ class L2Bank(Cache):
         while self.fills:
             index = self.fills[0]
             if len(self.writebacks) >= self.write_buffer and self.tags.evicts_dirty(index):
-                return 0  # a write-back leaving for DRAM wakes the bank
+                return 0  # a write-back leaving for the level below wakes the bank
             self.fills.popleft()
             waiting = self.mshr.close(self.mshr.find(index))
             evicted = self.tags.fill(index, False)
@@ -389,11 +552,12 @@ class L2Bank(Cache):
 class L1VCache(Cache):
     """A CU's vector L1: write-around, LRU, MSHRs, in-order service of its input buffer."""
 
-    def __init__(self, engine, name, cfg, tracer, keys, index, banks):
+    def __init__(self, engine, name, cfg, tracer, keys, index, banks, bank_map):
         c = cfg["l1v"]
-        super().__init__(engine, name, c, c["size_bytes"], tracer, keys, keys.loc_l1v[index])
-        self.banks = banks
-        self.interleave = cfg["l2"]["interleave_bytes"]
+        super().__init__(engine, name, c, c["size_bytes"], address_hash(cfg), tracer, keys,
+                         keys.loc_l1v[index])
+        self.banks = banks  # the L2 banks of this CU's XCD
+        self.bank_map = bank_map
         for bank in banks:
             bank.inbox.producers.append(self)
         # What the request at the head of the input buffer waits for, when it waits: room
@@ -406,7 +570,7 @@ class L1VCache(Cache):
 
     def bank_of(self, addr):
         """The L2 bank serving byte address ``addr``."""
-        return self.banks[(addr // self.interleave) % len(self.banks)]
+        return self.banks[self.bank_map.unit(addr)]
 
     def _receive(self, req, kind, tag, now):
         if self.tracer is not None:
@@ -424,7 +588,7 @@ class L1VCache(Cache):
 
     def _still_stuck(self):
         """Whether the head request still waits for what stopped it (see ``stuck_on``)."""
-        bank: L2Bank = self.stuck_on
+        bank: CacheBank = self.stuck_on
         if bank is None:
             return False
         if not bank.inbox.can_push() or (self.stuck_read and self.mshr.used >= self.mshrs):
@@ -435,7 +599,7 @@ class L1VCache(Cache):
     def tick(self, now):
         inbox: Buffer = self.inbox
         req: MemRequest
-        bank: L2Bank
+        bank: CacheBank
         index: cython.longlong
         served: cython.longlong = 0
         if self._still_stuck():

@@ -2,7 +2,9 @@
 
 ``GPU(config, tracer, trace_level)`` builds, as MGPUSim's R9 Nano platform builder does,
 a Command Processor, ``shader_arrays x cus_per_shader_array`` compute units each with an
-L1V, ``l2.banks`` L2 banks and one DRAM channel per bank, all on one event engine.
+L1V, ``l2.banks`` L2 banks per XCD (``gpu.xcds``, the CUs split evenly among them), a
+memory-side cache slice per memory channel if ``mall.slice_bytes`` is not 0, and the
+memory channels, all on one event engine.
 ``run_kernel`` simulates one ``KernelLaunch`` to completion; launches run one after the
 other on the same timeline, so caches stay warm between them.
 
@@ -19,7 +21,15 @@ from .. import build as _build
 from ..engine import module_for as engine_module
 from ..stream import WorkGroupSource
 from ..tracing import NO_TASK
-from .config import default_config, validate
+from .config import (
+    LINE_BYTES,
+    address_hash,
+    default_config,
+    dram_channels,
+    dram_interleave,
+    l2_banks,
+    validate,
+)
 from .trace_vocabulary import TraceKeys, parse_trace_level
 
 cython_available = _build.compiled_available
@@ -32,9 +42,18 @@ def components(implementation):
     compute_unit = _build.module("simulator.gpu.compute_unit", implementation)
     command_processor = _build.module("simulator.gpu.command_processor", implementation)
     return SimpleNamespace(Engine=engine_module(implementation).Engine,
-                           DRAMChannel=memory.DRAMChannel, L2Bank=memory.L2Bank,
-                           L1VCache=memory.L1VCache, ComputeUnit=compute_unit.ComputeUnit,
+                           AddressMap=memory.AddressMap, DRAMChannel=memory.DRAMChannel,
+                           CacheBank=memory.CacheBank, L1VCache=memory.L1VCache,
+                           ComputeUnit=compute_unit.ComputeUnit,
                            CommandProcessor=command_processor.CommandProcessor)
+
+
+def dispatch_order(cus, xcds):
+    """CU numbers in the order the dispatcher offers them work-groups: round robin over
+    the XCDs (AMD's CDNA 3 places consecutive work-groups on consecutive XCDs), in CU
+    order within one."""
+    per_xcd = cus // xcds
+    return [x * per_xcd + k for k in range(per_xcd) for x in range(xcds)]
 
 
 class SimulationStalled(RuntimeError):
@@ -54,18 +73,37 @@ class GPU:
         keys = self.keys = TraceKeys(tracer, self.levels, cfg)
         engine = self.engine = build.Engine()
         n_cus = cfg["gpu"]["shader_arrays"] * cfg["gpu"]["cus_per_shader_array"]
+        xcds = cfg["gpu"]["xcds"]
         banks = cfg["l2"]["banks"]
         per_sa = cfg["gpu"]["cus_per_shader_array"]
-        self.dram = [build.DRAMChannel(engine, f"GPU.DRAM[{b}]", cfg, tracer, keys, b)
-                     for b in range(banks)]
-        self.l2 = [build.L2Bank(engine, f"GPU.L2[{b}]", cfg, tracer, keys, b, self.dram[b])
-                   for b in range(banks)]
+        hashed = address_hash(cfg)
+        bank_map = build.AddressMap(cfg["l2"]["interleave_bytes"], banks, hashed, LINE_BYTES)
+        channels = dram_channels(cfg)
+        channel_map = build.AddressMap(dram_interleave(cfg), channels, hashed, LINE_BYTES)
+        self.dram = [build.DRAMChannel(engine, keys.name_dram[m], cfg, tracer, keys, m)
+                     for m in range(channels)]
+        below = self.dram
+        self.mall = []
+        if cfg["mall"]["slice_bytes"]:
+            whole = build.AddressMap(LINE_BYTES, 1, False, LINE_BYTES)  # one channel each
+            self.mall = below = [
+                build.CacheBank(engine, keys.name_mall[m], cfg["mall"], cfg["mall"]["slice_bytes"],
+                                hashed, tracer, keys, keys.loc_mall[m], channel_map, m, whole,
+                                [self.dram[m]])
+                for m in range(channels)]
+        self.l2 = [build.CacheBank(engine, keys.name_l2[b], cfg["l2"], cfg["l2"]["bank_bytes"],
+                                   hashed, tracer, keys, keys.loc_l2[b], bank_map, b % banks,
+                                   channel_map, below)
+                   for b in range(l2_banks(cfg))]
+        per_xcd = n_cus // xcds
         self.l1v = [build.L1VCache(engine, f"GPU.SA[{c // per_sa}].L1V[{c}]", cfg, tracer, keys,
-                                   c, self.l2) for c in range(n_cus)]
+                                   c, self.l2[c // per_xcd * banks:(c // per_xcd + 1) * banks],
+                                   bank_map)
+                    for c in range(n_cus)]
         self.cus = [build.ComputeUnit(engine, f"GPU.SA[{c // per_sa}].CU[{c}]", cfg, tracer,
                                       keys, c, self.l1v[c]) for c in range(n_cus)]
         self.cp = build.CommandProcessor(engine, "GPU.CommandProcessor", cfg, tracer, keys,
-                                         self.cus)
+                                         [self.cus[c] for c in dispatch_order(n_cus, xcds)])
         self.root_task = NO_TASK
         self.kernels = 0
         c = cfg["cu"]
@@ -133,5 +171,7 @@ class GPU:
             "l1v_misses": sum(c.misses for c in self.l1v),
             "l2_hits": sum(c.hits for c in self.l2),
             "l2_misses": sum(c.misses for c in self.l2),
+            "mall_hits": sum(c.hits for c in self.mall),
+            "mall_misses": sum(c.misses for c in self.mall),
             "dram_requests": sum(d.served for d in self.dram),
         }

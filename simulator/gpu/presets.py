@@ -8,14 +8,21 @@ model's own queue and pipeline sizes that no public source gives for these parts
 (``MODEL_DEFAULTS``), kept at MGPUSim's R9 Nano values. The preset's name is stored
 beside them under ``config.PRESET_KEY``, so a trace says which GPU it simulated.
 
-What the model cannot express yet is reported, not hidden: ``memory_bandwidth`` gives
-the bandwidth the model reaches beside the configured one, and the data sheets list the
-parts not modelled (a split L2, the Infinity Cache, address hashing).
+What the model cannot express is reported, not hidden: the data sheets list the parts
+not modelled (128 B lines, the matrix cores, address translation).
 """
 import copy
-import math
 
-from .config import PRESET_KEY, R9_NANO, ConfigError, flat_config, validate
+from .config import (
+    LINE_BYTES,
+    PRESET_KEY,
+    R9_NANO,
+    ConfigError,
+    dram_channels,
+    flat_config,
+    line_transfer_cycles,
+    validate,
+)
 from .datasheets import DATASHEETS, DataSheet, Fact
 
 PRESETS: dict[str, DataSheet] = {sheet.name: sheet for sheet in DATASHEETS}
@@ -25,6 +32,8 @@ DEFAULT = "r9nano"
 
 _QUEUE = ("a queue or buffer size of the model (MGPUSim's R9 Nano value): no public source "
           "gives it for these parts")
+_MSHRS = ("MGPUSim's R9 Nano value, which reaches its memory bandwidth; other presets size "
+          "their MSHRs for theirs (Little's law)")
 _PIPE = ("a pipeline latency or rate of MGPUSim's GCN compute unit, kept for every preset: "
          "no public source gives it for these parts")
 _GRANULE = ("an allocation granule of MGPUSim's GCN resource model, kept for every preset: "
@@ -34,13 +43,21 @@ _LINE = ("64 B: instruction streams are coalesced into 64 B lines (CDNA 2 and 3 
 MODEL_DEFAULTS: dict[str, str] = {
     "cp.wg_dispatch_per_cycle": "the dispatcher's rate (Daisen's case study knob): no public "
                                 "figure for these parts",
-    "cp.map_buffer": _QUEUE, "cu.vmem_queue": _QUEUE, "l1v.mshrs": _QUEUE, "l1v.buffer": _QUEUE,
-    "l2.mshrs": _QUEUE, "l2.buffer": _QUEUE, "l2.write_buffer": _QUEUE, "dram.buffer": _QUEUE,
+    "cp.map_buffer": _QUEUE, "cu.vmem_queue": _QUEUE, "l1v.buffer": _QUEUE, "l2.buffer": _QUEUE,
+    "l1v.mshrs": _MSHRS, "l2.mshrs": _MSHRS, "mall.mshrs": _MSHRS, "l2.write_buffer": _QUEUE,
+    "dram.buffer": _QUEUE,
     "cu.salu_latency": _PIPE, "cu.branch_latency": _PIPE, "cu.vmem_issue_latency": _PIPE,
     "cu.vmem_lines_per_cycle": _PIPE, "l1v.requests_per_cycle": _PIPE,
     "l2.requests_per_cycle": _PIPE,
     "cu.sgpr_granularity": _GRANULE, "cu.lds_granularity": _GRANULE,
     "l1v.line_bytes": _LINE, "l2.line_bytes": _LINE,
+    "mall.ways": "16 ways, as the L2's: the Infinity Cache's associativity is not in the "
+                 "sources found",
+    "mall.requests_per_cycle": "a 64 B line per slice per cycle: on MI300, 128 slices x "
+                               "64 B x 2.1 GHz = 17.2 TB/s, Wahlgren et al.'s peak",
+    "mall.buffer": _QUEUE, "mall.write_buffer": _QUEUE,
+    "dram.interleave_bytes": "0: blocks of the L2's interleave go to consecutive memory "
+                             "channels; the memory interleave is not in the sources found",
 }
 """Parameters no data sheet sets, with why each keeps its R9 Nano value."""
 
@@ -77,34 +94,72 @@ def parameters(sheet: DataSheet) -> dict[str, tuple[int, str]]:
     """
     f = {key: fact.value for key, fact in sheet.facts.items()}
     clock = int(f["clock_mhz"])
-    l1, l2, hbm = (cycles(sheet.facts[k], clock)
-                   for k in ("latency_l1", "latency_l2", "latency_hbm"))
+    l1, l2, mall, hbm = (cycles(sheet.facts[k], clock)
+                         for k in ("latency_l1", "latency_l2", "latency_mall", "latency_hbm"))
     issue = R9_NANO["cu"]["vmem_issue_latency"]
-    cus, arrays, channels = int(f["compute_units"]), int(f["shader_arrays"]), int(f["l2_channels"])
-    if cus % arrays or int(f["l2_bytes"]) % channels:
-        raise ValueError(f"{sheet.name}: CUs or L2 bytes do not divide evenly")
-    per_channel = f["hbm_gbs"] * 1000 / channels / clock  # GB/s over MHz: bytes per cycle
-    same = {"clock_mhz": "clock_mhz", "gpu.shader_arrays": "shader_arrays",
+    cus, arrays, xcds = int(f["compute_units"]), int(f["shader_arrays"]), int(f["xcds"])
+    l2_channels, memory = int(f["l2_channels"]), int(f["hbm_channels"])
+    if cus % arrays or cus % xcds or l2_channels % xcds or int(f["l2_bytes"]) % l2_channels \
+            or int(f["mall_bytes"]) % memory:
+        raise ValueError(f"{sheet.name}: CUs, L2 or memory-side cache do not divide evenly")
+    per_channel = f["hbm_gbs"] * 1000 / memory / clock  # GB/s over MHz: bytes per cycle
+    same = {"clock_mhz": "clock_mhz", "gpu.shader_arrays": "shader_arrays", "gpu.xcds": "xcds",
+            "gpu.address_hash": "address_hash",
             "cp.launch_overhead": "launch_overhead", "cu.simds": "simds_per_cu",
             "cu.lanes_per_simd": "lanes_per_simd", "cu.wf_slots_per_simd": "wave_slots_per_simd",
             "cu.vgprs_per_simd": "vgprs_per_lane", "cu.vgpr_granularity": "vgpr_granule",
             "cu.sgprs": "sgprs_per_cu", "cu.lds_bytes": "lds_bytes",
             "cu.lds_latency": "lds_latency", "l1v.size_bytes": "l1_bytes", "l1v.ways": "l1_ways",
-            "l2.banks": "l2_channels", "l2.ways": "l2_ways",
-            "l2.interleave_bytes": "l2_interleave_bytes"}
+            "l2.ways": "l2_ways", "l2.interleave_bytes": "l2_interleave_bytes"}
     out = {key: (int(f[name]), name) for key, name in same.items()}
+    out["dram.channels"] = ((0, f"0: one per L2 bank, as hbm_channels = {memory}")
+                            if memory == l2_channels // xcds else (memory, "hbm_channels"))
+    above = mall if f["mall_bytes"] else l2  # load-to-use latency of the level above memory
+    out.update({
+        "mall.slice_bytes": (int(f["mall_bytes"]) // memory, "mall_bytes / hbm_channels"),
+        "mall.latency": ((mall - l2, f"latency_mall {mall} - latency_l2 {l2} (cycles)")
+                         if f["mall_bytes"] else (0, "no memory-side cache")),
+    })
     out.update({
         "gpu.cus_per_shader_array": (cus // arrays, f"compute_units / shader_arrays = "
                                                     f"{cus} / {arrays}"),
         "l1v.latency": (l1 - issue, f"latency_l1 {l1} - cu.vmem_issue_latency {issue}"),
-        "l2.bank_bytes": (int(f["l2_bytes"]) // channels, "l2_bytes / l2_channels"),
+        "l2.banks": (l2_channels // xcds, f"l2_channels / xcds = {l2_channels} / {xcds}"),
+        "l2.bank_bytes": (int(f["l2_bytes"]) // l2_channels, "l2_bytes / l2_channels"),
         "l2.latency": (l2 - l1, f"latency_l2 {l2} - latency_l1 {l1} (cycles)"),
-        "dram.latency": (hbm - l2, f"latency_hbm {hbm} - latency_l2 {l2} (cycles)"),
-        "dram.bytes_per_cycle": (round(per_channel),
-                                 f"hbm_gbs / l2_channels / clock = {per_channel:.2f}, "
-                                 "rounded"),
+        "dram.latency": (hbm - above, f"latency_hbm {hbm} - latency_"
+                                      f"{'mall' if f['mall_bytes'] else 'l2'} {above} (cycles)"),
+        "dram.bytes_per_cycle": (round(per_channel, 2),
+                                 f"hbm_gbs / hbm_channels / clock = {per_channel:.4f}, to "
+                                 "two decimals"),
     })
+    if sheet.queues_sourced:
+        return out
+    # Little's law: to keep memory busy, the lines in flight must cover its bandwidth
+    # times the time each waits for it. Each level's misses hold an MSHR that long, so
+    # each level gets registers for its share of that product, at twice the unloaded
+    # wait: a memory kept busy queues requests about as long again.
+    lines_per_cycle = memory * round(per_channel, 2) / LINE_BYTES
+    holders = [("l1v", cus, "l1", l1), ("l2", l2_channels, "l2", l2)]
+    if f["mall_bytes"]:
+        holders.append(("mall", memory, "mall", mall))
+    for section, units, level, held_from in holders:
+        floor = R9_NANO[section]["mshrs"]
+        wanted = 2 * lines_per_cycle * (hbm - held_from) / units
+        out[f"{section}.mshrs"] = (
+            max(floor, _power_of_two_above(wanted)),
+            f"Little's law: {lines_per_cycle:.1f} lines per cycle x 2 x (latency_hbm - "
+            f"latency_{level}) {hbm - held_from} cycles / {units} = {wanted:.0f}, the power "
+            f"of two above, at least {floor} (MGPUSim)")
     return out
+
+
+def _power_of_two_above(value: float) -> int:
+    """The least power of two not below ``value``."""
+    power = 1
+    while power < value:
+        power *= 2
+    return power
 
 
 def configuration(name: str = DEFAULT) -> dict:
@@ -137,15 +192,11 @@ def vendor_equivalent_tflops(name: str) -> float:
     return peak_fp32_tflops(configuration(name)) * sheet.product_dies * packed
 
 
-def memory_bandwidth(cfg: dict) -> tuple[float, float]:
-    """(configured, reached) memory bandwidth in GB/s: channels x bytes per cycle x clock,
-    and what the model moves, a 64 B line per channel every ceil(64 / bytes_per_cycle)
-    cycles (memory.py's DRAM channel), until the model takes fractional rates."""
-    channels, per_cycle = cfg["l2"]["banks"], cfg["dram"]["bytes_per_cycle"]
-    line = cfg["l2"]["line_bytes"]
-    configured = channels * per_cycle * cfg["clock_mhz"] / 1000
-    reached = channels * line / math.ceil(line / per_cycle) * cfg["clock_mhz"] / 1000
-    return configured, reached
+def memory_bandwidth(cfg: dict) -> float:
+    """Memory bandwidth in GB/s: channels x bytes per cycle x clock, which the model's
+    memory channels reach exactly (``config.line_transfer_cycles``)."""
+    line_cycles = line_transfer_cycles(cfg)
+    return float(dram_channels(cfg) * LINE_BYTES / line_cycles * cfg["clock_mhz"] / 1000)
 
 
 def provenance(name: str) -> dict[str, str]:

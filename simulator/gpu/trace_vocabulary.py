@@ -5,14 +5,16 @@ root task, kernel tasks at ``GPU.CommandProcessor``, ``MapWGReq`` request pairs 
 Command Processor to ``GPU.SA[s].CU[c]``, ``work-group`` and ``wavefront`` tasks,
 ``inst`` tasks per execution unit (``GPU.SA[s].CU[c].SIMD[i]``, ``.Scalar``, ``.Branch``,
 ``.LDS``, ``.VMem``; barriers at ``.WFPool``) and ``ReadReq``/``WriteReq`` pairs along
-CU → ``GPU.SA[s].L1V[c]`` → ``GPU.L2[b]`` → ``GPU.DRAM[b]``, where the caches tag their
-``req_in`` with ``read-hit``, ``read-miss``, ``read-mshr-hit``, ``write-hit`` or
-``write-miss``.
+CU → ``GPU.SA[s].L1V[c]`` → ``GPU.L2[b]`` (``GPU.XCD[x].L2[b]`` on a GPU of several
+XCDs, banks numbered across the GPU) → ``GPU.MALL[m]`` (if the GPU has a memory-side
+cache) → ``GPU.DRAM[m]``, where the caches tag their ``req_in`` with ``read-hit``,
+``read-miss``, ``read-mshr-hit``, ``write-hit`` or ``write-miss``.
 
 Everything is interned once, when the GPU is built, in a fixed order; components then
 pass small integers only, and the same configuration gives the same keys.
 """
 from ..tracing import NO_TASK
+from .config import dram_channels
 
 LEVELS = {"kernel": 1, "wg": 2, "wf": 4, "inst": 8, "mem": 16}
 """Trace detail levels, coarse to fine, as bits of a mask."""
@@ -74,7 +76,8 @@ class TraceKeys:
         g = config["gpu"]
         n_cus = g["shader_arrays"] * g["cus_per_shader_array"]
         per_sa = g["cus_per_shader_array"]
-        banks = config["l2"]["banks"]
+        banks, xcds = config["l2"]["banks"], g["xcds"]
+        channels = dram_channels(config)
         simds = config["cu"]["simds"]
 
         def loc(name, *used):
@@ -100,8 +103,14 @@ class TraceKeys:
                                             ("LDS", "LDS"), ("VMEM", "VMem"),
                                             ("Barrier", "WFPool"))}
         self.loc_l1v = [loc(f"GPU.SA[{c // per_sa}].L1V[{c}]", mem) for c in range(n_cus)]
-        self.loc_l2 = [loc(f"GPU.L2[{b}]", mem) for b in range(banks)]
-        self.loc_dram = [loc(f"GPU.DRAM[{b}]", mem) for b in range(banks)]
+        self.name_l2 = [f"GPU.XCD[{b // banks}].L2[{b}]" if xcds > 1 else f"GPU.L2[{b}]"
+                        for b in range(banks * xcds)]
+        self.name_mall = [f"GPU.MALL[{m}]" for m in range(channels)]
+        self.name_dram = [f"GPU.DRAM[{m}]" for m in range(channels)]
+        self.loc_l2 = [loc(name, mem) for name in self.name_l2]
+        has_mall = bool(config["mall"]["slice_bytes"])
+        self.loc_mall = [loc(name, mem and has_mall) for name in self.name_mall]
+        self.loc_dram = [loc(name, mem) for name in self.name_dram]
 
         self.kind_sim = kind("Simulation", "Simulation", k)
         self.kind_map_out = kind("req_out", "MapWGReq", wg)
