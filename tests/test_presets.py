@@ -6,7 +6,6 @@ import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from simulator.__main__ import build_parser, main
@@ -23,15 +22,6 @@ SCALE = """kernel void scale(global const float *in, global float *out)
 {
     int i = get_global_id(0);
     out[i] = in[i] * 2.0f;
-}
-"""
-CHASE = """kernel void chase(global const int *next, global int *out, int steps)
-{
-    int i = 0;
-    for (int s = 0; s < steps; s++) {
-        i = next[i];
-    }
-    out[0] = i;
 }
 """
 
@@ -153,37 +143,3 @@ def test_the_trace_of_a_run_stores_the_preset_and_its_configuration(tmp_path, ca
     config, end_ps = db.execute("SELECT config, virtual_end_ps FROM run").fetchone()
     assert json.loads(config) == presets.configuration("mi100")
     assert end_ps == cycles * 1_000_000 // 1502  # cycles of the 1502 MHz clock, in ps
-
-
-def _chase_cycles(tmp_path, capsys, gpu, lines, steps):
-    ring = np.zeros(lines * 16, dtype=np.int32)  # one int per 64 B line, next line's index
-    ring[::16] = (np.arange(1, lines + 1) % lines) * 16
-    np.save(tmp_path / "ring.npy", ring)
-    (tmp_path / "chase.cl").write_text(CHASE)
-    assert main(["run-kernel", str(tmp_path / "chase.cl"), "--global", "1", "--local", "1",
-                 "--arg", f"next={tmp_path / 'ring.npy'}", "--arg", "out=zeros:1",
-                 "--arg", f"steps={steps}", "--gpu", gpu, "--no-progress"]) == 0
-    out = capsys.readouterr().out
-    return int(out.split(" cycles)")[0].rsplit("(", 1)[1].replace(",", ""))
-
-
-@pytest.mark.parametrize("gpu", ["mi250x", "mi300x"])
-def test_a_pointer_chase_takes_each_levels_data_sheet_latency(tmp_path, capsys, gpu):
-    """A dependent load per step, timed over the difference of two chase lengths: an L1
-    hit (8 lines), an L2 hit (the second lap of 1,024 lines, past the L1) and memory (the
-    first lap, every line cold) take the data sheet's load-to-use latency, give or take
-    the loop's own instructions and a cycle per level crossed."""
-    sheet = presets.datasheet(gpu)
-    clock = int(sheet.facts["clock_mhz"].value)
-    want = {level: presets.cycles(sheet.facts[f"latency_{level}"], clock)
-            for level in ("l1", "l2", "hbm")}
-    per_step = {
-        "l1": (_chase_cycles(tmp_path, capsys, gpu, 8, 200)
-               - _chase_cycles(tmp_path, capsys, gpu, 8, 100)) / 100,
-        "l2": (_chase_cycles(tmp_path, capsys, gpu, 1024, 3072)
-               - _chase_cycles(tmp_path, capsys, gpu, 1024, 1024)) / 2048,
-        "hbm": (_chase_cycles(tmp_path, capsys, gpu, 4096, 400)
-                - _chase_cycles(tmp_path, capsys, gpu, 4096, 200)) / 200,
-    }
-    for level, cycles in per_step.items():
-        assert want[level] <= cycles <= want[level] + 8, (level, cycles, want[level])

@@ -112,6 +112,11 @@ SOURCES: dict[str, Source] = {
         "own L2)",
         "https://rocm.blogs.amd.com/software-tools-optimization/compute-memory-modes/"
         "README.html"),
+    "tracelens-mi210": Source(
+        "AMD-AGI/TraceLens test trace tests/traces/mi210 (PyTorch profiler on an AMD "
+        "Instinct MI210): 562 kernels, the shortest a BFloat16 fill of 1.919 us, several "
+        "scalar subtractions of 2.079 us",
+        "https://github.com/AMD-AGI/TraceLens"),
     "pyhip-latency": Source(
         "tingqli/pyhip, docs/mem_latency.md (MI308X, CDNA 3: an LDS read without bank "
         "conflicts takes 52 cycles for b32)",
@@ -201,10 +206,13 @@ FACTS = {
 MiB = 1 << 20
 KiB = 1 << 10
 
-_NO_LAUNCH_SOURCE = (
-    "the R9 Nano's 1,600 cycles (MGPUSim's constant kernel overhead): no public "
-    "measurement of the GPU-side time from launch to first dispatch was found for this "
-    "part; the launch cost is item 2's to put in the data sheet")
+_LAUNCH_MI210 = (
+    "the shortest kernel in a public MI210 trace (CDNA 2, the MI250X's GCD): a kernel's "
+    "recorded time, from the command processor taking it to its end, is never below this "
+    "launch cost, and the model puts all of it before the first dispatch")
+_LAUNCH_AS_MI210 = (
+    "as the MI210's 1,919 ns (TraceLens: the shortest kernel of a public trace), the "
+    "nearest part measured: no public trace of this one was found")
 _LDS_CDNA = (
     "CDNA 3's measured 52 cycles (an MI308X, pyhip), less the model's one cycle per bank "
     "pass: Chips and Cheese find CDNA 2's LDS latency just under its 37.5 ns scalar-cache "
@@ -323,7 +331,7 @@ MI100 = DataSheet(
                      "(Chips and Cheese, MI210)")
            for key, fact in _CDNA2_LATENCY.items()},
         "lds_latency": Fact(51, "cycles", ASSUMED, _LDS_CDNA),
-        "launch_overhead": Fact(1600, "cycles", ASSUMED, _NO_LAUNCH_SOURCE),
+        "launch_overhead": Fact(1919, "ns", ASSUMED, _LAUNCH_AS_MI210),
     },
     not_modelled={
         "accvgprs_per_lane": Fact(256, "registers", "rocm-specs",
@@ -364,7 +372,7 @@ MI250X = DataSheet(
                         "8,192 bits for two GCDs; ROCm: 1.6 TB/s per GCD)"),
         **_CDNA2_LATENCY,
         "lds_latency": Fact(51, "cycles", ASSUMED, _LDS_CDNA),
-        "launch_overhead": Fact(1600, "cycles", ASSUMED, _NO_LAUNCH_SOURCE),
+        "launch_overhead": Fact(1919, "ns", "tracelens-mi210", _LAUNCH_MI210),
     },
     not_modelled={
         "second_gcd": Fact(2, "GCDs", "rocm-mi250",
@@ -424,7 +432,7 @@ _CDNA3_FACTS = {
     "lds_latency": Fact(51, "cycles", DERIVED,
                         "pyhip's 52 cycles for a conflict-free b32 LDS read on MI308X (CDNA 3), "
                         "less the model's one cycle per bank pass"),
-    "launch_overhead": Fact(1600, "cycles", ASSUMED, _NO_LAUNCH_SOURCE),
+    "launch_overhead": Fact(1919, "ns", ASSUMED, _LAUNCH_AS_MI210),
 }
 
 _CDNA3_NOT_MODELLED = {

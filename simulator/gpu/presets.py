@@ -105,13 +105,15 @@ def parameters(sheet: DataSheet) -> dict[str, tuple[int, str]]:
     per_channel = f["hbm_gbs"] * 1000 / memory / clock  # GB/s over MHz: bytes per cycle
     same = {"clock_mhz": "clock_mhz", "gpu.shader_arrays": "shader_arrays", "gpu.xcds": "xcds",
             "gpu.address_hash": "address_hash",
-            "cp.launch_overhead": "launch_overhead", "cu.simds": "simds_per_cu",
+            "cu.simds": "simds_per_cu",
             "cu.lanes_per_simd": "lanes_per_simd", "cu.wf_slots_per_simd": "wave_slots_per_simd",
             "cu.vgprs_per_simd": "vgprs_per_lane", "cu.vgpr_granularity": "vgpr_granule",
             "cu.sgprs": "sgprs_per_cu", "cu.lds_bytes": "lds_bytes",
             "cu.lds_latency": "lds_latency", "l1v.size_bytes": "l1_bytes", "l1v.ways": "l1_ways",
             "l2.ways": "l2_ways", "l2.interleave_bytes": "l2_interleave_bytes"}
     out = {key: (int(f[name]), name) for key, name in same.items()}
+    launch = cycles(sheet.facts["launch_overhead"], clock)
+    out["cp.launch_overhead"] = (launch, f"launch_overhead ({launch} cycles)")
     out["dram.channels"] = ((0, f"0: one per L2 bank, as hbm_channels = {memory}")
                             if memory == l2_channels // xcds else (memory, "hbm_channels"))
     above = mall if f["mall_bytes"] else l2  # load-to-use latency of the level above memory
