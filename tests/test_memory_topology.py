@@ -10,6 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_gpu_units import inst, launch, run, wavefront
 
+from dashapp import urls
+from dashapp.daisen.views import overview
+from simulator.__main__ import main
 from simulator.build import module
 from simulator.gpu.config import ConfigError, apply_overrides, default_config
 from simulator.gpu.memory import AddressMap, TagArray, fold
@@ -131,3 +134,19 @@ def test_hashing_needs_powers_of_two():
     with pytest.raises(ConfigError, match="power of two"):
         apply_overrides(default_config(), HASHED + ["l2.bank_bytes=98304"])
     assert apply_overrides(default_config(), HASHED)["gpu"]["address_hash"] == 1
+
+
+def test_the_new_levels_are_traced_and_seen_in_the_overview(tmp_path, capsys):
+    """A trace of the mi300a preset names its XCDs' L2 banks and Infinity Cache slices,
+    and the Overview draws them like any other component."""
+    source, trace = tmp_path / "scale.cl", tmp_path / "scale.sqlite"
+    source.write_text("kernel void scale(global const float *a, global float *b)\n"
+                      "{ int i = get_global_id(0); b[i] = 2.0f * a[i]; }\n")
+    assert main(["run-kernel", str(source), "--global", "16384", "--local", "256",
+                 "--arg", "a=range:16384", "--arg", "b=zeros:16384", "--gpu", "mi300a",
+                 "--trace-level", "all", "--no-progress", "-o", str(trace)]) == 0
+    capsys.readouterr()
+    for pattern, first in (("MALL", "GPU.MALL["), (r"XCD\[5\]", "GPU.XCD[5].L2[")):
+        page = overview(str(trace), urls.OverviewState(filter=pattern))
+        assert not page.messages and page.charts
+        assert all(chart.location.name.startswith(first) for chart in page.charts)
