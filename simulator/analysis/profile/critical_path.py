@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,8 +64,7 @@ BOUND_BY = {LAUNCH: "gpu_kernel_launch_overhead", KERNEL_KERNEL: "gpu_kernel_ker
             DEPENDENCY: "", SYNC: ""}
 
 
-@dataclass
-class Edge:
+class Edge(NamedTuple):
     src: int      # node
     dst: int
     weight: int   # ps
@@ -125,51 +125,60 @@ def _call_stacks(profile: Profile, g: Graph, cpu: np.ndarray) -> None:
     """Operator and dependency edges: the depth-first walk of each thread's call stack
     (``cpu``: its tasks; those without nodes, such as user annotations, only nest)."""
     tasks = profile.tasks
-    ids = tasks[:, COLUMN["id"]]
-    kept = set(cpu.tolist())
-    parent_of = {}
-    for row in cpu.tolist():
-        parent = int(profile.row_of(tasks[row:row + 1, COLUMN["parent"]])[0]) \
-            if tasks[row, COLUMN["parent"]] >= 0 else -1
-        while parent >= 0 and parent not in kept:  # the nearest ancestor kept
-            up = tasks[parent, COLUMN["parent"]]
-            parent = int(np.searchsorted(ids, up)) if up >= 0 else -1
-        parent_of[row] = parent
+    kept = np.zeros(len(tasks), dtype=bool)
+    kept[cpu] = True
+    # each kept task's nearest kept ancestor (-1: a root), climbing all of them at once
+    parent = tasks[:, COLUMN["parent"]]
+    parent_row = np.where(parent >= 0, profile.row_of(parent), -1)
+    up = parent_row[cpu]
+    climbing = up >= 0
+    climbing[climbing] = ~kept[up[climbing]]
+    while climbing.any():
+        up[climbing] = parent_row[up[climbing]]
+        climbing &= up >= 0
+        climbing[climbing] = ~kept[up[climbing]]
+    order = np.lexsort((cpu, tasks[cpu, COLUMN["start_ps"]]))
     children = defaultdict(list)
-    for row in sorted(kept, key=lambda r: (tasks[r, COLUMN["start_ps"]], r)):
-        children[parent_of[row]].append(row)
+    for row, parent_of in zip(cpu[order].tolist(), up[order].tolist()):
+        children[parent_of].append(row)
     blocking = {k for k, name in profile.names.items() if name in BLOCKING}
+    blocks = {row for row, kind in zip(cpu.tolist(), tasks[cpu, COLUMN["kind"]].tolist())
+              if kind in blocking}
     threads = defaultdict(list)
-    for root in children[-1]:
-        threads[int(tasks[root, COLUMN["location"]])].append(root)
+    for root, thread in zip(children[-1], tasks[children[-1], COLUMN["location"]].tolist()):
+        threads[thread].append(root)
     for roots in threads.values():
-        _walk(g, roots, children, blocking, tasks)
+        _walk(g, roots, children, blocks)
 
 
-def _walk(g: Graph, roots: list[int], children: dict, blocking: set, tasks: np.ndarray) -> None:
-    """One thread's walk: enter each event, then its children, then leave it."""
+def _walk(g: Graph, roots: list[int], children: dict, blocks: set[int]) -> None:
+    """One thread's walk: enter each event, then its children, then leave it
+    (``blocks``: the rows of blocking calls)."""
     last, last_top, depth = None, None, 0
+    starts, ends, add = g.start, g.end, g.add
     stack = [(row, -1, False) for row in reversed(roots)]
     while stack:
         row, enclosing, leaving = stack.pop()
-        start, end = g.start.get(row), g.end.get(row)
         if not leaving:
             stack.append((row, enclosing, True))
-            stack += [(child, row, False) for child in reversed(children[row])]
-        if start is None:
-            continue
-        if not leaving:
+            if row in children:
+                stack += [(child, row, False) for child in reversed(children[row])]
+            start = starts.get(row)
+            if start is None:
+                continue
             if depth == 0 and last_top is not None:
-                g.add(last_top, start, DEPENDENCY)
+                add(last_top, start, DEPENDENCY)
             depth += 1
             if last is not None:
-                g.add(last, start, OPERATOR, _owner(g, last, start, enclosing))
+                add(last, start, OPERATOR, _owner(g, last, start, enclosing))
             last = start
+            continue
+        end = ends.get(row)
+        if end is None:
             continue
         depth -= 1
         if last is not None:
-            g.add(last, end, OPERATOR, _owner(g, last, end, enclosing),
-                  zero=int(tasks[row, COLUMN["kind"]]) in blocking)
+            add(last, end, OPERATOR, _owner(g, last, end, enclosing), zero=row in blocks)
         if depth == 0:
             last, last_top = None, end
         else:
@@ -286,12 +295,17 @@ def build(profile: Profile, kernel_kernel_delay_us: int = 1500) -> Graph:
 def longest_path(g: Graph) -> list[Edge]:
     """The edges of the heaviest path, with networkx' ``dag_longest_path`` choices among
     equals (see the module docstring)."""
-    succ, pred = defaultdict(list), defaultdict(list)
+    n = len(g.row)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    pred: list[list[Edge]] = [[] for _ in range(n)]
     for (u, v), e in g.edges.items():
         succ[u].append(v)
         pred[v].append(e)
-    indegree = {v: len(es) for v, es in pred.items()}
-    order, generation = [], [n for n in range(len(g.row)) if n not in indegree]
+    indegree = [len(es) for es in pred]
+    # Kahn's order by generations; a node's predecessors all come in earlier generations,
+    # so its heaviest path in is settled as it joins the order
+    length, via = [0] * n, [None] * n
+    order, generation = [], [v for v in range(n) if not indegree[v]]
     while generation:
         order += generation
         following = []
@@ -300,20 +314,22 @@ def longest_path(g: Graph) -> list[Edge]:
                 indegree[v] -= 1
                 if not indegree[v]:
                     following.append(v)
+                    best, through = 0, None
+                    for e in pred[v]:
+                        here = length[e.src] + e.weight
+                        if through is None or here > best:
+                            best, through = here, e
+                    length[v], via[v] = best, through
         generation = following
-    if len(order) != len(g.row):
+    if len(order) != n:
         raise ValueError("the critical-path graph has a cycle")
-    best: dict[int, tuple[int, Edge | None]] = {}
-    for v in order:
-        length, via = 0, None
-        for e in pred[v]:
-            if via is None or best[e.src][0] + e.weight > length:
-                length, via = best[e.src][0] + e.weight, e
-        best[v] = (length, via)
-    path, node = [], max(order, key=lambda n: best[n][0]) if order else None
-    while node is not None and best[node][1] is not None:
-        path.append(best[node][1])
-        node = best[node][1].src
+    path = []
+    if order:
+        heaviest = max(length)
+        node = next(v for v in order if length[v] == heaviest)
+        while via[node] is not None:
+            path.append(via[node])
+            node = via[node].src
     return path[::-1]
 
 
