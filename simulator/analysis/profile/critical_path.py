@@ -108,13 +108,15 @@ class Graph:
     is_end: list[bool] = field(default_factory=list)
     start: dict[int, int] = field(default_factory=dict)   # task row -> start node
     end: dict[int, int] = field(default_factory=dict)     # task row -> end node
-    added: list[np.ndarray] = field(default_factory=list)  # (src, dst, type, owner, zero)
-    one: list[tuple[int, int, int, int, bool]] = field(default_factory=list)
+    # the edges: blocks of (src, dst, type, owner, zero) rows, and those added one by one
+    # since the last block
+    added: list[np.ndarray] = field(default_factory=list)
+    pending: list[tuple[int, int, int, int, bool]] = field(default_factory=list)
 
     def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False) -> None:
         """An edge; it weighs the time between its nodes, or 0 with ``zero`` and for the
         dependency and sync types."""
-        self.one.append((src, dst, EDGE_TYPES.index(kind), owner, zero))
+        self.pending.append((src, dst, EDGE_TYPES.index(kind), owner, zero))
 
     def extend(self, src: np.ndarray, dst: np.ndarray, kind: np.ndarray, owner: np.ndarray,
                zero: np.ndarray) -> None:
@@ -123,9 +125,9 @@ class Graph:
         self.added.append(np.stack([src, dst, kind, owner, zero]).astype(np.int64))
 
     def _flush(self) -> None:
-        if self.one:
-            self.added.append(np.array(self.one, dtype=np.int64).T.reshape(5, -1))
-            self.one = []
+        if self.pending:
+            self.added.append(np.array(self.pending, dtype=np.int64).T.reshape(5, -1))
+            self.pending = []
 
     @property
     def edges(self) -> Edges:
