@@ -386,6 +386,20 @@ class CompareState:
     loc: str = None
     t0: int = None
     t1: int = None
+    # two profiles: the profiler step of each compared (I13), a ProfilerStep#N number or
+    # WHOLE_PROFILE; None: its first step (its whole profile when it records none)
+    step_a: int | str = None
+    step_b: int | str = None
+
+
+WHOLE_PROFILE = "all"
+
+
+def _step_choice(params, name, errors):
+    """A profile's step choice: a step number, ``WHOLE_PROFILE``, or None (the first)."""
+    if _text(params, name) == WHOLE_PROFILE:
+        return WHOLE_PROFILE
+    return int_param(params, name, errors, minimum=0)
 
 
 def _choice(params, name, choices, default, errors):
@@ -413,7 +427,8 @@ def parse_compare(params):
         metric=_choice(params, "metric", tuple(METRICS), default.metric, errors),
         page=int_param(params, "page", errors, minimum=1) or 1, filter=text,
         sort=_choice(params, "sort", SORTS, default.sort, errors), loc=_text(params, "loc"),
-        t0=t0, t1=t1)
+        t0=t0, t1=t1, step_a=_step_choice(params, "step_a", errors),
+        step_b=_step_choice(params, "step_b", errors))
     return state, errors
 
 

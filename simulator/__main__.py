@@ -22,15 +22,15 @@ from .tracing.outputs import disk_full
 from .tracing.writer import TraceDamaged, TraceError, sqlite_problem
 from .user_input import InputError
 
-COMMAND_MODULES = [
-    "simulator.tracing.cli",   # import, export, info, synth, finalize
-    "simulator.runs.workload_cli",  # run WORKLOAD
-    "simulator.runs.kernel_cli",    # run-kernel FILE.cl
-    "simulator.runs.sweep_cli",     # sweep WORKLOAD --vary KEY=V1,V2 -o DIR
-    "simulator.runs.validate_cli",  # validate MEASURED.csv -o DIR
-    "simulator.analysis.cli",       # analyze TRACE
-    "simulator.gpu.cli",            # gpus [NAME]
-]
+COMMAND_MODULES = {  # module: the commands its register(subparsers) adds
+    "simulator.tracing.cli": ("import", "export", "info", "check", "synth", "finalize"),
+    "simulator.runs.workload_cli": ("run",),
+    "simulator.runs.kernel_cli": ("run-kernel",),
+    "simulator.runs.sweep_cli": ("sweep",),
+    "simulator.runs.validate_cli": ("validate",),
+    "simulator.analysis.cli": ("analyze",),
+    "simulator.gpu.cli": ("gpus",),
+}
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -64,14 +64,18 @@ def _unknown_options_message(parser, extras):
     return message
 
 
-def build_parser():
+def build_parser(command: str | None = None) -> CommandParser:
+    """The command line's parser. Given ``command`` (a command line's first word), only
+    the module that registers that command is imported: the others' imports (the kernel
+    compiler, the timing model) would cost a short command most of its time."""
+    modules = [m for m, names in COMMAND_MODULES.items() if command in names] or COMMAND_MODULES
     parser = CommandParser(
         prog="python -m simulator",
         description="Simulate GPU kernels into SQLite task traces; import, export and inspect traces.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).register(subparsers)
     standby = subparsers.add_parser(
         "standby", help="import everything, then run one command line read from stdin",
@@ -128,7 +132,8 @@ def _die_with_stdin():
 
 
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         code = args.func(args) or 0

@@ -7,9 +7,10 @@ from urllib.parse import parse_qs
 import numpy as np
 import pytest
 from compare_traces import NS, write_run
+from dash import html
 
 from dashapp import urls
-from dashapp.comparison import figures, stats, views
+from dashapp.comparison import figures, profiles, stats, views
 from dashapp.comparison.sweep import SweepReadError, read_sweep, sort_rows
 from simulator.tracing.importers import import_trace
 
@@ -353,7 +354,11 @@ def test_a_training_runs_thousands_of_launches_show_the_ones_that_changed_most(t
     assert changes == sorted(changes, reverse=True)
     assert stats.changed_launches(a.kernels[:3], b.kernels[:3], 50) == [
         (i, a.kernels[i], b.kernels[i]) for i in range(3)]  # few: all, in launch order
-    summary = compare._summary(*paths)
+    metas = [stats.trace_meta(p) for p in paths]
+    # two profiles: their diff is drawn by a callback, below the summary and step pickers
+    summary = html.Div([compare._summary(*paths), compare._profile_section(
+        urls.CompareState(a="one.sqlite", b="two.sqlite"), *metas)[0],
+        *compare._profile_why(profiles.profile_diff(*metas))])
     headings = [c.children for c in _walk(summary) if type(c).__name__ == "H6"]
     assert "Kernel launches (the 50 of 300 launches that changed most)" in headings
     assert "Kernels matched by name: 60 slower (the 50 of 60 kernels that changed most)" in headings
@@ -361,7 +366,7 @@ def test_a_training_runs_thousands_of_launches_show_the_ones_that_changed_most(t
         assert len([c for c in _walk(_by_id(summary, table)) if type(c).__name__ == "Tr"]) <= 51
     assert "Operations by name (HTA TraceDiff's categories): 61 unchanged (the 50 of 61 names" \
         " that changed most)" in headings
-    # two profiles: their analyses side by side, the time budget drawn for both
+    # their analyses side by side, the time budget drawn for both
     assert "Why, A and B: the profile analyses side by side (I13)" in headings
     why = [[cell.children for cell in row.children]
            for row in _walk(_by_id(summary, "cmp-why")) if type(row).__name__ == "Tr"]

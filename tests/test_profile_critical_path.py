@@ -109,7 +109,7 @@ def test_a_queued_kernel_waits_for_the_one_before(tmp_path):
     path, _, _ = _path(trace)
     assert (cp.KERNEL_KERNEL, 1 * US) in [(e.type, e.weight) for e in path.edges]
     graph = cp.build(load(ProfileTrace(trace)), kernel_kernel_delay_us=1)
-    assert cp.KERNEL_KERNEL not in {e.type for e in graph.edges.values()}
+    assert cp.KERNEL_KERNEL not in {e.type for e in graph.edges}
 
 
 def test_event_syncs_join_the_recorded_kernel(shared_trace, tmp_path):
@@ -120,7 +120,7 @@ def test_event_syncs_join_the_recorded_kernel(shared_trace, tmp_path):
     with ProfileTrace(trace) as t:
         profile = load(t)
         graph = cp.build(profile)
-        waits = [e for e in graph.edges.values() if e.type == cp.SYNC
+        waits = [e for e in graph.edges if e.type == cp.SYNC
                  and profile.name(profile.tasks[graph.row[e.dst], COLUMN["kind"]])
                  == "cudaEventSynchronize"]
     assert waits and all(e.weight == 0 for e in waits)

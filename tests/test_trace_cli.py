@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from simulator.__main__ import build_parser, main
+from simulator.__main__ import COMMAND_MODULES, build_parser, main
 from simulator.tracing.exporters import export_trace
 from simulator.tracing.synthetic import generate
 from simulator.tracing.writer import TraceError
@@ -25,6 +25,16 @@ def test_top_level_help_lists_the_commands(capsys):
     out = capsys.readouterr().out
     for command in ("import", "export", "info"):
         assert command in out
+
+
+def test_each_command_is_found_in_the_module_said_to_register_it():
+    # a command line imports only its command's module: the table must say where each is
+    commands = build_parser()._subparsers._group_actions[0].choices
+    assert set(commands) == {c for names in COMMAND_MODULES.values() for c in names} | {"standby"}
+    for names in COMMAND_MODULES.values():
+        for command in names:
+            alone = build_parser(command)._subparsers._group_actions[0].choices
+            assert command in alone and len(alone) == len(names) + 1  # and standby
 
 
 @pytest.fixture(scope="module")

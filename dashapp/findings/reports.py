@@ -46,8 +46,9 @@ class NotSimulated(Exception):
     """A trace the analysis cannot explain yet: a run still being written."""
 
 
-class _Reports:
-    """A thread-safe cache of reports that makes each at most once at a time."""
+class Once:
+    """A thread-safe cache of values (reports, comparisons) that makes each at most once
+    at a time: a second request for one under way waits for it."""
 
     def __init__(self, size: int) -> None:
         self._done = LRU(size)
@@ -78,7 +79,7 @@ class _Reports:
                 del self._making[key]
 
 
-_REPORTS = _Reports(REPORTS)
+_REPORTS = Once(REPORTS)
 _BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="findings")
 """Analyses started ahead of their page's callback, one at a time: the machine's other
 requests keep the rest of its cores."""
@@ -131,12 +132,18 @@ def start(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
     """Begin making ``report(meta, kernel, thresholds, window, query)`` in the
     background, so that the page's callback finds it made or under way (a failure is
     the callback's to report)."""
-    _BACKGROUND.submit(_quietly, meta, kernel, thresholds, window, query)
+    in_background(report, meta, kernel, thresholds, window, query)
 
 
-def _quietly(meta: TraceMeta, kernel: int | None, thresholds: Thresholds,
-             window: tuple[int, int] | None, query: ProfileQuery | None) -> None:
+def in_background(make, *args) -> None:
+    """Call ``make(*args)``, a cached maker such as ``report``, in the background, so
+    that the page's callback finds its value made or under way (a failure is the
+    callback's to report, when it makes the value again)."""
+    _BACKGROUND.submit(_quietly, make, *args)
+
+
+def _quietly(make, *args) -> None:
     try:
-        report(meta, kernel, thresholds, window, query)
+        make(*args)
     except Exception:  # noqa: BLE001 - made again, and reported, by the callback
         pass

@@ -3,7 +3,9 @@
 A header names both runs and the configuration keys in which they differ. Three views
 (``view=``): the summary (kernel times with difference and speed-up, kernels matched
 by name, headline statistics; for two imported profiles also their analyses side by
-side and their operations by name in HTA TraceDiff's categories), the Overview in
+side and their operations by name in HTA TraceDiff's categories, each profile whole or
+one of its profiler steps, ``step_a=``/``step_b=``, its first by default: seconds of
+analysis, made in the background and drawn under a loading state), the Overview in
 comparison mode (A and B on one time axis, absolute or from each run's first kernel,
 or B − A; filter, paging and zoom as in the Overview) and the Component view of one
 component, A above B. Every control writes the URL and nothing else; the page is
@@ -50,7 +52,8 @@ def _pickers(state, options):
                               placeholder="run B", className="flex-grow-1")],
                 md=5, className="d-flex align-items-center"),
         dbc.Col(dcc.Link("swap A and B", id="cmp-swap", href=urls.href(
-            "/compare", replace(state, a=state.b, b=state.a, t0=None, t1=None))), md=2),
+            "/compare", replace(state, a=state.b, b=state.a, step_a=state.step_b,
+                                step_b=state.step_a, t0=None, t1=None))), md=2),
     ], className="g-2 mb-2 align-items-center")
 
 
@@ -121,9 +124,49 @@ def _name(text):
     return html.Span(text, title=text, className="gs-long-name")
 
 
-def _profile_why(meta_a, meta_b):
-    """Two profiles: their analyses side by side (I13) and their operations by name."""
-    diff = profiles.profile_diff(meta_a, meta_b)
+def _step_pickers(found, chosen):
+    """A dropdown per side of its profiler steps (and the whole profile), showing the
+    step compared; disabled for a profile that records none."""
+    def picker(side, steps, step):
+        options = [{"label": "whole profile", "value": urls.WHOLE_PROFILE}] + [
+            {"label": f"ProfilerStep#{n}", "value": n} for n in steps]
+        return dbc.Col([html.Span(side, className=f"gs-cmp-{side.lower()} me-1 fw-bold"),
+                        dcc.Dropdown(id=f"cmp-step-{side.lower()}", options=options,
+                                     value=urls.WHOLE_PROFILE if step is None else step,
+                                     clearable=False, disabled=not steps,
+                                     className="flex-grow-1")],
+                       md=5, className="d-flex align-items-center")
+    return dbc.Row([picker("A", found[0], chosen[0]), picker("B", found[1], chosen[1])],
+                   className="g-2 mb-2 align-items-center", id="cmp-steps")
+
+
+def _steps_of(state, meta_a, meta_b):
+    """(each side's recorded steps, the step each compares (None: whole), messages)."""
+    found = profiles.steps(meta_a), profiles.steps(meta_b)
+    (step_a, said_a), (step_b, said_b) = (
+        profiles.chosen_step(asked, steps, side)
+        for asked, steps, side in ((state.step_a, found[0], "A"), (state.step_b, found[1], "B")))
+    return found, (step_a, step_b), said_a + said_b
+
+
+def _profile_section(state, meta_a, meta_b):
+    """(section, messages) for two profiles: the step of each to compare, and their diff
+    (I13), begun in the background here and drawn by ``fill_why`` under a loading
+    state."""
+    found, chosen, said = _steps_of(state, meta_a, meta_b)
+    profiles.start(meta_a, meta_b, *chosen)
+    return html.Div([
+        html.H6("Why, A and B: the profile analyses side by side (I13)"),
+        _step_pickers(found, chosen),
+        dcc.Store(id="cmp-why-search", data=urls.search(state)),
+        dcc.Loading(html.Div(id="cmp-why-body", className="gs-loading"), type="circle",
+                    delay_show=150),
+    ]), said
+
+
+def _profile_why(diff):
+    """The diff of two profiles: their time budgets drawn, their analyses side by side
+    and their operations by name."""
     rows, section = [], None
     for r in diff.rows:
         rows.append((r.analysis if r.analysis != section else "", r.label, _value(r.a, r.unit),
@@ -134,8 +177,7 @@ def _profile_why(meta_a, meta_b):
     ops = [(_name(o["name"]), f"{o['count_a']:,}", f"{o['count_b']:,}", fmt_ps(o["total_a_ps"]),
             fmt_ps(o["total_b_ps"]), _difference(o["total_a_ps"], o["total_b_ps"], "ps"),
             o["category"]) for o in shown]
-    return [html.H6("Why, A and B: the profile analyses side by side (I13)"),
-            widgets.graph("cmp-budget", figures.budget_comparison(*diff.devices),
+    return [widgets.graph("cmp-budget", figures.budget_comparison(*diff.devices),
                           "compare-budget"),
             _table(("", "", "A", "B", "B − A", "B/A"), rows, "cmp-why"),
             html.H6("Operations by name (HTA TraceDiff's categories): " + ", ".join(
@@ -200,8 +242,6 @@ def _summary(path_a, path_b):
         section = r.section
     parts += [html.H6("Statistics"),
               _table(("", "", "A", "B", "B − A", "B/A"), rows, "cmp-stats")]
-    if all(reports.is_profile(m) for m in metas):
-        parts += _profile_why(*metas)
     return html.Div(parts)
 
 
@@ -346,6 +386,10 @@ def layout(**query):
             body = _overview(path_a, path_b, state)
         elif state.view == "component":
             body = _component(path_a, path_b, (state.a, state.b), state, meta_a, meta_b)
+        elif all(reports.is_profile(m) for m in (meta_a, meta_b)):
+            section, said = _profile_section(state, meta_a, meta_b)
+            problems += said
+            body = html.Div([_summary(path_a, path_b), section])
         else:
             body = _summary(path_a, path_b)
     except (TraceError, QueryTimeout) as err:
@@ -366,7 +410,10 @@ def pick_to_url(a, b, search):
     state = widgets.state_of(search, urls.parse_compare)
     if (a, b) == (state.a, state.b):
         return no_update
-    return widgets.search_for(search, replace(state, a=a, b=b, t0=None, t1=None))
+    # a step number belongs to its run: another run starts from its own first step
+    return widgets.search_for(search, replace(
+        state, a=a, b=b, t0=None, t1=None, step_a=state.step_a if a == state.a else None,
+        step_b=state.step_b if b == state.b else None))
 
 
 @callback(Output(LOC, "search", allow_duplicate=True),
@@ -422,3 +469,35 @@ def zoom_to_url(_relayouts, search):
     t0, t1 = window if window != "reset" else (None, None)
     state = widgets.state_of(search, urls.parse_compare)
     return widgets.search_for(search, replace(state, t0=t0, t1=t1))
+
+
+@callback(Output("cmp-why-body", "children"), Input("cmp-why-search", "data"))
+@widgets.guarded(widgets.messages(["The profiles could not be compared."], colour="danger"))
+def fill_why(search):
+    """The diff of the page's two profiles at their steps (begun by the layout; made
+    once per pair of file versions and steps)."""
+    state = widgets.state_of(search, urls.parse_compare)
+    resolved = [widgets.resolve_trace(name) for name in (state.a, state.b)]
+    if any(r[2] is None for r in resolved):
+        return widgets.messages([p for r in resolved for p in r[3]])
+    meta_a, meta_b = resolved[0][2], resolved[1][2]
+    try:
+        _, chosen, _ = _steps_of(state, meta_a, meta_b)
+        return _profile_why(profiles.profile_diff(meta_a, meta_b, *chosen))
+    except (reports.AnalysisError, TraceError, QueryTimeout) as err:
+        return widgets.messages([str(err)])
+
+
+@callback(Output(LOC, "search", allow_duplicate=True),
+          Input("cmp-step-a", "value"), Input("cmp-step-b", "value"), State(LOC, "search"),
+          prevent_initial_call=True)
+@widgets.guarded(no_update)
+def step_to_url(step_a, step_b, search):
+    """The steps picked, into the URL (a run's first step is its default: left out)."""
+    state = widgets.state_of(search, urls.parse_compare)
+    resolved = [widgets.resolve_trace(name) for name in (state.a, state.b)]
+    if any(r[2] is None for r in resolved):
+        return no_update
+    asked = [profiles.asked_step(value, profiles.steps(r[2]))
+             for value, r in zip((step_a, step_b), resolved)]
+    return widgets.search_for(search, replace(state, step_a=asked[0], step_b=asked[1]))

@@ -186,3 +186,33 @@ def priority_charge(lanes: Lanes, classes: list[tuple[np.ndarray, np.ndarray, np
         covered = now
     charged[-1] = lanes.window_lengths() - covered
     return charged
+
+
+class Overlaps:
+    """A fixed list of intervals, asked many times which of them overlap a window.
+
+    Scanning the whole list per window costs its length each time; here the intervals
+    are sorted by start and cut into blocks of ``BLOCK``, each keeping its latest end, so
+    a window reads only the blocks that start before it ends and reach past its start.
+    An interval of any length is found (a long one only keeps its own block in reach).
+    """
+
+    BLOCK = 64
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        starts, ends = as_int64(starts), as_int64(ends)
+        self.order = np.argsort(starts, kind="stable")
+        self.starts, self.ends = starts[self.order], ends[self.order]
+        firsts = np.arange(0, len(starts), self.BLOCK)
+        self.reach = np.maximum.reduceat(self.ends, firsts) if len(starts) else EMPTY
+
+    def __call__(self, t0: int, t1: int) -> np.ndarray:
+        """Positions (in the order given) of the intervals with start < t1 and end > t0,
+        ascending."""
+        before = int(np.searchsorted(self.starts, t1, side="left"))
+        blocks = np.flatnonzero(self.reach[:-(-before // self.BLOCK)] > t0)
+        if not len(blocks):
+            return EMPTY
+        at = (blocks[:, None] * self.BLOCK + np.arange(self.BLOCK)).ravel()
+        at = at[at < before]
+        return np.sort(self.order[at[self.ends[at] > t0]])

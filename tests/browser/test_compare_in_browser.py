@@ -208,3 +208,30 @@ def test_two_profiles_compare_their_streams_paired_by_role(browser, profiles_url
     titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".gs-chart-title")]
     assert "GPU[0].stream[7] ↔ GPU[2].stream[0]" in titles
     assert not any(t.startswith("GPU[2]") for t in titles)
+
+
+@pytest.fixture(scope="module")
+def stepped_url(tmp_path_factory, serve_traces):
+    from test_profile_diff import _steps
+
+    directory = tmp_path_factory.mktemp("compare-steps")
+    _steps(directory, "a", None)
+    _steps(directory, "b", "k9")  # in its second step
+    return serve_traces(directory)
+
+
+def test_two_profiles_compare_the_steps_picked(browser, stepped_url):
+    browser.get(f"{stepped_url}/compare?a=a.sqlite&b=b.sqlite")
+    # each side's first step by default: the same operations, k9 nowhere
+    drive.wait(browser, lambda d: "k1" in drive.text(d, "cmp-ops"), "the diff was not drawn")
+    assert "k9" not in drive.text(browser, "cmp-ops") and "unchanged" in drive.text(browser, "cmp-ops")
+    assert "ProfilerStep#1" in drive.text(browser, "cmp-step-b")
+    browser.find_element(By.ID, "cmp-step-b").click()  # its list opens on the step shown
+    drive.click(browser, By.XPATH, "//*[@role='option'][.//span[text()='ProfilerStep#2']]")
+    drive.wait(browser, lambda d: drive.query(d).get("step_b") == "2", "the step is not in the URL")
+    drive.wait(browser, lambda d: "k9" in drive.text(d, "cmp-ops"), "B's second step was not compared")
+    assert "added" in drive.text(browser, "cmp-ops")
+    assert "ProfilerStep#2" in drive.text(browser, "cmp-step-b")
+    browser.back()
+    drive.wait(browser, lambda d: "step_b" not in drive.query(d) and "k1" in drive.text(d, "cmp-ops")
+               and "k9" not in drive.text(d, "cmp-ops"), "Back did not restore the first steps")

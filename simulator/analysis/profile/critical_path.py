@@ -37,8 +37,10 @@ and sync edges). The weights sum to the path's length exactly, in ps.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,6 +56,7 @@ LAUNCH = "critical_path_kernel_launch_delay"
 KERNEL_KERNEL = "critical_path_kernel_kernel_delay"
 SYNC = "critical_path_sync_dependency"
 EDGE_TYPES = (OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC)
+WEIGHTLESS = (EDGE_TYPES.index(DEPENDENCY), EDGE_TYPES.index(SYNC))
 SHOWN = (DEPENDENCY, LAUNCH, SYNC)
 """The edge types HTA's overlay draws as flows by default."""
 BLOCKING = frozenset({"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
@@ -63,8 +66,7 @@ BOUND_BY = {LAUNCH: "gpu_kernel_launch_overhead", KERNEL_KERNEL: "gpu_kernel_ker
             DEPENDENCY: "", SYNC: ""}
 
 
-@dataclass
-class Edge:
+class Edge(NamedTuple):
     src: int      # node
     dst: int
     weight: int   # ps
@@ -73,20 +75,78 @@ class Edge:
 
 
 @dataclass
+class Edges:
+    """Edges as columns, one row per edge (``Edge``'s fields; ``type`` as an index in
+    ``EDGE_TYPES``): a profile's graph holds some 10⁵ of them, its path as many."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray
+    type: np.ndarray
+    owner: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def __iter__(self) -> Iterator[Edge]:
+        for src, dst, weight, kind, owner in zip(self.src.tolist(), self.dst.tolist(),
+                                                 self.weight.tolist(), self.type.tolist(),
+                                                 self.owner.tolist()):
+            yield Edge(src, dst, weight, EDGE_TYPES[kind], owner)
+
+    def take(self, rows: np.ndarray) -> Edges:
+        return Edges(*(getattr(self, name)[rows] for name in self.__dataclass_fields__))
+
+
+@dataclass
 class Graph:
-    """Nodes (row in ``Profile.tasks``, time, is a start) and edges in insertion order,
-    one per node pair (a later edge between the same nodes replaces the earlier, as in
-    a networkx ``DiGraph``)."""
+    """Nodes (row in ``Profile.tasks``, time, is an end) and the edges between them, as
+    added (``edges`` keeps one per node pair, as a networkx ``DiGraph`` does)."""
 
     row: list[int] = field(default_factory=list)
     ts: list[int] = field(default_factory=list)
+    is_end: list[bool] = field(default_factory=list)
     start: dict[int, int] = field(default_factory=dict)   # task row -> start node
     end: dict[int, int] = field(default_factory=dict)     # task row -> end node
-    edges: dict[tuple[int, int], Edge] = field(default_factory=dict)
+    # the edges: blocks of (src, dst, type, owner, zero) rows, and those added one by one
+    # since the last block
+    added: list[np.ndarray] = field(default_factory=list)
+    pending: list[tuple[int, int, int, int, bool]] = field(default_factory=list)
 
     def add(self, src: int, dst: int, kind: str, owner: int = -1, zero: bool = False) -> None:
-        weight = 0 if zero or kind in (DEPENDENCY, SYNC) else self.ts[dst] - self.ts[src]
-        self.edges[src, dst] = Edge(src, dst, weight, kind, owner)
+        """An edge; it weighs the time between its nodes, or 0 with ``zero`` and for the
+        dependency and sync types."""
+        self.pending.append((src, dst, EDGE_TYPES.index(kind), owner, zero))
+
+    def extend(self, src: np.ndarray, dst: np.ndarray, kind: np.ndarray, owner: np.ndarray,
+               zero: np.ndarray) -> None:
+        """Many edges at once, as ``add`` would one after the other."""
+        self._flush()
+        self.added.append(np.stack([src, dst, kind, owner, zero]).astype(np.int64))
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.added.append(np.array(self.pending, dtype=np.int64).T.reshape(5, -1))
+            self.pending = []
+
+    @property
+    def edges(self) -> Edges:
+        """The edges in insertion order, one per node pair: a later edge between the same
+        nodes takes the place of the first (networkx' ``add_edge`` on an existing edge)."""
+        self._flush()
+        if not self.added:
+            return Edges(*np.zeros((5, 0), dtype=np.int64))
+        src, dst, kind, owner, zero = np.concatenate(self.added, axis=1)
+        key = src * max(len(self.row), 1) + dst
+        order = np.argsort(key, kind="stable")
+        ends = np.r_[key[order][1:] != key[order][:-1], True]
+        first = order[np.r_[True, ends[:-1]]]
+        take = order[ends][np.argsort(first)]  # each pair's last edge, where its first was
+        src, dst, kind, owner = src[take], dst[take], kind[take], owner[take]
+        ts = np.array(self.ts, dtype=np.int64)
+        weightless = zero[take].astype(bool) | np.isin(kind, WEIGHTLESS)
+        weight = np.where(weightless, 0, ts[dst] - ts[src])
+        return Edges(src, dst, weight, kind, owner)
 
 
 def _nodes(profile: Profile, events: np.ndarray) -> Graph:
@@ -97,8 +157,8 @@ def _nodes(profile: Profile, events: np.ndarray) -> Graph:
     is_end = np.r_[np.zeros(len(events), bool), np.ones(len(events), bool)]
     rows = np.r_[events, events]
     order = np.lexsort((rows, is_end, ts))
-    g = Graph(row=rows[order].tolist(), ts=ts[order].tolist())
-    for node, (row, end) in enumerate(zip(g.row, is_end[order].tolist())):
+    g = Graph(row=rows[order].tolist(), ts=ts[order].tolist(), is_end=is_end[order].tolist())
+    for node, (row, end) in enumerate(zip(g.row, g.is_end)):
         (g.end if end else g.start)[row] = node
     return g
 
@@ -125,65 +185,74 @@ def _call_stacks(profile: Profile, g: Graph, cpu: np.ndarray) -> None:
     """Operator and dependency edges: the depth-first walk of each thread's call stack
     (``cpu``: its tasks; those without nodes, such as user annotations, only nest)."""
     tasks = profile.tasks
-    ids = tasks[:, COLUMN["id"]]
-    kept = set(cpu.tolist())
-    parent_of = {}
-    for row in cpu.tolist():
-        parent = int(profile.row_of(tasks[row:row + 1, COLUMN["parent"]])[0]) \
-            if tasks[row, COLUMN["parent"]] >= 0 else -1
-        while parent >= 0 and parent not in kept:  # the nearest ancestor kept
-            up = tasks[parent, COLUMN["parent"]]
-            parent = int(np.searchsorted(ids, up)) if up >= 0 else -1
-        parent_of[row] = parent
+    kept = np.zeros(len(tasks), dtype=bool)
+    kept[cpu] = True
+    # each kept task's nearest kept ancestor (-1: a root), climbing all of them at once
+    parent = tasks[:, COLUMN["parent"]]
+    parent_row = np.where(parent >= 0, profile.row_of(parent), -1)
+    up = parent_row[cpu]
+    climbing = up >= 0
+    climbing[climbing] = ~kept[up[climbing]]
+    while climbing.any():
+        up[climbing] = parent_row[up[climbing]]
+        climbing &= up >= 0
+        climbing[climbing] = ~kept[up[climbing]]
+    order = np.lexsort((cpu, tasks[cpu, COLUMN["start_ps"]]))
     children = defaultdict(list)
-    for row in sorted(kept, key=lambda r: (tasks[r, COLUMN["start_ps"]], r)):
-        children[parent_of[row]].append(row)
-    blocking = {k for k, name in profile.names.items() if name in BLOCKING}
+    for row, parent_of in zip(cpu[order].tolist(), up[order].tolist()):
+        children[parent_of].append(row)
     threads = defaultdict(list)
-    for root in children[-1]:
-        threads[int(tasks[root, COLUMN["location"]])].append(root)
+    for root, thread in zip(children[-1], tasks[children[-1], COLUMN["location"]].tolist()):
+        threads[thread].append(root)
+    enclosing = np.full(len(tasks), -1, dtype=np.int64)
+    enclosing[cpu] = up
+    # an event is top-level when no enclosing event has nodes (an annotation has none)
+    has_node = np.zeros(len(tasks) + 1, dtype=bool)  # the last: -1, no event
+    has_node[list(g.start)] = True
+    outer = up.copy()
+    climbing = (outer >= 0) & ~has_node[outer]
+    while climbing.any():
+        outer[climbing] = enclosing[outer[climbing]]
+        climbing &= (outer >= 0) & ~has_node[outer]
+    top = np.zeros(len(tasks), dtype=bool)
+    top[cpu] = outer < 0
+    blocking = [k for k, name in profile.names.items() if name in BLOCKING]
+    blocks = np.isin(tasks[:, COLUMN["kind"]], blocking)
+    row, is_end = np.array(g.row, dtype=np.int64), np.array(g.is_end, dtype=bool)
     for roots in threads.values():
-        _walk(g, roots, children, blocking, tasks)
+        tour = np.array(_tour(g, roots, children), dtype=np.int64)
+        src, dst = tour[:-1], tour[1:]
+        src_row, dst_row = row[src], row[dst]
+        # from a top-level event's end to the next: a dependency; else an operator edge,
+        # attributed as HTA does: from a start, to its event; else to an end, to its
+        # event; else (an end to a start) to the event enclosing both
+        dependency = is_end[src] & top[src_row]
+        owner = np.where(~is_end[src], src_row, np.where(is_end[dst], dst_row,
+                                                         enclosing[dst_row]))
+        g.extend(src, dst, np.where(dependency, EDGE_TYPES.index(DEPENDENCY),
+                                    EDGE_TYPES.index(OPERATOR)),
+                 np.where(dependency, -1, owner), is_end[dst] & blocks[dst_row])
 
 
-def _walk(g: Graph, roots: list[int], children: dict, blocking: set, tasks: np.ndarray) -> None:
-    """One thread's walk: enter each event, then its children, then leave it."""
-    last, last_top, depth = None, None, 0
-    stack = [(row, -1, False) for row in reversed(roots)]
+def _tour(g: Graph, roots: list[int], children: dict) -> list[int]:
+    """The nodes of one thread's depth-first walk, in order: enter each event (its start
+    node), then its children, then leave it (its end node); events without nodes only
+    nest."""
+    starts, ends = g.start, g.end
+    tour = []
+    stack = roots[::-1]  # a row to enter, or ~row to leave
     while stack:
-        row, enclosing, leaving = stack.pop()
-        start, end = g.start.get(row), g.end.get(row)
-        if not leaving:
-            stack.append((row, enclosing, True))
-            stack += [(child, row, False) for child in reversed(children[row])]
-        if start is None:
-            continue
-        if not leaving:
-            if depth == 0 and last_top is not None:
-                g.add(last_top, start, DEPENDENCY)
-            depth += 1
-            if last is not None:
-                g.add(last, start, OPERATOR, _owner(g, last, start, enclosing))
-            last = start
-            continue
-        depth -= 1
-        if last is not None:
-            g.add(last, end, OPERATOR, _owner(g, last, end, enclosing),
-                  zero=int(tasks[row, COLUMN["kind"]]) in blocking)
-        if depth == 0:
-            last, last_top = None, end
+        row = stack.pop()
+        if row >= 0:
+            stack.append(~row)
+            if row in children:
+                stack += reversed(children[row])
+            node = starts.get(row)
         else:
-            last = end
-
-
-def _owner(g: Graph, src: int, dst: int, enclosing: int) -> int:
-    """HTA's attribution of an operator edge: a start's event, else an end's, else (an
-    end to a start) the enclosing event."""
-    if g.start.get(g.row[src]) == src:
-        return g.row[src]
-    if g.end.get(g.row[dst]) == dst:
-        return g.row[dst]
-    return enclosing
+            node = ends.get(~row)
+        if node is not None:
+            tour.append(node)
+    return tour
 
 
 def _event_syncs(profile: Profile, launched: np.ndarray) -> tuple[dict, dict]:
@@ -283,94 +352,120 @@ def build(profile: Profile, kernel_kernel_delay_us: int = 1500) -> Graph:
     return g
 
 
-def longest_path(g: Graph) -> list[Edge]:
+def longest_path(g: Graph) -> Edges:
     """The edges of the heaviest path, with networkx' ``dag_longest_path`` choices among
     equals (see the module docstring)."""
-    succ, pred = defaultdict(list), defaultdict(list)
-    for (u, v), e in g.edges.items():
-        succ[u].append(v)
-        pred[v].append(e)
-    indegree = {v: len(es) for v, es in pred.items()}
-    order, generation = [], [n for n in range(len(g.row)) if n not in indegree]
-    while generation:
-        order += generation
-        following = []
-        for u in generation:
-            for v in succ[u]:
-                indegree[v] -= 1
-                if not indegree[v]:
-                    following.append(v)
-        generation = following
-    if len(order) != len(g.row):
+    edges = g.edges
+    n = len(g.row)
+    # each node's edges out and in, in insertion order (the order networkx keeps)
+    succ = edges.dst[np.argsort(edges.src, kind="stable")].tolist()
+    succ_at = np.r_[0, np.cumsum(np.bincount(edges.src, minlength=n))].tolist()
+    pred = np.argsort(edges.dst, kind="stable").tolist()
+    indegree = np.bincount(edges.dst, minlength=n)
+    pred_at = np.r_[0, np.cumsum(indegree)].tolist()
+    indegree = indegree.tolist()
+    # Kahn's order by generations (networkx' topological_generations): the order itself
+    # is the queue, as each generation joins it while the one before is read; a node's
+    # predecessors all come before it, so its heaviest path in is settled as it joins
+    src, weight = edges.src.tolist(), edges.weight.tolist()
+    length, via = [0] * n, [-1] * n
+    order = [v for v in range(n) if not indegree[v]]
+    for u in order:
+        for v in succ[succ_at[u]:succ_at[u + 1]]:
+            indegree[v] -= 1
+            if not indegree[v]:
+                order.append(v)
+                best, through = 0, -1
+                for e in pred[pred_at[v]:pred_at[v + 1]]:
+                    here = length[src[e]] + weight[e]
+                    if through < 0 or here > best:
+                        best, through = here, e
+                length[v], via[v] = best, through
+    if len(order) != n:
         raise ValueError("the critical-path graph has a cycle")
-    best: dict[int, tuple[int, Edge | None]] = {}
-    for v in order:
-        length, via = 0, None
-        for e in pred[v]:
-            if via is None or best[e.src][0] + e.weight > length:
-                length, via = best[e.src][0] + e.weight, e
-        best[v] = (length, via)
-    path, node = [], max(order, key=lambda n: best[n][0]) if order else None
-    while node is not None and best[node][1] is not None:
-        path.append(best[node][1])
-        node = best[node][1].src
-    return path[::-1]
+    path = []
+    if order:
+        heaviest = max(length)
+        node = next(v for v in order if length[v] == heaviest)
+        while via[node] >= 0:
+            path.append(via[node])
+            node = src[via[node]]
+    return edges.take(np.array(path[::-1], dtype=np.int64))
 
 
-def _bound_by(profile: Profile, g: Graph, e: Edge, op_class: dict[int, int]) -> str:
-    if e.type != OPERATOR:
-        return BOUND_BY[e.type]
-    if e.owner not in op_class:
-        return "cpu_bound"
-    return ("gpu_communication_bound" if op_class[e.owner] == COMMUNICATION
-            else "gpu_compute_bound")
+BOUNDS = ("", "cpu_bound", "gpu_compute_bound", "gpu_communication_bound",
+          "gpu_kernel_launch_overhead", "gpu_kernel_kernel_overhead")
+"""What an edge of the path is bound by (HTA's words; "" for dependency and sync edges)."""
+
+
+def _bound_by(profile: Profile, edges: Edges) -> np.ndarray:
+    """Per edge, its index in ``BOUNDS``: an operator edge by the event it is attributed
+    to (a GPU operation by its class, anything else the CPU), the others by type."""
+    by_type = np.array([BOUNDS.index(BOUND_BY.get(t, "")) for t in EDGE_TYPES])
+    cls = np.full(len(profile.tasks) + 1, -1, dtype=np.int64)  # the last: owner -1
+    cls[profile.row_of(profile.ops.task)] = profile.ops.cls
+    owner_cls = cls[edges.owner]
+    operator = np.where(owner_cls < 0, BOUNDS.index("cpu_bound"),
+                        np.where(owner_cls == COMMUNICATION, BOUNDS.index("gpu_communication_bound"),
+                                 BOUNDS.index("gpu_compute_bound")))
+    return np.where(edges.type == EDGE_TYPES.index(OPERATOR), operator, by_type[edges.type])
 
 
 @dataclass
 class CriticalPath:
-    """The path: its edges, the tasks on it, and each edge's bound."""
+    """The path: its edges, the tasks on it, and each edge's bound (an index in
+    ``BOUNDS``)."""
 
     graph: Graph
-    edges: list[Edge]
-    bound_by: list[str]
+    edges: Edges
+    bound_by: np.ndarray
 
     def tasks(self) -> set[int]:
         """Rows (in ``Profile.tasks``) of the events with a node on the path."""
-        return {self.graph.row[n] for e in self.edges for n in (e.src, e.dst)}
+        row = np.array(self.graph.row, dtype=np.int64)
+        return set(np.unique(row[np.r_[self.edges.src, self.edges.dst]]).tolist())
 
 
 def critical_path(profile: Profile, kernel_kernel_delay_us: int = 1500) -> CriticalPath:
     """HTA's lightweight critical path of the whole profile."""
     g = build(profile, kernel_kernel_delay_us)
     edges = longest_path(g)
-    op_class = dict(zip(profile.row_of(profile.ops.task).tolist(), profile.ops.cls.tolist()))
-    return CriticalPath(g, edges, [_bound_by(profile, g, e, op_class) for e in edges])
+    return CriticalPath(g, edges, _bound_by(profile, edges))
+
+
+def _sums(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct keys ascending, the exact int64 sum of ``weights`` per key, the first
+    position of each key)."""
+    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    sums = np.zeros(len(distinct), dtype=np.int64)
+    np.add.at(sums, inverse, weights)
+    return distinct, sums, first
 
 
 def summary(profile: Profile, path: CriticalPath) -> dict:
     """The report's entry: length, ps and count per edge type and per bound (HTA's
     ``summary``, in ps and shares), and the task most of the path is attributed to."""
-    total = sum(e.weight for e in path.edges)
-    by_type = {t: {"count": 0, "ps": 0} for t in EDGE_TYPES}
-    by_bound: dict[str, int] = defaultdict(int)
-    owned: dict[int, int] = defaultdict(int)
-    for e, bound in zip(path.edges, path.bound_by):
-        by_type[e.type]["count"] += 1
-        by_type[e.type]["ps"] += e.weight
-        by_bound[bound or "dependency"] += e.weight
-        if e.owner >= 0:
-            owned[e.owner] += e.weight
-    tasks = profile.tasks
+    edges = path.edges
+    total = int(edges.weight.sum())
+    by_type = {t: {"count": int((edges.type == i).sum()),
+                   "ps": int(edges.weight[edges.type == i].sum())}
+               for i, t in enumerate(EDGE_TYPES)}
+    # the bounds with the most time first; among equals, the first met along the path
+    bounds, ps, first = _sums(path.bound_by, edges.weight)
+    ranked = sorted(zip((-ps).tolist(), first.tolist(), bounds.tolist()))
     out = {"length_ps": total, "events": len(path.tasks()), "edges": by_type,
-           "bound_by": {b: {"ps": ps, "share": ps / total if total else 0.0}
-                        for b, ps in sorted(by_bound.items(), key=lambda x: -x[1])},
+           "bound_by": {BOUNDS[b] or "dependency": {"ps": -p, "share": -p / total if total else 0.0}
+                        for p, _, b in ranked},
            "dominant": None}
-    if owned:
-        row = max(owned, key=lambda r: (owned[r], -r))
+    attributed = edges.owner >= 0
+    if attributed.any():
+        rows, owned, _ = _sums(edges.owner[attributed], edges.weight[attributed])
+        at = int(np.argmax(owned))  # the first of the most: the lowest row
+        row, tasks = int(rows[at]), profile.tasks
         out["dominant"] = {"task": int(tasks[row, COLUMN["id"]]),
                            "name": profile.name(tasks[row, COLUMN["kind"]]),
                            "loc": profile.location(tasks[row, COLUMN["location"]]),
-                           "ps": owned[row], "t0": int(tasks[row, COLUMN["start_ps"]]),
+                           "ps": int(owned[at]), "t0": int(tasks[row, COLUMN["start_ps"]]),
                            "t1": int(tasks[row, COLUMN["end_ps"]])}
     return out
 
@@ -381,8 +476,9 @@ def overlay(profile: Profile, path: CriticalPath) -> tuple[frozenset[int], list[
     edge of the types HTA draws (``SHOWN``)."""
     ids = profile.tasks[:, COLUMN["id"]]
     critical = frozenset(int(ids[r]) for r in path.tasks())
+    shown = path.edges.take(np.isin(path.edges.type, [EDGE_TYPES.index(t) for t in SHOWN]))
     flows = [(int(ids[path.graph.row[e.src]]), int(ids[path.graph.row[e.dst]]), "critical_path",
-              {"weight": e.weight, "type": e.type}) for e in path.edges if e.type in SHOWN]
+              {"weight": e.weight, "type": e.type}) for e in shown]
     return critical, flows
 
 

@@ -240,12 +240,13 @@ def _ops(tasks: np.ndarray, rows: np.ndarray, op_code: np.ndarray, launch: np.nd
     order = np.lexsort((sub[:, COLUMN["id"]], sub[:, COLUMN["start_ps"]]))
     rows, sub = rows[order], sub[order]
     locs = sub[:, COLUMN["location"]]
-    device = np.array([streams[int(loc)][0] for loc in locs], dtype=np.int64)
-    stream = np.array([streams[int(loc)][1] for loc in locs], dtype=np.int64)
+    # per distinct location and (category, kind) pair, not per operation
+    places, at = np.unique(locs, return_inverse=True)
+    device = np.array([streams[p][0] for p in places.tolist()], dtype=np.int64)[at]
+    stream = np.array([streams[p][1] for p in places.tolist()], dtype=np.int64)[at]
     category = op_code[rows]
-    classes = {}
-    cls = np.array([classes.setdefault((c, k), kernel_class(c, names[k]))
-                    for c, k in zip(category.tolist(), sub[:, COLUMN["kind"]].tolist())],
-                   dtype=np.int64)
+    pairs, at = np.unique(np.c_[category, sub[:, COLUMN["kind"]]], axis=0, return_inverse=True)
+    cls = np.array([kernel_class(c, names[k]) for c, k in pairs.tolist()],
+                   dtype=np.int64)[at.reshape(-1)]
     return Ops(sub[:, COLUMN["id"]], sub[:, COLUMN["kind"]], locs, sub[:, COLUMN["start_ps"]],
                sub[:, COLUMN["end_ps"]], device, stream, category, cls, launch[rows])

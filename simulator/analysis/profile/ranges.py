@@ -34,7 +34,7 @@ import numpy as np
 
 from ...tracing.writer import TraceError
 from .ops import GPU_LOCATION, Profile
-from .trace import COLUMN
+from .trace import COLUMN, ProfileTrace
 
 RANGE_CATEGORIES = frozenset({"nvtx", "user_annotation"})
 STEP = re.compile(r"ProfilerStep\s*#\s*(\d+)$")
@@ -209,6 +209,15 @@ def _find_step(found: Ranges, step: int, where: str) -> int:
         raise TraceError(f"{where}: the trace records no profiler step (ProfilerStep#N)")
     raise TraceError(f"{where}: there is no ProfilerStep#{step}; the trace has steps"
                      f" {min(steps)} to {max(steps)}")
+
+
+def steps(trace: ProfileTrace) -> list[int]:
+    """The numbers of the profiler steps the trace records on its CPU threads (those
+    ``scope`` and the diff's step membership find), ascending; read without loading the
+    profile."""
+    named = {k: int(m[1]) for k, (_, name) in trace.kinds.items() if (m := STEP.match(name))}
+    gpu = [loc for loc, name in trace.locations.items() if GPU_LOCATION.match(name)]
+    return sorted({named[k] for k in trace.kinds_outside(list(named), gpu)})
 
 
 def scope(profile: Profile, range_name: str | None = None, step: int | None = None) -> dict:

@@ -31,7 +31,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..intervals import complement
+from ..intervals import Overlaps, complement
 from .ops import COPY, Profile
 from .trace import COLUMN
 
@@ -55,27 +55,60 @@ def _sync_ends(profile: Profile) -> np.ndarray:
     host_copy = {c for c, kind, cat in zip(ops.launch.tolist(), ops.kind.tolist(),
                                            ops.category.tolist())
                  if c >= 0 and cat == COPY and HOST_COPY.search(profile.name(kind))}
-    calls = [c for c in profile.calls.tolist()
-             if c in host_copy or SYNC_CALL.match(profile.name(tasks[c, COLUMN["kind"]]))]
-    return np.sort(tasks[calls, COLUMN["end_ps"]]) if calls else np.zeros(0, np.int64)
+    syncing = [k for k, name in profile.names.items() if SYNC_CALL.match(name)]
+    calls = profile.calls[np.isin(tasks[profile.calls, COLUMN["kind"]], syncing)
+                          | np.isin(profile.calls, list(host_copy))]
+    return np.sort(tasks[calls, COLUMN["end_ps"]])
 
 
-def _self_time(profile: Profile, thread: int, t0: int, t1: int) -> dict[int, int]:
-    """Per CPU operator or Python function on ``thread`` overlapping [t0, t1): its time
-    in the window less its children's (on one thread, self times never overlap)."""
-    tasks = profile.tasks
-    on = np.flatnonzero((tasks[:, COLUMN["location"]] == thread)
-                        & (tasks[:, COLUMN["start_ps"]] < t1) & (tasks[:, COLUMN["end_ps"]] > t0))
-    inside = (np.minimum(tasks[on, COLUMN["end_ps"]], t1)
-              - np.maximum(tasks[on, COLUMN["start_ps"]], t0))
-    ids = dict(zip(tasks[on, COLUMN["id"]].tolist(), range(len(on))))
-    own = {i: int(inside[i]) for i in range(len(on))}
-    for i, parent in enumerate(tasks[on, COLUMN["parent"]].tolist()):
-        if parent in ids:
-            own[ids[parent]] -= int(inside[i])
-    timed = {k for k, c in profile.categories.items() if c.lower() in SELF_TIMED}
-    return {int(on[i]): ps for i, ps in own.items()
-            if tasks[on[i], COLUMN["kind"]] in timed and ps > 0}
+class _Threads:
+    """Per CPU thread, found once for all its gaps: its tasks and its calls, each
+    indexed by time (``Overlaps``), and which kinds count self time."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.tasks = tasks = profile.tasks
+        timed = [k for k, c in profile.categories.items() if c.lower() in SELF_TIMED]
+        self.timed = np.isin(tasks[:, COLUMN["kind"]], timed)
+        self.calls = profile.calls
+        self._on: dict[int, tuple] = {}
+
+    def on(self, thread: int) -> tuple[np.ndarray, Overlaps, np.ndarray, Overlaps]:
+        """(task rows, their index, call rows, their index) on ``thread``, rows ascending."""
+        if thread not in self._on:
+            tasks, calls = self.tasks, self.calls
+            rows = np.flatnonzero(tasks[:, COLUMN["location"]] == thread)
+            calls = calls[tasks[calls, COLUMN["location"]] == thread]
+            self._on[thread] = (
+                rows, Overlaps(tasks[rows, COLUMN["start_ps"]], tasks[rows, COLUMN["end_ps"]]),
+                calls, Overlaps(tasks[calls, COLUMN["start_ps"]], tasks[calls, COLUMN["end_ps"]]))
+        return self._on[thread]
+
+    def self_time(self, thread: int, t0: int, t1: int) -> dict[int, int]:
+        """Per CPU operator or Python function on ``thread`` overlapping [t0, t1): its
+        time in the window less its children's (on one thread, self times never
+        overlap)."""
+        tasks = self.tasks
+        rows, overlaps, _, _ = self.on(thread)
+        on = rows[overlaps(t0, t1)]
+        inside = (np.minimum(tasks[on, COLUMN["end_ps"]], t1)
+                  - np.maximum(tasks[on, COLUMN["start_ps"]], t0))
+        # a child's time inside is not its parent's own (ids ascend with rows)
+        ids, parents = tasks[on, COLUMN["id"]], tasks[on, COLUMN["parent"]]
+        at = np.searchsorted(ids, parents).clip(max=max(len(on) - 1, 0))
+        child = (parents >= 0) & (ids[at] == parents) if len(on) else np.zeros(0, bool)
+        own = inside.copy()
+        np.subtract.at(own, at[child], inside[child])
+        mine = self.timed[on] & (own > 0)
+        return dict(zip(on[mine].tolist(), own[mine].tolist()))
+
+    def cover(self, thread: int, t0: int, t1: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, time inside [t0, t1)) of the calls on ``thread`` that overlap it, rows
+        ascending."""
+        tasks = self.tasks
+        _, _, calls, overlaps = self.on(thread)
+        calls = calls[overlaps(t0, t1)]
+        return calls, (np.minimum(tasks[calls, COLUMN["end_ps"]], t1)
+                       - np.maximum(tasks[calls, COLUMN["start_ps"]], t0))
 
 
 def _runtime_kind(name: str) -> str:
@@ -83,7 +116,7 @@ def _runtime_kind(name: str) -> str:
 
 
 def classify_gap(profile: Profile, t0: int, t1: int, op: int, sync_ends: np.ndarray,
-                 thresholds: dict) -> dict:
+                 thresholds: dict, threads: _Threads) -> dict:
     """Both classes of the gap [t0, t1) that operation ``op`` (a row of ``profile.ops``)
     ends."""
     tasks, ops = profile.tasks, profile.ops
@@ -104,27 +137,34 @@ def classify_gap(profile: Profile, t0: int, t1: int, op: int, sync_ends: np.ndar
     row["thread"] = profile.location(thread)
     row["launch_to_exec_ps"] = to_exec = int(ops.start[op]) - call_end
     row["prequeued"] = prequeued = call_end + TYPICAL_LAUNCH_PS < t0
-    calls = profile.calls[tasks[profile.calls, COLUMN["location"]] == thread]
-    cover = (np.minimum(tasks[calls, COLUMN["end_ps"]], t1)
-             - np.maximum(tasks[calls, COLUMN["start_ps"]], t0))
-    self_time = _self_time(profile, thread, t0, t1)
     if (gap > thresholds["noise_ps"]) if prequeued else (to_exec > thresholds["to_exec_ps"]):
         cls = "LAUNCH_ANOMALY"
     elif launch_at - t0 < max(2 * PS_PER_US, TYPICAL_LAUNCH_PS // 2):
         cls = "LAUNCH_OVERHEAD_ONLY"
-    elif len(cover) and cover.max() * 100 >= thresholds["runtime_pct"] * gap:
-        cls = "RUNTIME_DOMINATED"
+    else:
+        cls = _busy_class(profile, threads, thread, t0, t1, thresholds, row)
+    row["cpu_during_gap"] = cls
+    return row
+
+
+def _busy_class(profile: Profile, threads: _Threads, thread: int, t0: int, t1: int,
+                thresholds: dict, row: dict) -> str:
+    """The CPU class of a gap neither launch rule explains, by what ``thread`` did in it
+    (looked up only for these gaps): its longest runtime call, else its operators' self
+    time; the call or operator that dominates goes into ``row``."""
+    tasks, gap = profile.tasks, t1 - t0
+    calls, cover = threads.cover(thread, t0, t1)
+    if len(cover) and cover.max() * 100 >= thresholds["runtime_pct"] * gap:
         name = profile.name(tasks[calls[int(np.argmax(cover))], COLUMN["kind"]])
         row["runtime"] = {"name": name, "kind": _runtime_kind(name), "ps": int(cover.max())}
-    elif sum(self_time.values()) * 100 >= thresholds["cpu_pct"] * gap:
-        cls = "CPU_DOMINATED"
+        return "RUNTIME_DOMINATED"
+    self_time = threads.self_time(thread, t0, t1)
+    if sum(self_time.values()) * 100 >= thresholds["cpu_pct"] * gap:
         top = max(self_time, key=lambda r: (self_time[r], -r))
         row["dominant_op"] = {"name": profile.name(tasks[top, COLUMN["kind"]]),
                               "task": int(tasks[top, COLUMN["id"]]), "ps": self_time[top]}
-    else:
-        cls = "CPU_UNTRACED"
-    row["cpu_during_gap"] = cls
-    return row
+        return "CPU_DOMINATED"
+    return "CPU_UNTRACED"
 
 
 def starvation(profile: Profile, noise_us: int = 5, launch_to_exec_us: int = 10,
@@ -135,6 +175,7 @@ def starvation(profile: Profile, noise_us: int = 5, launch_to_exec_us: int = 10,
     thresholds = {"noise_ps": noise_us * PS_PER_US, "to_exec_ps": launch_to_exec_us * PS_PER_US,
                   "runtime_pct": runtime_share * 100, "cpu_pct": cpu_share * 100}
     sync_ends = _sync_ends(profile)
+    threads = _Threads(profile)
     out = []
     for device in np.unique(ops.device).tolist():
         mine = np.flatnonzero(ops.device == device)
@@ -144,7 +185,7 @@ def starvation(profile: Profile, noise_us: int = 5, launch_to_exec_us: int = 10,
         # the operation that ends each gap: the first to start at its end
         by_start = mine[np.lexsort((ops.task[mine], ops.start[mine]))]
         after = by_start[np.searchsorted(ops.start[by_start], ge[real])]
-        rows = [classify_gap(profile, int(a), int(b), int(op), sync_ends, thresholds)
+        rows = [classify_gap(profile, int(a), int(b), int(op), sync_ends, thresholds, threads)
                 for a, b, op in zip(gs[real], ge[real], after)]
         classes: dict[str, dict] = defaultdict(lambda: {"count": 0, "ps": 0, "longest": None})
         for r in rows:

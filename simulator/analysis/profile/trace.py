@@ -84,6 +84,14 @@ class ProfileTrace:
                          f" WHERE kind IN ({','.join('?' * len(kinds))})"
                          " AND json_type(details, '$.correlation') = 'integer' ORDER BY id", kinds)
 
+    def kinds_outside(self, kinds: list[int], locations: list[int]) -> set[int]:
+        """Which of ``kinds`` have a task at a location not in ``locations``."""
+        if not kinds:
+            return set()
+        return {k for (k,) in self.db.execute(
+            f"SELECT DISTINCT kind FROM task WHERE kind IN ({','.join('?' * len(kinds))})"
+            f" AND location NOT IN ({','.join('?' * len(locations))})", [*kinds, *locations])}
+
     def details(self, tasks: np.ndarray) -> dict[int, dict]:
         """The details JSON of the given tasks, by task id (absent where there are none)."""
         out = {}
