@@ -28,6 +28,7 @@ import numpy as np
 
 PLAIN = re.compile(r"^ *([-+]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([-+]?[0-9]+))? *$")
 INT64_MAX = 2 ** 63 - 1
+UINT64_MAX = 2 ** 64 - 1
 FIELDS = 7
 ROW_END = re.compile(r"\r\n|\r|\n")
 
@@ -42,10 +43,11 @@ def to_ps(texts, exponent):
             continue
         sign, whole, frac, exp = match.groups()
         frac = frac or ""
-        if len(((whole or "") + frac).lstrip("0")) > 19 or abs(int(exp or 0)) > 400:
+        digits = int((whole or "0") + frac)
+        # the C loop stops taking digits once one more could pass 2**64 (as there)
+        if digits // 10 > UINT64_MAX // 10 or abs(int(exp or 0)) > 400:
             continue
         shift = exponent + int(exp or 0) - len(frac)
-        digits = int((whole or "0") + frac)
         if shift >= 0:
             value = digits * 10 ** shift
         else:
