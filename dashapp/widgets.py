@@ -173,8 +173,10 @@ def friendly(layout):
 
 
 def state_of(search, parse):
-    """The page state that ``parse`` (a ``urls.parse_*``) reads from a query string."""
-    return parse(parse_qs((search or "").lstrip("?"), keep_blank_values=True))[0]
+    """The page state that ``parse`` (a ``urls.parse_*``) reads from a query string
+    (anything else a crafted request sends in its place reads as no query)."""
+    text = search if isinstance(search, str) else ""
+    return parse(parse_qs(text.lstrip("?"), keep_blank_values=True))[0]
 
 
 def search_for(search, state):
