@@ -22,8 +22,8 @@
 ``interleave_bytes`` in turn (MGPUSim's linear interleave), or hashed when
 ``gpu.address_hash`` is 1, as AMD describes its L2 channels ("a hashing mechanism that
 attempts to evenly distribute requests", ROCm Compute Profiler); caches then hash their
-set index too (``TagArray``). Linear, rows of a matrix a power of two apart fall in one channel and a
-few sets: hashed, they spread.
+set index too (``TagArray``). Interleaved in turn, rows of a matrix a power of two apart
+fall in one channel and a few sets; hashed, they spread.
 
 Requests flow down through bounded ``Buffer``\\ s: a full buffer refuses the push and
 the sender stalls (head of line) until a slot frees, so queues, MSHR limits and
