@@ -327,7 +327,7 @@ class TraceWriter:
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]] | np.ndarray) -> None:
         """Insert many rows (tuples, or an int64 matrix: bound in bulk) in one transaction."""
         if isinstance(rows, np.ndarray):
-            inserter = BulkInserter(self.path, sql)
+            inserter = BulkInserter(self.path if self._conn is None else self._conn, sql)
             try:
                 inserter.insert(np.ascontiguousarray(rows, dtype=np.int64))
             finally:
