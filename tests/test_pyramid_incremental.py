@@ -288,8 +288,8 @@ def _long_split(durations, batch=4096):
         part = slice(at, at + batch)
         n = len(durations[part])
         rows = np.column_stack([np.arange(at, at + n), np.full(n, -1), np.zeros(n), np.zeros(n),
-                                starts[part], ends[part], np.full(n, -1)]).astype(np.int64)
-        builder.add(np.ascontiguousarray(rows))
+                                starts[part], ends[part]]).astype(np.int64)
+        builder.add(np.ascontiguousarray(rows), np.full(n, -1, dtype=np.int64))
         builder.advance(int(ends[part][-1]))
         held = max(held, builder.held_bytes()["long"])
     short, long_rows = builder.finish()[0][3], builder.finish()[0][7]

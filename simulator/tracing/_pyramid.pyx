@@ -59,6 +59,9 @@ DEF COARSEN_MIN_BINS = 4096
 
 # Task classes, from the category of their kind.
 OTHER, REQ_IN, REQ_OUT = 0, 1, 2
+# ``parent_starts``'s answer for a parent it does not hold (not -1: that means no parent).
+DEF PARENT_NOT_HELD = -2
+NOT_HELD = PARENT_NOT_HELD
 
 
 cdef struct Event:
@@ -89,6 +92,18 @@ cdef object _array(vector[int64_t] &values):
 
 cdef bint _earlier(const Event &a, const Event &b) noexcept nogil:
     return a.time < b.time
+
+
+cdef Py_ssize_t _find(const int64_t[:, ::1] rows, int64_t key) noexcept nogil:
+    """The index of the row whose first column is ``key`` in ``rows`` sorted by it, or -1."""
+    cdef Py_ssize_t low = 0, high = rows.shape[0], middle
+    while low < high:
+        middle = (low + high) >> 1
+        if rows[middle, 0] < key:
+            low = middle + 1
+        else:
+            high = middle
+    return low if low < rows.shape[0] and rows[low, 0] == key else -1
 
 
 cdef struct Loc:
@@ -147,6 +162,12 @@ cdef int _min_level(int64_t count, int64_t first_ps, int64_t last_ps, int64_t ba
 
 
 @cython.final
+cdef _check_rows(const int64_t[:, ::1] rows, const int64_t[::1] parent_starts, int columns):
+    if rows.shape[0] and rows.shape[1] < columns or parent_starts.shape[0] != rows.shape[0]:
+        raise ValueError(f"{rows.shape[0]} rows of {rows.shape[1]} columns (at least {columns})"
+                         f" with {parent_starts.shape[0]} parent starts")
+
+
 cdef class IncrementalPyramid:
     """Metric-pyramid sums of tasks given in any order, bins written as they become final.
 
@@ -194,14 +215,17 @@ cdef class IncrementalPyramid:
         return {i for i in range(self._locs.size()) if self._locs[i].coarsened}
 
     # -- input -----------------------------------------------------------------------
-    def open(self, const int64_t[:, ::1] rows not None):
-        """Tasks still open: (id, parent, kind, location, start, parent_start) rows.
+    def open(self, const int64_t[:, ::1] rows not None,
+             const int64_t[::1] parent_starts not None):
+        """Tasks still open: (id, parent, kind, location, start) rows (more columns are
+        ignored), with the start of each one's parent (as ``add``'s).
 
         Their start side is added now; ``add`` adds the end side when the row arrives.
         Returns the earliest event time added, or None.
         """
         cdef Py_ssize_t i
         cdef OpenInfo info
+        _check_rows(rows, parent_starts, 5)
         self._earliest = NONE
         with nogil:
             for i in range(rows.shape[0]):
@@ -211,20 +235,23 @@ cdef class IncrementalPyramid:
                 info.served = False
                 self._open[rows[i, 0]] = info
                 self._serve(rows[i, 1], rows[i, 2])
-                self._add_start(self._loc(rows[i, 3]), rows[i, 2], rows[i, 4], rows[i, 5])
+                self._add_start(self._loc(rows[i, 3]), rows[i, 2], rows[i, 4],
+                                parent_starts[i])
         return self._earliest if self._earliest != NONE else None
 
-    def add(self, const int64_t[:, ::1] rows not None):
-        """Finished tasks: (id, parent, kind, location, start, end, parent_start) rows.
+    def add(self, const int64_t[:, ::1] rows not None,
+            const int64_t[::1] parent_starts not None):
+        """Finished tasks: (id, parent, kind, location, start, end) rows (more columns are
+        ignored), with the start of each one's parent.
 
-        ``parent_start`` is the start of the task's parent, or -1 if it is not known
-        (only a ``req_in``'s is used: it waits from then until its own start). Returns
-        the earliest event time added (a task given to ``open`` adds only its end), or
-        None.
+        A parent's start is -1 if it is not known (only a ``req_in``'s is used: it waits
+        from then until its own start). Returns the earliest event time added (a task
+        given to ``open`` adds only its end), or None.
         """
         cdef Py_ssize_t i
         cdef Loc *loc
         cdef unordered_map[int64_t, OpenInfo].iterator it
+        _check_rows(rows, parent_starts, 6)
         self._earliest = NONE
         with nogil:
             for i in range(rows.shape[0]):
@@ -234,7 +261,7 @@ cdef class IncrementalPyramid:
                     self._open.erase(it)  # its start side is in already
                 else:
                     self._serve(rows[i, 1], rows[i, 2])
-                    self._add_start(loc, rows[i, 2], rows[i, 4], rows[i, 6])
+                    self._add_start(loc, rows[i, 2], rows[i, 4], parent_starts[i])
                 self._add_end(loc, rows[i, 0], rows[i, 2], rows[i, 4], rows[i, 5])
         return self._earliest if self._earliest != NONE else None
 
@@ -247,16 +274,37 @@ cdef class IncrementalPyramid:
         if it != self._open.end():
             deref(it).second.served = True
 
-    def open_starts(self, const int64_t[::1] keys not None):
-        """Start of each open task in ``keys``, -1 for a key not open."""
-        out = np.full(keys.shape[0], -1, dtype=np.int64)
+    def parent_starts(self, const int64_t[:, ::1] rows not None,
+                      const int64_t[:, ::1] finished not None,
+                      const int64_t[:, ::1] opened not None):
+        """The start of the parent of each ``req_in`` among ``rows`` (task rows: id,
+        parent, kind, ...), -1 for the other rows, ``NOT_HELD`` for a parent that is in
+        none of ``finished`` and ``opened`` (task rows in key order: id first, start in
+        the fifth column) and not open here either (it may be in the file)."""
+        out = np.full(rows.shape[0], -1, dtype=np.int64)
         cdef int64_t[::1] starts = out
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, at
+        cdef int64_t parent
         cdef unordered_map[int64_t, OpenInfo].iterator it
-        for i in range(keys.shape[0]):
-            it = self._open.find(keys[i])
-            if it != self._open.end():
-                starts[i] = deref(it).second.start
+        if rows.shape[0] and rows.shape[1] < 3 or finished.shape[0] and finished.shape[1] < 5 \
+                or opened.shape[0] and opened.shape[1] < 5:
+            raise ValueError("task rows have at least an id, parent and kind; finished and"
+                             " opened ones a location and start too")
+        with nogil:
+            for i in range(rows.shape[0]):
+                parent = rows[i, 1]
+                if parent < 0 or self._klass(rows[i, 2]) != 1:
+                    continue
+                at = _find(finished, parent)
+                if at >= 0:
+                    starts[i] = finished[at, 4]
+                    continue
+                at = _find(opened, parent)
+                if at >= 0:
+                    starts[i] = opened[at, 4]
+                    continue
+                it = self._open.find(parent)
+                starts[i] = deref(it).second.start if it != self._open.end() else PARENT_NOT_HELD
         return out
 
     def mark_dirty(self, int64_t location):

@@ -49,6 +49,7 @@ REBUILD_CHUNK = 16_384
 # at 10M tasks (a quarter of the run), against 1.1 at 1M; 64k rows at a time halve it.
 HOLD_ROWS = 1 << 16
 HOLD_SECONDS = 1.0
+_NO_ROWS = np.empty((0, 5), dtype=np.int64)
 INSERT_METRICS = "INSERT INTO metric_bin VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INSERT_KIND_METRICS = "INSERT INTO metric_kind_bin VALUES (?, ?, ?, ?, ?, ?)"
 
@@ -75,7 +76,6 @@ class LivePyramid:
         self._metrics = inserter(INSERT_METRICS)
         self._kind_metrics = inserter(INSERT_KIND_METRICS)
         self._held, self._held_rows = ([], []), 0  # final rows not written yet, per table
-        self._req_in = []
         self._recent = deque(maxlen=RECENT_BATCHES)
         self._opened = None
         self.fed = 0
@@ -87,11 +87,10 @@ class LivePyramid:
         self.join()  # the builder is the thread's until then
         for key, category, _ in kinds:
             self.builder.set_kind(key, _class(category))
-            if category == "req_in":
-                self._req_in.append(key)
 
     def opened(self, rows):
-        """Tasks still open at the tracer's flush, taken with the next batch."""
+        """Tasks still open at the tracer's flush (in key order, as it gives them), taken
+        with the next batch."""
         self._opened = np.array(rows, dtype=np.int64).reshape(-1, 5)
 
     def add(self, tasks, parent_starts=None):
@@ -108,20 +107,20 @@ class LivePyramid:
         run's writer spent as long in the builder as in SQLite, one after the other).
         ``tasks`` must not change until then."""
         self.join()
+        tasks = np.ascontiguousarray(tasks, dtype=np.int64)
         opened, self._opened = self._opened, None
-        ids, starts = tasks[:, 0], tasks[:, 4]
-        open_rows = task_rows = None
-        if opened is not None and len(opened):
-            order = np.argsort(np.concatenate([ids, opened[:, 0]]), kind="stable")
-            ids = np.concatenate([ids, opened[:, 0]])[order]
-            starts = np.concatenate([starts, opened[:, 4]])[order]
-            ps = self._parent_starts(opened, ids, starts)
-            open_rows = np.ascontiguousarray(np.column_stack([opened, ps]))
+        if opened is None or not len(opened):
+            opened = open_starts = None
+        else:
+            open_starts = self._parent_starts(opened, tasks, opened)
         if len(tasks):
-            ps = self._parent_starts(tasks, ids, starts) if parent_starts is None else parent_starts
-            task_rows = np.ascontiguousarray(np.column_stack([tasks[:, :6], ps]))
+            parent_starts = (self._parent_starts(tasks, tasks, _NO_ROWS if opened is None else opened)
+                             if parent_starts is None
+                             else np.ascontiguousarray(parent_starts, dtype=np.int64))
             self.fed += len(tasks)
-        self._feeding = self._thread.submit(self._feed, open_rows, task_rows)
+        else:
+            tasks = None
+        self._feeding = self._thread.submit(self._feed, opened, open_starts, tasks, parent_starts)
 
     def join(self):
         """Wait for the batch ``start`` began; write the rows of the bins it made final, or
@@ -133,14 +132,14 @@ class LivePyramid:
         if rows is not None:
             self._write_rows(rows)
 
-    def _feed(self, open_rows, task_rows):
+    def _feed(self, opened, open_starts, tasks, parent_starts):
         """The builder's part of a batch: its events, the frontier they allow, and the rows
         of the bins now final (None if the batch added no event)."""
         first = []
-        if open_rows is not None:
-            first.append(self.builder.open(open_rows))
-        if task_rows is not None:
-            first.append(self.builder.add(task_rows))
+        if opened is not None:
+            first.append(self.builder.open(opened, open_starts))
+        if tasks is not None:
+            first.append(self.builder.add(tasks, parent_starts))
         first = [t for t in first if t is not None]
         if not first:
             return None
@@ -149,32 +148,22 @@ class LivePyramid:
         unanswered = self.builder.open_req_out_floor()
         if unanswered is not None:
             frontier = min(frontier, unanswered)
-        if self.builder.pending_events > MAX_PENDING_EVENTS and task_rows is not None:
-            frontier = max(frontier, int(task_rows[:, 5].min()))  # memory first; late events mean a rebuild
+        if self.builder.pending_events > MAX_PENDING_EVENTS and tasks is not None:
+            frontier = max(frontier, int(tasks[:, 5].min()))  # memory first; late events mean a rebuild
         self.builder.advance(frontier)
         return self.builder.take_rows()
 
-    def _parent_starts(self, rows, ids, starts):
-        """Start of each ``req_in``'s parent (-1 for other tasks): from this batch, the
-        open tasks, or the file. A parent found nowhere yet may still come: the task's
-        location is then rebuilt at the end."""
-        ps = np.full(len(rows), -1, dtype=np.int64)
-        want = np.flatnonzero(np.isin(rows[:, 2], self._req_in) & (rows[:, 1] >= 0))
-        if not len(want):
-            return ps
-        parents = rows[want, 1]
-        pos = np.minimum(np.searchsorted(ids, parents), len(ids) - 1)
-        hit = ids[pos] == parents
-        ps[want[hit]] = starts[pos[hit]]
-        miss = want[~hit]
-        if len(miss):
-            ps[miss] = self.builder.open_starts(np.ascontiguousarray(rows[miss, 1]))
-            miss = miss[ps[miss] < 0]
-        for i in miss.tolist():
+    def _parent_starts(self, rows, tasks, opened):
+        """Start of each ``req_in``'s parent (-1 for other tasks): from this batch's
+        ``tasks`` and ``opened`` ones, the open tasks, or the file. A parent found nowhere
+        yet may still come: the task's location is then rebuilt at the end."""
+        ps = self.builder.parent_starts(rows, tasks, opened)
+        for i in np.flatnonzero(ps == _compiled.NOT_HELD).tolist():
             found = self.db.execute("SELECT start_ps FROM task WHERE id = ?",
                                     (int(rows[i, 1]),)).fetchone()
             if found is None:
                 self.builder.mark_dirty(int(rows[i, 3]))
+                ps[i] = -1
             else:
                 ps[i] = found[0]
         return ps
@@ -303,7 +292,7 @@ def _rebuild(conn, locations, show_progress):
             chunk, _ = reader.fetch(REBUILD_CHUNK)
             if not len(chunk):
                 break
-            builder.add(np.ascontiguousarray(chunk[:, :7]))
+            builder.add(chunk, np.ascontiguousarray(chunk[:, 6]))
             builder.advance(int(chunk[-1, 7]))
             _drain(builder, metrics, kind_metrics)
         stats = builder.finish()

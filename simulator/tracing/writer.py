@@ -67,6 +67,9 @@ def read_ints(conn, sql: str, params: Sequence[int]) -> np.ndarray:
 
 INDEX_MARKER = "-- INDEXES"
 CACHE_KIB = 2048  # SQLite's page cache (and sorter memory) of the writer's connection
+# The bulk connection's: the pages its inserters append to, the right edge of each table
+# and of each (location, level) of the metric pyramid (it had one such cache per inserter).
+BULK_CACHE_KIB = 4 * 2048
 LEAVE_WAL_WAIT_MS = 10_000
 LEAVE_WAL_RETRY_S = 0.005
 SORTER_THREADS = min(4, os.cpu_count() or 1)
@@ -157,10 +160,14 @@ class TraceWriter:
         # Through write_batch and write_imported: tasks, largest key, largest parent key,
         # earliest start, latest end.
         self._keys = _no_keys()
-        # Task and tag rows go through their own connection, bound in bulk.
-        self._bulk = BulkInserter(self.path, INSERT_TASKS, null_if_negative=1)
-        self._bulk_tags = BulkInserter(self.path, INSERT_TAGS)
-        self._bulk_imported = None  # opened by the first ``write_imported``
+        # Task, tag and pyramid rows are bound in bulk, all through one connection of
+        # the C API: a connection's page cache is dropped whenever another one commits,
+        # so inserters of their own would each read back the pages they append to at
+        # every batch (measured: the task and tag inserts of 1.3M tasks 1.36 -> 1.14 s).
+        self._conn = BulkConnection(self.path, cache_kib=BULK_CACHE_KIB)
+        self._bulk = BulkInserter(self._conn, INSERT_TASKS, null_if_negative=1)
+        self._bulk_tags = BulkInserter(self._conn, INSERT_TAGS)
+        self._bulk_imported = None  # made by the first ``write_imported``
         self._live = self._new_live_pyramid()
         self._kinds = []  # declared for write_imported
         if self._live is not None:  # its bins go into the file as the run goes: say how wide
@@ -191,7 +198,7 @@ class TraceWriter:
             self.db.close()
             raise
         self._keys = _no_keys()
-        self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
+        self._conn = self._bulk = self._bulk_tags = self._bulk_imported = self._live = None
         return self
 
     # -- loading -------------------------------------------------------------------
@@ -253,7 +260,7 @@ class TraceWriter:
         if not len(tasks):
             return
         if self._bulk_imported is None:
-            self._bulk_imported = BulkInserter(self.path, INSERT_IMPORTED_TASKS, null_if_negative=1)
+            self._bulk_imported = BulkInserter(self._conn, INSERT_IMPORTED_TASKS, null_if_negative=1)
         self._bulk_imported.insert(tasks, (ext_ids, details))
         self.tasks_written += len(tasks)
         _count(self._keys, tasks)
@@ -299,8 +306,7 @@ class TraceWriter:
     def _new_live_pyramid(self):
         if pyramid_build.IncrementalPyramid is None:
             return None
-        return pyramid_build.LivePyramid(
-            self.db, lambda sql: BulkInserter(self.path, sql))
+        return pyramid_build.LivePyramid(self.db, lambda sql: BulkInserter(self._conn, sql))
 
     def idle(self) -> None:
         """Nothing came for a while: write the pyramid rows held past their time."""
@@ -321,7 +327,7 @@ class TraceWriter:
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]] | np.ndarray) -> None:
         """Insert many rows (tuples, or an int64 matrix: bound in bulk) in one transaction."""
         if isinstance(rows, np.ndarray):
-            inserter = BulkInserter(self.path, sql)
+            inserter = BulkInserter(self.path if self._conn is None else self._conn, sql)
             try:
                 inserter.insert(np.ascontiguousarray(rows, dtype=np.int64))
             finally:
@@ -435,11 +441,11 @@ class TraceWriter:
         return pyramid_build.BASE_PS
 
     def _close_bulk(self) -> None:
-        """Close the bulk inserters' connections (the pyramid keeps what it holds)."""
-        for bulk in (self._bulk, self._bulk_tags, self._bulk_imported, self._live):
+        """Close the bulk inserters and their connection (the pyramid keeps what it holds)."""
+        for bulk in (self._bulk, self._bulk_tags, self._bulk_imported, self._live, self._conn):
             if bulk is not None:
                 bulk.close()
-        self._bulk = self._bulk_tags = self._bulk_imported = None
+        self._conn = self._bulk = self._bulk_tags = self._bulk_imported = None
 
     def close(self) -> None:
         """Close the connections."""
