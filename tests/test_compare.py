@@ -6,6 +6,7 @@ from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
+from app_inside import serve, serving_copies
 from compare_traces import NS, write_run
 from dash import html
 
@@ -196,18 +197,11 @@ def test_a_sweep_summary_reads_its_keys_metrics_and_rows(tmp_path):
 def app(tmp_path_factory, runs):
     import shutil
 
-    from dashapp import app as app_module
-
-    app = (app_module._created[0] if app_module._created
-           else app_module.create_app(trace_dir=tmp_path_factory.mktemp("served")))
-    directory = tmp_path_factory.mktemp("compare-served")
-    for path in runs:
-        shutil.copy(path, directory / path.name)
+    app, directory = serving_copies(tmp_path_factory, runs, "compare-served")
     (directory / "grid").mkdir()
     (directory / "grid" / "summary.csv").write_text(SUMMARY)
     shutil.copy(runs[0], directory / "grid" / "l2.banks-8__local-64.sqlite")
-    app.server.config["GPUSCOPE_CATALOG"].__init__(trace_dir=directory)
-    return app
+    return serve(app, directory)
 
 
 def _render(app, page, **query):

@@ -6,6 +6,7 @@ real server; on small hand-written Kineto traces whose steps are known by constr
 from urllib.parse import parse_qs
 
 import pytest
+from app_inside import serve, serving_copies
 from test_app import _texts
 from test_compare import _by_id, _walk
 from test_profile_diff import _steps
@@ -75,17 +76,7 @@ def test_the_diff_of_the_steps_chosen(pair):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, pair):
-    import shutil
-
-    from dashapp import app as app_module
-
-    app = (app_module._created[0] if app_module._created
-           else app_module.create_app(trace_dir=tmp_path_factory.mktemp("served")))
-    directory = tmp_path_factory.mktemp("compare-steps")
-    for path in pair:
-        shutil.copy(path, directory / path.name)
-    app.server.config["GPUSCOPE_CATALOG"].__init__(trace_dir=directory)
-    return app
+    return serve(*serving_copies(tmp_path_factory, pair, "compare-steps"))
 
 
 def test_the_page_draws_at_once_and_its_callback_fills_the_diff(served):
