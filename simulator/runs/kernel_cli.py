@@ -229,7 +229,8 @@ def _fill(kind, shape, dtype, rng):
     if kind == "range":
         return np.arange(n).astype(dtype).reshape(shape)
     if dtype.kind == "f":
-        return rng.random(n, dtype=np.float32).astype(dtype).reshape(shape)
+        # copy=False: a float buffer's values are made once, not held twice while copied
+        return rng.random(n, dtype=np.float32).astype(dtype, copy=False).reshape(shape)
     return rng.integers(0, 100, size=n).astype(dtype).reshape(shape)
 
 
