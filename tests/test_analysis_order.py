@@ -14,7 +14,9 @@ SPANS = st.sampled_from([3, 1 << 16, 1 << 20, 1 << 40])
 def keys(draw, size=None):
     span = draw(SPANS)
     low = draw(st.integers(-5, 1 << 20))
-    values = draw(st.lists(st.integers(0, span), min_size=size or 0, max_size=size or 60))
+    # a given size of 0 is a size too: both keys of a pair must be as long
+    values = draw(st.lists(st.integers(0, span), min_size=size or 0,
+                           max_size=60 if size is None else size))
     return np.array(values, dtype=np.int64) + low
 
 
